@@ -1,0 +1,50 @@
+"""The operator library: every module here declares ``SPECS``, a list of :class:`gems.spec.OpSpec`.
+
+Modules are found by name, so adding an operator means adding (or extending) a module; there is
+no second list to keep.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from gems.spec import OpSpec
+
+
+@cache
+def all_specs() -> tuple[OpSpec, ...]:
+    specs, owner_of = [], {}
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for spec in getattr(module, "SPECS", ()):
+            for overload in spec.overloads:
+                if overload in owner_of:
+                    raise ValueError(f"ATen overload {overload!r} is declared by both {owner_of[overload]!r} "
+                                     f"and {spec.name!r}")
+                owner_of[overload] = spec.name
+            specs.append(spec)
+    names = [s.name for s in specs]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ValueError(f"operator names declared twice: {sorted(duplicates)}")
+    return tuple(sorted(specs, key=lambda s: s.name))
+
+
+def names() -> list[str]:
+    return [s.name for s in all_specs()]
+
+
+def get(name: str) -> OpSpec:
+    for spec in all_specs():
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
+
+
+def implementations() -> dict:
+    """ATen overload -> (implementation, owning operator name)."""
+    return {overload: (fn, spec.name) for spec in all_specs() for overload, fn in spec.impls.items()}

@@ -1,0 +1,147 @@
+"""Registering gems implementations into PyTorch's ATen dispatcher, and counting what ran.
+
+Every registered call goes through a small wrapper that counts it. An implementation that meets an
+input it does not handle raises :class:`Fallback` before doing any work; the wrapper then runs ATen's
+own kernel for that call and counts the fallback with its reason, so tests and reports can see it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections import Counter
+
+import torch
+
+from gems.runtime.vendor import Autograd
+
+# Set from the vendor's capabilities: Python-emulated kernels call torch ops themselves.
+kernels_call_torch = False
+_aten_only_depth = 0
+
+gems_calls: Counter = Counter()  # overload -> calls served by a gems kernel
+fallback_calls: Counter = Counter()  # (overload, reason) -> calls handed to ATen
+
+_libraries: dict[str, tuple] = {}  # overload -> (torch.library.Library, function, Autograd, owner op)
+
+
+class Fallback(Exception):
+    """Raised by an implementation, before any work, for an input it does not handle."""
+
+
+@contextlib.contextmanager
+def aten_only():
+    """Inside, registered ops run ATen's kernels: while an emulated kernel runs, and to compute
+    ATen's own answer for comparison."""
+    global _aten_only_depth
+    _aten_only_depth += 1
+    try:
+        yield
+    finally:
+        _aten_only_depth -= 1
+
+
+def reset_counts() -> None:
+    gems_calls.clear()
+    fallback_calls.clear()
+
+
+def registered_ops() -> list[str]:
+    return sorted(_libraries)
+
+
+def _dispatch_key(vendor_key: str, autograd: Autograd) -> str:
+    return f"Autograd{vendor_key}" if autograd is Autograd.enable else vendor_key
+
+
+def _original_kernel(overload: str, dispatch_key: str):
+    """ATen's kernel for this overload and key, callable after gems overrides it."""
+    get_kernel = getattr(torch.library, "get_kernel", None)
+    if get_kernel is not None:  # torch >= 2.9
+        kernel = get_kernel(f"aten::{overload}", dispatch_key)
+        return kernel.call_boxed
+    return _ReregisteringKernel(overload)
+
+
+class _ReregisteringKernel:
+    """torch < 2.9 has no handle on an overridden kernel: step aside for one call (slow, rare)."""
+
+    def __init__(self, overload: str):
+        self.overload = overload
+        name, _, variant = overload.partition(".")
+        self.op = getattr(getattr(torch.ops.aten, name), variant or "default")
+
+    def __call__(self, keyset, *args, **kwargs):
+        lib, fn, autograd, owner = _libraries.pop(self.overload)
+        lib._destroy()
+        try:
+            return self.op(*args, **kwargs)
+        finally:
+            _register(self.overload, fn, autograd, owner, _registered_key)
+
+
+def _make_wrapper(overload: str, fn, original, guarded: bool):
+    if guarded:
+        def impl(keyset, *args, **kwargs):
+            global _aten_only_depth
+            if _aten_only_depth:
+                return original(keyset, *args, **kwargs)
+            _aten_only_depth += 1
+            try:
+                out = fn(*args, **kwargs)
+            except Fallback as why:
+                fallback_calls[overload, str(why)] += 1
+                return original(keyset, *args, **kwargs)
+            finally:
+                _aten_only_depth -= 1
+            gems_calls[overload] += 1
+            return out
+    else:
+        def impl(keyset, *args, **kwargs):
+            if _aten_only_depth:
+                return original(keyset, *args, **kwargs)
+            try:
+                out = fn(*args, **kwargs)
+            except Fallback as why:
+                fallback_calls[overload, str(why)] += 1
+                return original(keyset, *args, **kwargs)
+            gems_calls[overload] += 1
+            return out
+
+    impl.__name__ = f"gems_{overload.replace('.', '_')}"
+    return impl
+
+
+_registered_key = None
+
+
+def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str) -> None:
+    key = _dispatch_key(vendor_key, autograd)
+    original = _original_kernel(overload, key)
+    lib = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
+        lib.impl(overload, _make_wrapper(overload, fn, original, kernels_call_torch), key, with_keyset=True)
+    _libraries[overload] = (lib, fn, autograd, owner)
+
+
+def snapshot() -> dict:
+    """The registered table, ``{overload: (fn, Autograd, owner)}``, for :func:`apply` to restore."""
+    return {overload: entry[1:] for overload, entry in _libraries.items()}
+
+
+def apply(table: dict, vendor_key: str | None) -> None:
+    """Make the registered overloads exactly ``table``, touching only what differs."""
+    global _registered_key
+    for overload in [o for o, entry in _libraries.items() if table.get(o) != entry[1:]]:
+        _libraries.pop(overload)[0]._destroy()
+    if table:
+        _registered_key = vendor_key
+    for overload, (fn, autograd, owner) in table.items():
+        if overload not in _libraries:
+            _register(overload, fn, autograd, owner, vendor_key)
+
+
+def owners() -> dict[str, str]:
+    """Registered overload -> the gems operator declaration it belongs to."""
+    return {overload: entry[3] for overload, entry in _libraries.items()}

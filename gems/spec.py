@@ -1,0 +1,118 @@
+"""The one declaration per operator that conformance, perf and the support matrix all read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import torch
+
+TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
+FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused")
+
+
+@dataclass
+class Sample:
+    """One input to an operator, and how to call it.
+
+    variant: a short name unique within the operator ("contiguous", "broadcast", "out", ...).
+    call: what runs (defaults to the declaration's ``call``); it gets ``*args, **kwargs``.
+    expects: the ATen overload that must run through gems (defaults to the first declared one).
+    reduction_size: elements combined per output value; tolerances for reductions grow with it.
+    grad: also check the gradient of every floating input that requires grad.
+    """
+
+    variant: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    call: Callable | None = None
+    expects: str | None = None
+    reduction_size: int = 1
+    grad: bool = False
+
+
+@dataclass(frozen=True)
+class PerfSpec:
+    """How to benchmark an operator.
+
+    inputs(shape, dtype, device) -> Sample; shapes come from perf/shapes.yaml under ``shapes``
+    (an operator name or a family-wide key). bytes(sample, result) and flops(sample, result) give the
+    work per call for GB/s and TFLOP/s.
+    """
+
+    inputs: Callable
+    shapes: str
+    bytes: Callable | None = None
+    flops: Callable | None = None
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """An operator: its ATen overloads and implementations, and how to test and time it.
+
+    name: the operator's name in reports, ``--ops`` and pytest markers.
+    impls: ATen overload ("add.Tensor", "add_.Tensor", "add.out") -> gems implementation.
+    call: the torch-level call that samples use by default (``torch.add``).
+    samples(dtype, device, quick) -> list[Sample]: conformance inputs, every variant that applies.
+    oracle: computes the expected result from float64 CPU copies of a sample's inputs (default:
+        the sample's own call, with gems off).
+    deliberate_fallbacks: {variant: reason} for cases that are meant to run ATen's kernel.
+    known_failures: {(vendor or "*", dtype name or "*", variant or "*"): reason}; such cases are
+        expected to fail and turn red once they pass, so the record is kept true.
+    """
+
+    name: str
+    family: str
+    impls: Mapping[str, Callable]
+    call: Callable
+    samples: Callable
+    dtypes: tuple
+    tolerance: str = "pointwise"
+    perf: PerfSpec | None = None
+    oracle: Callable | None = None
+    deliberate_fallbacks: Mapping[str, str] = field(default_factory=dict)
+    known_failures: Mapping[tuple, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        problems = []
+        if not self.name or not self.name.replace("_", "").isalnum():
+            problems.append("name must be a non-empty identifier")
+        if self.family not in FAMILIES:
+            problems.append(f"family {self.family!r} is not one of {FAMILIES}")
+        if not self.impls:
+            problems.append("impls is empty: declare at least one ATen overload")
+        for overload, fn in self.impls.items():
+            if not callable(fn):
+                problems.append(f"impls[{overload!r}] is not callable")
+            if not _aten_overload_exists(overload):
+                problems.append(f"impls names {overload!r}, which is not an ATen overload")
+        if not callable(self.call) or not callable(self.samples):
+            problems.append("call and samples must be callables")
+        if not self.dtypes or not all(isinstance(d, torch.dtype) for d in self.dtypes):
+            problems.append("dtypes must be a non-empty tuple of torch dtypes")
+        if self.tolerance not in TOLERANCE_CLASSES:
+            problems.append(f"tolerance {self.tolerance!r} is not one of {TOLERANCE_CLASSES}")
+        for key in self.known_failures:
+            if not (isinstance(key, tuple) and len(key) == 3):
+                problems.append(f"known_failures key {key!r} must be (vendor, dtype, variant)")
+        if problems:
+            raise ValueError(f"operator declaration {self.name!r} is incomplete: " + "; ".join(problems))
+
+    @property
+    def overloads(self) -> tuple[str, ...]:
+        return tuple(self.impls)
+
+    def known_failure(self, vendor: str, dtype: torch.dtype, variant: str) -> str | None:
+        dtype_name = str(dtype).replace("torch.", "")
+        for (v, d, var), reason in self.known_failures.items():
+            if v in ("*", vendor) and d in ("*", dtype_name) and var in ("*", variant):
+                return reason
+        return None
+
+
+def _aten_overload_exists(overload: str) -> bool:
+    name, _, variant = overload.partition(".")
+    packet = getattr(torch.ops.aten, name, None)
+    if packet is None:
+        return False
+    return (variant or "default") in packet.overloads()
