@@ -57,10 +57,43 @@ def _dispatch_key(vendor_key: str, autograd: Autograd) -> str:
 def _original_kernel(overload: str, dispatch_key: str):
     """ATen's kernel for this overload and key, callable after gems overrides it."""
     get_kernel = getattr(torch.library, "get_kernel", None)
-    if get_kernel is not None:  # torch >= 2.9
-        kernel = get_kernel(f"aten::{overload}", dispatch_key)
-        return kernel.call_boxed
-    return _ReregisteringKernel(overload)
+    if get_kernel is None:  # torch < 2.9
+        return _ReregisteringKernel(overload)
+    call_boxed = get_kernel(f"aten::{overload}", dispatch_key).call_boxed
+    tensor_positions = _tensor_positions(overload)
+    if not tensor_positions:
+        return call_boxed
+
+    def call(keyset, *args, **kwargs):
+        # The dispatcher hands a Python kernel wrapped numbers as plain numbers; a boxed call needs tensors.
+        if any(i < len(args) and isinstance(args[i], (int, float, complex)) for i in tensor_positions):
+            args = _numbers_as_tensors(args, tensor_positions)
+        return call_boxed(keyset, *args, **kwargs)
+
+    return call
+
+
+def _tensor_positions(overload: str) -> tuple[int, ...]:
+    name, _, variant = overload.partition(".")
+    schema = getattr(getattr(torch.ops.aten, name), variant or "default")._schema
+    return tuple(i for i, arg in enumerate(schema.arguments)
+                 if not arg.kwarg_only and str(arg.type) in ("Tensor", "Tensor?"))
+
+
+def _numbers_as_tensors(args, positions):
+    """Numbers become 0-d tensors that promote as wrapped numbers do: a float beside floating tensors
+    keeps float64 precision without changing the result type; beside integers it is the default dtype."""
+    floating = any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args)
+    out = list(args)
+    for i in positions:
+        value = out[i] if i < len(out) else None
+        if isinstance(value, bool) or isinstance(value, int):
+            out[i] = torch.tensor(value)
+        elif isinstance(value, float):
+            out[i] = torch.tensor(value, dtype=torch.float64 if floating else torch.get_default_dtype())
+        elif isinstance(value, complex):
+            out[i] = torch.tensor(value, dtype=torch.complex128)
+    return tuple(out)
 
 
 class _ReregisteringKernel:

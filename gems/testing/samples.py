@@ -21,7 +21,12 @@ def shape_for(quick: bool) -> tuple[int, int]:
 
 
 def make_tensor(shape, dtype, device, low=-4.0, high=4.0, int_low=-100, int_high=100):
-    """Random values in [low, high) for floats, in [int_low, int_high] for integers, coin flips for bool."""
+    """Random values in [low, high) for floats, in [int_low, int_high] for integers, coin flips for bool.
+
+    On the meta device (used to list cases without data) only the shape and dtype are made.
+    """
+    if str(device) == "meta":
+        return torch.empty(shape, dtype=dtype, device="meta")
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, device="cpu").bool().to(device)
     if not dtype.is_floating_point:

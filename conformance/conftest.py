@@ -1,0 +1,174 @@
+"""pytest plugin for the conformance suite: options, one test per case, results and the support matrix.
+
+    pytest conformance --vendor nvidia [--quick] [--ops add,softmax] [--dtypes float16,bfloat16]
+                       [--report-dir DIR] [-m softmax] [-n 8]
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+import gems
+from gems import ops
+from gems.report import conformance_report, environment
+from gems.runtime import registration, selection
+from gems.testing import compare
+from gems.testing.conformance import dtype_name, list_cases
+
+DTYPES = {dtype_name(d): d for d in (
+    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
+    torch.int64, torch.uint8, torch.bool)}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("gems conformance")
+    group.addoption("--vendor", default=None, help="vendor backend to test (default: detected)")
+    group.addoption("--quick", action="store_true", help="small shapes (CI, the interpreter)")
+    group.addoption("--ops", default=None, help="comma-separated operators to test (default: all)")
+    group.addoption("--dtypes", default=None, help="comma-separated dtypes, e.g. float16,bfloat16")
+    group.addoption("--report-dir", default=None, help="where results go (default: runs/<vendor>/)")
+
+
+class ConformanceRun:
+    """What this session tests, and what it found."""
+
+    def __init__(self, config):
+        self.backend = _select_vendor(config.getoption("--vendor"))
+        self.quick = config.getoption("--quick")
+        self.specs = _selected_specs(config.getoption("--ops"))
+        self.dtypes = _selected_dtypes(config.getoption("--dtypes"))
+        self.cases = list_cases(self.specs, self.dtypes, self.quick)
+        self.collected = Counter(case.op for case in self.cases)
+        self.overrides = _load_overrides(self.backend)
+        report_dir = config.getoption("--report-dir")
+        self.report_dir = Path(report_dir) if report_dir else environment.default_run_dir(self.backend.name)
+        self.results: list[dict] = []
+        self.written: list[Path] = []
+
+
+def _select_vendor(name):
+    try:
+        backend = gems.select_vendor(name) if name else selection.current()
+    except gems.VendorError as exc:
+        raise pytest.UsageError(f"--vendor: {exc}") from exc
+    return backend
+
+
+def _selected_specs(option):
+    specs = ops.all_specs()
+    if not option:
+        return specs
+    wanted = [name.strip() for name in option.split(",") if name.strip()]
+    known = [s.name for s in specs]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        hints = {name: difflib.get_close_matches(name, known, n=3) for name in unknown}
+        text = "; ".join(f"{n!r} (did you mean {', '.join(h)}?)" if h else repr(n) for n, h in hints.items())
+        raise pytest.UsageError(f"--ops: unknown operator(s) {text}. Known: {', '.join(known)}")
+    return tuple(s for s in specs if s.name in wanted)
+
+
+def _selected_dtypes(option):
+    if not option:
+        return None
+    chosen = []
+    for name in (n.strip() for n in option.split(",") if n.strip()):
+        if name not in DTYPES:
+            raise pytest.UsageError(f"--dtypes: unknown dtype {name!r}; known: {', '.join(DTYPES)}")
+        chosen.append(DTYPES[name])
+    return tuple(chosen)
+
+
+def _load_overrides(backend):
+    overrides = {}
+    for member in reversed(list(backend.chain())):  # a vendor's own entries win over its base's
+        try:
+            overrides.update(compare.load_overrides(member.directory / "conformance_overrides.yaml"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+    return overrides
+
+
+def _use_own_device(backend):
+    """Under pytest-xdist, worker gwN takes device N mod count: N GPUs run the suite N times faster."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    module = getattr(torch, backend.device, None)
+    if worker and backend.device != "cpu" and hasattr(module, "set_device"):
+        module.set_device(int(worker.removeprefix("gw")) % max(module.device_count(), 1))
+
+
+def pytest_configure(config):
+    if config.getoption("--help", default=False):
+        return
+    run = ConformanceRun(config)
+    config.gems_conformance = run
+    _use_own_device(run.backend)
+    for spec in ops.all_specs():
+        config.addinivalue_line("markers", f"{spec.name}: conformance cases of the {spec.name} operator")
+
+
+def pytest_generate_tests(metafunc):
+    if "case" not in metafunc.fixturenames:
+        return
+    run = metafunc.config.gems_conformance
+    metafunc.parametrize("case", [pytest.param(c, id=c.id, marks=getattr(pytest.mark, c.op)) for c in run.cases])
+
+
+@pytest.fixture
+def conformance(request):
+    """The session's ConformanceRun, with gems registered for the vendor (tests/ may have changed it)."""
+    run = request.config.gems_conformance
+    if not registration.registered_ops():
+        gems.enable()
+    return run
+
+
+def pytest_runtest_logreport(report):
+    for name, value in report.user_properties:
+        if name == "gems_case" and report.when == "call":
+            _session_run.results.append(value)
+
+
+_session_run = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    global _session_run
+    _session_run = getattr(session.config, "gems_conformance", None)
+
+
+def pytest_sessionfinish(session):
+    run = _session_run
+    if run is None or hasattr(session.config, "workerinput") or not run.results:
+        return
+    env = environment.environment(run.backend)
+    report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,
+                                      notes=run.backend.capabilities.notes)
+    run.written = conformance_report.write(run.report_dir, report)
+    run.report = report
+
+
+def pytest_terminal_summary(terminalreporter):
+    run = _session_run
+    if run is None or not getattr(run, "written", None):
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section(f"gems conformance: {run.backend.name}")
+    by_op = {}
+    for case in run.results:
+        by_op.setdefault(case["op"], Counter())[case["status"]] += 1
+    write(f"{'operator':<24}{'collected':>10}{'pass':>6}{'fail':>6}{'error':>6}{'fallbk':>7}{'xfail':>6}{'unsup':>6}")
+    for op in sorted(run.collected):
+        c = by_op.get(op, Counter())
+        write(f"{op:<24}{run.collected[op]:>10}{c['pass']:>6}{c['fail']:>6}{c['error']:>6}{c['fallback']:>7}"
+              f"{c['xfail']:>6}{c['unsupported']:>6}")
+    write(conformance_report.summary_line(run.report))
+    for path in run.written:
+        write(f"wrote {path}")

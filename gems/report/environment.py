@@ -1,0 +1,46 @@
+"""Where a result came from: vendor, device, driver, versions, date. Every report records it."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import subprocess
+from pathlib import Path
+
+import torch
+import triton
+
+RUNS_DIR = Path("runs")  # git-ignored; reports/<vendor>/ changes only by an explicit promote
+
+
+def default_run_dir(vendor: str) -> Path:
+    return RUNS_DIR / vendor
+
+
+def _nvidia_driver() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+
+
+def device_name(backend) -> str:
+    if backend.device == "cpu":
+        return f"cpu {platform.machine()} (Triton interpreter)"
+    module = getattr(torch, backend.device, None)
+    get_name = getattr(module, "get_device_name", None)
+    return get_name() if get_name else backend.device
+
+
+def environment(backend) -> dict:
+    return {
+        "vendor": backend.name,
+        "device": device_name(backend),
+        "driver": _nvidia_driver() if backend.device == "cuda" else None,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }

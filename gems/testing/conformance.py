@@ -1,0 +1,237 @@
+"""Running one conformance case: gems, ATen on the same device, and the float64 oracle.
+
+A case is (operator, dtype, variant). It passes when every output (and gradient) agrees with the
+oracle by the rules of :mod:`gems.testing.compare`, and the expected ATen overload was served by a
+gems kernel with no fallback. Where ATen raises for an input, gems must raise the same exception type.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from gems.runtime import registration
+from gems.spec import OpSpec, Sample
+from gems.testing import compare
+from gems.testing.samples import is_out_call
+
+STATUSES = ("pass", "fail", "error", "unsupported", "fallback", "xfail", "xpass")
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str
+    dtype: torch.dtype
+    variant: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}::{dtype_name(self.dtype)}::{self.variant}"
+
+    @property
+    def seed(self) -> int:
+        return zlib.crc32(self.id.encode())
+
+
+@dataclass
+class CaseResult:
+    id: str
+    op: str
+    dtype: str
+    variant: str
+    status: str
+    overload: str = ""
+    rule: str | None = None
+    message: str = ""
+    seed: int = 0
+    shapes: list = field(default_factory=list)
+    strides: list = field(default_factory=list)
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    mismatch_pct: float = 0.0
+    max_ulp: float = 0.0
+    tolerance: dict = field(default_factory=dict)
+    duration_s: float = 0.0
+    repro: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def list_cases(specs, dtypes=None, quick=True) -> list[Case]:
+    """Every (operator, dtype, variant), found by generating samples on the meta device."""
+    cases = []
+    for spec in specs:
+        for dtype in spec.dtypes:
+            if dtypes and dtype not in dtypes:
+                continue
+            for sample in spec.samples(dtype, "meta", quick):
+                cases.append(Case(spec.name, dtype, sample.variant))
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"sample variants are not unique within an operator: {dupes[:5]}")
+    return cases
+
+
+def _copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
+    """A fresh tensor with the same values and, on the same device and dtype, the same strides."""
+    if dtype is None and device is None:
+        copy = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+        copy.copy_(t.detach())
+    else:
+        copy = t.detach().to(device=device, dtype=dtype)
+    return copy.requires_grad_(t.requires_grad)
+
+
+def _oracle_dtype(dtype):
+    if dtype.is_complex:
+        return torch.complex128
+    return torch.float64 if dtype.is_floating_point else dtype
+
+
+def _map_tensors(value, fn):
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map_tensors(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_tensors(v, fn) for k, v in value.items()}
+    return value
+
+
+def _tensors(value) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None):
+    call = sample.call or spec.call
+    if is_out_call(call):
+        if out_like is None:  # the oracle computes the functional form
+            return spec.call(*args, **kwargs)
+        out = _map_tensors(out_like, lambda t: torch.empty(0, dtype=t.dtype, device=t.device))
+        return spec.call(*args, **kwargs, out=out)
+    return call(*args, **kwargs)
+
+
+def _run(spec, sample, args, kwargs, grad_seed, out_like=None):
+    """Outputs (and input gradients, when the sample asks) as a flat list of tensors."""
+    result = _invoke(spec, sample, args, kwargs, out_like)
+    outputs = _tensors(result)
+    if not sample.grad:
+        return result, outputs
+    leaves = [t for t in _tensors(args) if t.requires_grad]
+    differentiable = [o for o in outputs if o.requires_grad]
+    generator = torch.Generator().manual_seed(grad_seed)
+    grad_outs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.dtype).to(o.device)
+                 for o in differentiable]
+    grads = torch.autograd.grad(differentiable, leaves, grad_outs, allow_unused=True)
+    return result, outputs + [g if g is not None else torch.zeros_like(x) for g, x in zip(grads, leaves)]
+
+
+def _expected_overloads(spec: OpSpec, sample: Sample) -> tuple[str, ...]:
+    if sample.expects is None:
+        return (spec.overloads[0],)
+    return (sample.expects,) if isinstance(sample.expects, str) else tuple(sample.expects)
+
+
+def run_case(spec: OpSpec, case: Case, device: str, quick: bool, vendor: str, overrides: dict,
+             repro: str = "") -> CaseResult:
+    started = time.perf_counter()
+    torch.manual_seed(case.seed)
+    with registration.aten_only():
+        samples = {s.variant: s for s in spec.samples(case.dtype, device, quick)}
+    sample = samples[case.variant]
+    tensors = _tensors(sample.args)
+    result = CaseResult(
+        id=case.id, op=case.op, dtype=dtype_name(case.dtype), variant=case.variant, status="fail",
+        overload=",".join(_expected_overloads(spec, sample)), seed=case.seed, repro=repro,
+        shapes=[list(t.shape) for t in tensors], strides=[list(t.stride()) for t in tensors],
+    )
+    try:
+        _check(spec, sample, case, device, vendor, overrides, result)
+    except Exception as exc:  # a crash in gems is a result, not a harness failure
+        result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
+    result.duration_s = round(time.perf_counter() - started, 4)
+    return result
+
+
+def _check(spec, sample, case, device, vendor, overrides, result):
+    with registration.aten_only():
+        aten_args = _map_tensors(sample.args, _copy_tensor)
+        gems_args = _map_tensors(sample.args, _copy_tensor)
+        oracle_args = _map_tensors(sample.args, lambda t: _copy_tensor(t, _oracle_dtype(t.dtype), "cpu"))
+        try:
+            aten_result, aten_outs = _run(spec, sample, aten_args, sample.kwargs, case.seed)
+            aten_error = None
+        except Exception as exc:
+            aten_error = exc
+    if aten_error is not None:
+        try:
+            _run(spec, sample, gems_args, sample.kwargs, case.seed)
+        except type(aten_error):
+            result.status, result.rule = "pass", "same-error"
+            result.message = f"both raise {type(aten_error).__name__}"
+            return
+        except Exception as exc:
+            result.message = (f"ATen raises {type(aten_error).__name__}({aten_error}) but gems raises "
+                              f"{type(exc).__name__}({exc})")
+            return
+        result.message = f"ATen raises {type(aten_error).__name__}({aten_error}) but gems returns a result"
+        return
+
+    expected = _expected_overloads(spec, sample)
+    before_gems = {o: registration.gems_calls[o] for o in expected}
+    before_fallback = dict(registration.fallback_calls)
+    _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result)
+    with registration.aten_only():
+        _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed)
+        fallbacks = {k: v - before_fallback.get(k, 0) for k, v in registration.fallback_calls.items()
+                     if k[0] in spec.overloads and v > before_fallback.get(k, 0)}
+        not_run = [o for o in expected if registration.gems_calls[o] == before_gems[o]]
+        _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run)
+
+
+def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run):
+    tol = compare.tolerance_for(spec.name, case.dtype, spec.tolerance, sample.reduction_size, overrides)
+    result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
+    if len(gems_outs) != len(oracle_outs):
+        result.message = f"{len(gems_outs)} outputs, expected {len(oracle_outs)}"
+        return
+    verdicts = [compare.compare(got, want, aten, tol) for got, want, aten in zip(gems_outs, oracle_outs, aten_outs)]
+    failing = [(i, v) for i, v in enumerate(verdicts) if not v.passed]
+    if failing:
+        index, worst = failing[0]
+        worst.message = f"output {index}: {worst.message}"
+    else:
+        worst = max(verdicts, key=lambda v: v.max_abs_err, default=None)
+    if worst is not None:
+        for key, value in worst.metrics().items():
+            setattr(result, key, value)
+        result.rule = worst.rule
+    passed = worst is None or worst.passed
+    deliberate = spec.deliberate_fallbacks.get(case.variant)
+    known = spec.known_failure(vendor, case.dtype, case.variant)
+    if not passed:
+        result.status, result.message = ("xfail", f"known failure: {known}") if known else ("fail", worst.message)
+    elif deliberate:
+        result.status, result.message = "fallback", f"deliberate ATen fallback: {deliberate}"
+    elif not_run or fallbacks:
+        reasons = "; ".join(f"{o}: {why}" for (o, why) in fallbacks) or "the gems kernel was not called"
+        result.status = "xfail" if known else "fail"
+        result.message = f"not executed by gems: {', '.join(not_run) or 'fallback'} ran ATen ({reasons})"
+    elif known:
+        result.status, result.message = "xpass", f"declared as a known failure but passes: {known}"
+    else:
+        result.status = "pass"
