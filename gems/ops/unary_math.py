@@ -5,7 +5,7 @@ import triton
 import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp, Promotion, unary_overloads
-from gems.spec import OpSpec, PerfSpec
+from gems.spec import OpSpec
 from gems.testing.perf_inputs import pointwise_perf
 from gems.testing.samples import unary_samples
 

@@ -64,7 +64,8 @@ _LIBDEVICE = {
     "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "rint": torch.round,
     "nearbyint": torch.round, "round": _round_half_away, "fmod": torch.fmod, "hypot": torch.hypot,
     "copysign": torch.copysign, "fmin": torch.fmin, "fmax": torch.fmax, "lgamma": torch.lgamma,
-    "isinf": torch.isinf, "isnan": torch.isnan, "signbit": torch.signbit, "cbrt": lambda x: x.sign() * x.abs() ** (1 / 3),
+    "isinf": torch.isinf, "isnan": torch.isnan, "signbit": torch.signbit,
+    "cbrt": lambda x: x.sign() * x.abs() ** (1 / 3),
     "div_rn": torch.div, "fma": lambda a, b, c: a * b + c,
 }
 
@@ -83,7 +84,8 @@ def _interpreted(name, torch_fn):
         ref = next(a for a in args if isinstance(a, tl.core.tensor))
         result_ty = ref.dtype.scalar
         if result_ty.is_int() and name not in ("isinf", "isnan", "signbit"):
-            result_ty = next((a.dtype.scalar for a in args if isinstance(a, tl.core.tensor) and a.dtype.is_floating()), result_ty)
+            floats = [a.dtype.scalar for a in args if isinstance(a, tl.core.tensor) and a.dtype.is_floating()]
+            result_ty = floats[0] if floats else result_ty
         arrays = [_as_array(a, np.float32) for a in args]
         out = torch_fn(*[torch.from_numpy(a) for a in arrays]).numpy()
         if name in ("isinf", "isnan", "signbit"):
