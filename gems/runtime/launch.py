@@ -17,11 +17,22 @@ Under the interpreter (and for autotuned or heuristic kernels) the plain Triton 
 from __future__ import annotations
 
 import triton
+import triton.language as tl
 from triton.runtime.jit import JITFunction
 
 from gems.runtime import registration
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+# triton.cdiv and triton.next_power_of_2 are constexpr functions in triton 3.6: about 10 us per
+# call from Python, too slow for a per-call path. These are the same arithmetic.
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
 def scalar_key(value):
@@ -40,19 +51,20 @@ def _make_key_function(kernel: JITFunction):
         name = f"a{i}"
         names.append(name)
         if param.is_constexpr:
-            parts.append(name)
+            # tl.dtype hashes in Python (slow); its name is an equivalent key.
+            parts.append(f"({name}.name if type({name}) is tl_dtype else {name})")
         elif param.name.endswith("_ptr"):
             parts.append(f"{name}.dtype, {name}.data_ptr() & 15 == 0")
         else:
             parts.append(f"scalar_key({name})")
     source = f"def key({', '.join(names)}):\n    return ({', '.join(parts)},)\n"
-    namespace = {"scalar_key": scalar_key}
+    namespace = {"scalar_key": scalar_key, "tl_dtype": tl.dtype}
     exec(source, namespace)
     return namespace["key"]
 
 
 class Launcher:
-    """``launcher(grid, *args, **options)`` runs ``kernel[grid](*args, **options)``, cached."""
+    """``launcher(grid, *args, num_warps=, num_stages=)`` runs ``kernel[grid](*args, ...)``, cached."""
 
     def __init__(self, kernel):
         self.kernel = kernel
@@ -61,18 +73,20 @@ class Launcher:
         self._compiled = {}
         self._stream = None
 
-    def __call__(self, grid, *args, **options):
-        if not self.fast:
-            return self._launch_plain(grid, args, options)
-        key = self._key_of(*args)
-        if options:
-            key = (key, tuple(options.items()))
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            return self._compile_and_launch(key, grid, args, options)
-        run, function, metadata = compiled
-        run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1,
-            self._stream(self._device()), function, metadata, None, None, None, *args)
+    def __call__(self, grid, *args, num_warps=None, num_stages=None):
+        if self.fast:
+            compiled = self._compiled.get((self._key_of(*args), num_warps, num_stages))
+            if compiled is not None:
+                run, function, metadata = compiled
+                run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1,
+                    self._stream(self._device()), function, metadata, None, None, None, *args)
+                return
+        options = {name: value for name, value in (("num_warps", num_warps), ("num_stages", num_stages))
+                   if value is not None}
+        if self.fast:
+            self._compile_and_launch((self._key_of(*args), num_warps, num_stages), grid, args, options)
+        else:
+            self._launch_plain(grid, args, options)
 
     def _compile_and_launch(self, key, grid, args, options):
         compiled = self.kernel[grid](*args, **options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 
 import torch
 
@@ -19,7 +20,33 @@ from gems.runtime.vendor import Autograd
 kernels_call_torch = False
 _aten_only_depth = 0
 
-gems_calls: Counter = Counter()  # overload -> calls served by a gems kernel
+
+
+class _CallCounts(Mapping):
+    """overload -> calls served by a gems kernel. Each wrapper owns a one-element list it bumps,
+    which is cheaper on the per-call path than a shared Counter."""
+
+    def __init__(self):
+        self._cells: dict[str, list] = {}
+
+    def cell(self, overload: str) -> list:
+        return self._cells.setdefault(overload, [0])
+
+    def __getitem__(self, overload):
+        return self._cells[overload][0] if overload in self._cells else 0
+
+    def __iter__(self):
+        return (o for o, cell in self._cells.items() if cell[0])
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def clear(self):
+        for cell in self._cells.values():
+            cell[0] = 0
+
+
+gems_calls = _CallCounts()
 fallback_calls: Counter = Counter()  # (overload, reason) -> calls handed to ATen
 
 _libraries: dict[str, tuple] = {}  # overload -> (torch.library.Library, function, Autograd, owner op)
@@ -114,6 +141,7 @@ class _ReregisteringKernel:
 
 
 def _make_wrapper(overload: str, fn, original, guarded: bool):
+    calls = gems_calls.cell(overload)
     if guarded:
         def impl(keyset, *args, **kwargs):
             global _aten_only_depth
@@ -127,7 +155,7 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
                 return original(keyset, *args, **kwargs)
             finally:
                 _aten_only_depth -= 1
-            gems_calls[overload] += 1
+            calls[0] += 1
             return out
     else:
         def impl(keyset, *args, **kwargs):
@@ -138,7 +166,7 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
                 return original(keyset, *args, **kwargs)
-            gems_calls[overload] += 1
+            calls[0] += 1
             return out
 
     impl.__name__ = f"gems_{overload.replace('.', '_')}"

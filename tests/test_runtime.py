@@ -1,0 +1,174 @@
+"""Vendor selection, configs, registration, fallbacks and the launcher (interpreter vendor)."""
+
+import pytest
+import torch
+
+import gems
+from gems.runtime import configs, launch, registration, selection
+from gems.runtime.vendor import Capabilities, VendorError, VendorInfoBase, known_vendors
+
+
+@pytest.fixture(autouse=True)
+def _restore_registration():
+    previous = registration.snapshot()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+def test_builtin_vendors_are_known():
+    assert {"interpreter", "nvidia"} <= set(known_vendors())
+
+
+def test_unknown_vendor_lists_the_known_ones():
+    with pytest.raises(VendorError) as err:
+        selection.load_backend("acme_does_not_exist")
+    assert "interpreter" in str(err.value) and "nvidia" in str(err.value)
+    assert "gems-scaffold --vendor acme_does_not_exist" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["../x", "/abs", "Foo", "1x", "class"])
+def test_invalid_vendor_names_are_refused(name):
+    with pytest.raises(VendorError, match="invalid vendor name"):
+        selection.load_backend(name)
+
+
+def _fake_backend(query_cmd):
+    info = VendorInfoBase("fake", "cpu", query_cmd, "CPU")
+    return selection.Backend("fake", info, Capabilities(), None, None, None)
+
+
+def test_failing_device_query_names_command_and_status():
+    with pytest.raises(VendorError) as err:
+        selection.check_available(_fake_backend("false"))
+    message = str(err.value)
+    assert "`false`" in message and "exit status 1" in message and "GEMS_VENDOR" in message
+
+
+def test_missing_query_program_is_reported():
+    with pytest.raises(VendorError, match="not on PATH"):
+        selection.check_available(_fake_backend("no-such-query-tool --list"))
+
+
+def test_vendor_is_fixed_once_chosen():
+    active = gems.vendor().name
+    other = "nvidia" if active != "nvidia" else "interpreter"
+    with pytest.raises(VendorError, match="already active"):
+        gems.select_vendor(other)
+
+
+def test_malformed_tune_configs_name_file_and_key(tmp_path):
+    path = tmp_path / "tune_configs.yaml"
+    path.write_text("softmax:\n  - {META: {BLOCK: 64}, num_warps: -1}\n")
+    with pytest.raises(VendorError) as err:
+        configs.load_tune_configs(path)
+    assert str(path) in str(err.value) and "'softmax'" in str(err.value)
+    path.write_text("softmax: [\n")
+    with pytest.raises(VendorError, match="not valid YAML"):
+        configs.load_tune_configs(path)
+
+
+def test_tune_configs_parse_into_triton_configs(tmp_path):
+    path = tmp_path / "tune_configs.yaml"
+    path.write_text("mm:\n  - {META: {BLOCK_M: 64}, num_warps: 4, num_stages: 2}\n")
+    (config,) = configs.load_tune_configs(path)["mm"]
+    assert config.kwargs == {"BLOCK_M": 64} and config.num_warps == 4 and config.num_stages == 2
+
+
+def test_broken_heuristics_module_names_the_file(tmp_path):
+    path = tmp_path / "heuristics_config_utils.py"
+    path.write_text("import no_such_module_here\n")
+    with pytest.raises(VendorError) as err:
+        configs.load_heuristics(path)
+    assert str(path) in str(err.value)
+
+
+def test_heuristics_fall_back_along_the_base_chain():
+    backend = gems.vendor()
+    assert callable(backend.heuristics("pointwise")["BLOCK"])
+    with pytest.raises(VendorError, match="no heuristics for key 'no_such_key'"):
+        backend.heuristics("no_such_key")
+
+
+def test_use_gems_runs_the_triton_kernel_then_aten_again(monkeypatch):
+    launches = []
+    original_call = launch.Launcher.__call__
+
+    def counting_call(self, grid, *args, **kwargs):
+        launches.append(self.kernel)
+        return original_call(self, grid, *args, **kwargs)
+
+    monkeypatch.setattr(launch.Launcher, "__call__", counting_call)
+    gems.disable()
+    x = torch.randn(33, 5)
+    expected = torch.exp(x)  # ATen
+    assert launches == []
+    with gems.use_gems():
+        before = registration.gems_calls["exp"]
+        got = torch.exp(x)
+        assert registration.gems_calls["exp"] == before + 1
+        assert len(launches) == 1  # exactly one Triton kernel launch served torch.exp
+    torch.testing.assert_close(got, expected)
+    assert "exp" not in registration.registered_ops()
+    torch.exp(x)
+    assert len(launches) == 1  # ATen again: no Triton launch
+
+
+def test_unhandled_input_falls_back_to_aten_and_is_counted():
+    x = torch.randn(8, dtype=torch.complex64)
+    with gems.use_gems(include=["exp"]):
+        got = torch.exp(x)
+    with gems.aten_only():
+        expected = torch.exp(x)
+    torch.testing.assert_close(got, expected)
+    fallbacks = [(o, why) for (o, why) in registration.fallback_calls if o == "exp"]
+    assert fallbacks and "complex" in fallbacks[0][1]
+
+
+def test_include_exclude_and_unknown_names():
+    with gems.use_gems(include=["add", "exp"], exclude=["add.out"]):
+        assert set(registration.registered_ops()) == {"add.Tensor", "add_.Tensor", "exp", "exp_", "exp.out"}
+    with pytest.raises(ValueError, match="no_such_op"):
+        gems.enable(include=["no_such_op"])
+
+
+def test_vendor_overrides_replace_and_unused_ops_are_left_to_aten(monkeypatch):
+    backend = gems.vendor()
+
+    def doubled_neg(x):
+        return torch.zeros_like(x) - 2 * x
+
+    monkeypatch.setattr(type(backend), "specific_ops",
+                        lambda self: {"neg": (doubled_neg, gems.Autograd.disable)})
+    monkeypatch.setattr(type(backend), "unused_ops", lambda self: {"abs"})
+    gems.enable()
+    registered = set(gems.registered_ops())
+    assert "abs" not in registered and "neg" in registered
+    x = torch.ones(4)
+    assert torch.equal(torch.neg(x), torch.full((4,), -2.0))
+
+
+def test_wrapped_numbers_reach_aten_with_their_promotion():
+    # A fallback hands ATen a number where the schema wants a tensor; promotion must not change.
+    x = torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    with gems.use_gems(include=["add"]):
+        registration._aten_only_depth += 1  # force the original kernel for this call
+        try:
+            result = torch.add(x, 2.5)
+        finally:
+            registration._aten_only_depth -= 1
+    assert result.dtype == torch.float32
+    torch.testing.assert_close(result, x.float() + 2.5)
+
+
+@pytest.mark.parametrize("value, key", [(1, 1), (16, (True, True)), (17, (False, True)),
+                                        (2**40, (True, False)), (2.0, float)])
+def test_scalar_specialization_key(value, key):
+    assert launch.scalar_key(value) == key
+
+
+def test_launch_helpers_match_triton():
+    import triton
+
+    for n in (1, 2, 3, 1000, 1024, 1025):
+        assert launch.next_power_of_2(n) == triton.next_power_of_2(n)
+        assert launch.cdiv(n, 128) == triton.cdiv(n, 128)
