@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import gems
-from gems import ops
 from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
 from gems.testing import compare
@@ -41,7 +40,7 @@ class ConformanceRun:
     def __init__(self, config):
         self.backend = _select_vendor(config.getoption("--vendor"))
         self.quick = config.getoption("--quick")
-        self.specs = _selected_specs(config.getoption("--ops"))
+        self.all_specs, self.specs = _selected_specs(config.getoption("--ops"))
         self.dtypes = _selected_dtypes(config.getoption("--dtypes"))
         self.cases = list_cases(self.specs, self.dtypes, self.quick)
         self.collected = Counter(case.op for case in self.cases)
@@ -61,9 +60,11 @@ def _select_vendor(name):
 
 
 def _selected_specs(option):
+    from gems import ops  # only once --vendor is applied: importing op modules defines kernels
+
     specs = ops.all_specs()
     if not option:
-        return specs
+        return specs, specs
     wanted = [name.strip() for name in option.split(",") if name.strip()]
     known = [s.name for s in specs]
     unknown = [name for name in wanted if name not in known]
@@ -71,7 +72,7 @@ def _selected_specs(option):
         hints = {name: difflib.get_close_matches(name, known, n=3) for name in unknown}
         text = "; ".join(f"{n!r} (did you mean {', '.join(h)}?)" if h else repr(n) for n, h in hints.items())
         raise pytest.UsageError(f"--ops: unknown operator(s) {text}. Known: {', '.join(known)}")
-    return tuple(s for s in specs if s.name in wanted)
+    return specs, tuple(s for s in specs if s.name in wanted)
 
 
 def _selected_dtypes(option):
@@ -109,7 +110,7 @@ def pytest_configure(config):
     run = ConformanceRun(config)
     config.gems_conformance = run
     _use_own_device(run.backend)
-    for spec in ops.all_specs():
+    for spec in run.all_specs:
         config.addinivalue_line("markers", f"{spec.name}: conformance cases of the {spec.name} operator")
 
 

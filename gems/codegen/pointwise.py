@@ -16,6 +16,11 @@ the function is applied, and stores cast to each output's dtype.
 Dimensions are reordered by the output's strides and merged where every operand is contiguous
 across them, so a transposed or sliced view is walked in memory order with no hidden copy, and a
 contiguous tensor of any rank becomes one flat loop.
+
+Scalars: a Python number operand is rounded to the common dtype first (``round_scalars=False``
+keeps it at compute precision, as ATen's mul and div do). Triton passes a Python float as fp32,
+so when the common dtype is float64 the float scalars travel as their 64-bit patterns and are
+bit-cast back in the kernel: ``x_f64 == 0.1`` compares with the double 0.1, as ATen does.
 """
 
 from __future__ import annotations
@@ -24,15 +29,15 @@ import enum
 import hashlib
 import importlib.util
 import os
+import struct
 import sys
 import tempfile
 from pathlib import Path
 
 import torch
-import triton
 
 from gems.runtime import selection
-from gems.runtime.launch import Launcher
+from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
 
 CACHE_DIR = Path(os.environ.get("GEMS_CACHE_DIR", Path.home() / ".cache" / "gems")) / "pointwise"
@@ -73,10 +78,16 @@ class PointwiseOp:
     promotion: one :class:`Promotion` per output (or one for all).
     promote_operands: indices of the operands that take part in type promotion (default: all);
         the others are loaded as they are (the condition of where, the mask of masked_fill).
+    dtypes: the common dtypes the operator is defined for (default: all supported); any other
+        raises NotImplementedError, as ATen's dispatch does ("bitwise_and" on float).
+    round_scalars: round a Python number operand to the common dtype before computing (ATen's
+        add, sub, comparisons, clamp); False keeps it at compute precision (ATen's mul and div).
+    common_arg: pass the common dtype to ``body`` as a last constexpr argument, for bodies that
+        must round intermediates to it (isclose on fp16 rounds after every step, as ATen does).
     """
 
     def __init__(self, name, body, operands, scalars=(), outputs=1, promotion=Promotion.DEFAULT,
-                 promote_operands=None):
+                 promote_operands=None, dtypes=None, round_scalars=True, common_arg=False):
         self.name = name
         self.body = body
         self.num_operands = operands
@@ -84,7 +95,14 @@ class PointwiseOp:
         self.num_outputs = outputs
         self.promotions = promotion if isinstance(promotion, tuple) else (promotion,) * outputs
         self.promote_operands = tuple(range(operands)) if promote_operands is None else tuple(promote_operands)
+        self.dtypes = None if dtypes is None else frozenset(dtypes)
+        self.round_scalars = round_scalars
+        self.common_arg = common_arg
+        # ATen's promote_integer_inputs_to_float: integer operands are converted, then computed in float.
+        self._int_to_float = Promotion.INT_TO_FLOAT in self.promotions
         self._launchers = {}
+        self._fast_plans = {}
+        self._arity = operands + len(self.scalar_names)
 
     # ----------------------------------------------------------------- dtypes
     def result_dtypes(self, operands) -> tuple[torch.dtype, tuple]:
@@ -98,12 +116,12 @@ class PointwiseOp:
             common = first.dtype
         else:
             common = _result_type(promoted)
+        if self._int_to_float and not (common.is_floating_point or common.is_complex):
+            common = torch.get_default_dtype()
         outs = []
         for rule in self.promotions:
             if rule is Promotion.BOOL:
                 outs.append(torch.bool)
-            elif rule is Promotion.INT_TO_FLOAT and not (common.is_floating_point or common.is_complex):
-                outs.append(torch.get_default_dtype())
             elif rule is Promotion.KEEP_FIRST:
                 outs.append(operands[0].dtype)
             else:
@@ -112,6 +130,8 @@ class PointwiseOp:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args, out=None, inplace=False):
+        if out is None and self._call_fast(args):
+            return self._fast_result
         operands = list(args[: self.num_operands])
         scalars = args[self.num_operands:]
         if len(scalars) != len(self.scalar_names):
@@ -131,6 +151,9 @@ class PointwiseOp:
                 raise Fallback(f"operand dtype {t.dtype} not handled by gems pointwise kernels")
         shape = _broadcast_shape(operands)
         outs = self._prepare_outputs(out, shape, out_dtypes, operands, device, inplace)
+        if self.dtypes is not None and common not in self.dtypes:
+            # After the out= checks, as in ATen: its dispatch on the dtype comes last.
+            raise NotImplementedError(f'"{self.name}" not implemented for \'{_type_name(common)}\'')
         self._launch(operands, scalars, outs, shape, common, compute)
         return outs[0] if self.num_outputs == 1 else tuple(outs)
 
@@ -142,8 +165,10 @@ class PointwiseOp:
                 return [torch.empty_like(like, dtype=d) for d in out_dtypes]
             return [torch.empty(shape, dtype=d, device=device) for d in out_dtypes]
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        inputs = [t for t in operands if isinstance(t, torch.Tensor)]
         for tensor, dtype in zip(outs, out_dtypes):
             check_out(tensor, dtype, shape, device, inplace)
+            check_overlap(tensor, inputs)
         return outs
 
     def _launch(self, operands, scalars, outs, shape, common, compute):
@@ -159,20 +184,74 @@ class PointwiseOp:
         else:
             sizes, strides = _merged_layout(shape, tensors + outs)
         use_int64 = numel > _INT32_LIMIT or _max_offset(sizes, strides, tensors + outs) > _INT32_LIMIT
-        launcher = self._launcher(scalar_mask, len(sizes), contiguous)
-        block, num_warps = pointwise_config(numel)
-        grid = (triton.cdiv(numel, block),)
         values = [v for v in operands if not isinstance(v, torch.Tensor)]
+        if values or scalars:
+            # Python bools travel as ints: Triton's interpreter cannot take a bool argument.
+            values = [int(v) if type(v) is bool else v for v in values]
+            scalars = [int(v) if type(v) is bool else v for v in scalars]
+        f64_bits = ()
+        if common is torch.float64 and (values or scalars):
+            f64_bits = tuple(type(v) is float for v in (*values, *scalars))
+            if any(f64_bits):
+                values = [_f64_bits(v) if type(v) is float else v for v in values]
+                scalars = [_f64_bits(v) if type(v) is float else v for v in scalars]
+            else:
+                f64_bits = ()
+        launcher = self._launcher(scalar_mask, len(sizes), contiguous, f64_bits)
+        block, num_warps = pointwise_config(numel)
+        grid = (cdiv(numel, block),)
         stride_args = [] if contiguous else [s for layout in strides for s in layout]
         size_args = [] if contiguous else list(sizes[1:])
         launcher(grid, *tensors, *outs, *values, *scalars, numel, *size_args, *stride_args,
                  _TL_COMPUTE[common], _TL_COMPUTE[compute], use_int64, block, num_warps=num_warps)
 
-    def _launcher(self, scalar_mask, rank, contiguous):
-        key = (scalar_mask, rank, contiguous)
+    def _call_fast(self, args) -> bool:
+        """The common call, kept free of the general machinery: same-shape contiguous tensors of one
+        dtype on one device, below 2^31 elements. Returns False when the general path must run."""
+        n = self.num_operands
+        x = args[0]
+        if type(x) is not torch.Tensor or not x.is_contiguous() or len(args) != self._arity:
+            return False
+        dtype, shape, device = x.dtype, x.shape, x.device
+        for other in args[1:n]:
+            if (type(other) is not torch.Tensor or other.dtype is not dtype or other.shape != shape
+                    or not other.is_contiguous() or other.device != device):
+                return False
+        plan = self._fast_plans.get(dtype)
+        if plan is None:
+            plan = self._fast_plans[dtype] = self._fast_plan(args[:n])
+        numel = x.numel()
+        if not plan or numel == 0 or numel > _INT32_LIMIT:
+            return False
+        out_dtypes, tl_common, tl_compute, launcher, f64_scalars = plan
+        for value in args[n:]:
+            kind = type(value)
+            if kind is bool or (kind is float and f64_scalars):
+                return False  # bools and float64 scalars are converted on the general path
+        grid, block, num_warps = _flat_config(numel)
+        outs = [torch.empty_like(x, dtype=d) for d in out_dtypes]
+        launcher(grid, *args[:n], *outs, *args[n:], numel, tl_common, tl_compute, False, block, num_warps=num_warps)
+        self._fast_result = outs[0] if len(outs) == 1 else tuple(outs)
+        return True
+
+    def _fast_plan(self, tensors):
+        """(output dtypes, tl common dtype, tl compute dtype, launcher) for one input dtype, or None."""
+        common, out_dtypes = self.result_dtypes(list(tensors))
+        if any(d not in SUPPORTED_DTYPES for d in (common, *out_dtypes)):
+            return None
+        if self.dtypes is not None and common not in self.dtypes:
+            return None  # the general path raises ATen's error
+        if not _TL_COMPUTE:
+            _fill_tl_compute()
+        launcher = self._launcher((False,) * self.num_operands, 1, True)
+        f64_scalars = common is torch.float64 and bool(self.scalar_names)
+        return out_dtypes, _TL_COMPUTE[common], _TL_COMPUTE[compute_dtype(common)], launcher, f64_scalars
+
+    def _launcher(self, scalar_mask, rank, contiguous, f64_bits=()):
+        key = (scalar_mask, rank, contiguous, f64_bits)
         launcher = self._launchers.get(key)
         if launcher is None:
-            kernel = _generate_kernel(self, scalar_mask, rank, contiguous)
+            kernel = _generate_kernel(self, scalar_mask, rank, contiguous, f64_bits)
             launcher = self._launchers[key] = Launcher(kernel)
         return launcher
 
@@ -188,6 +267,18 @@ def pointwise_config(numel: int) -> tuple[int, int]:
 
 
 _rules_cache = {}
+_flat_configs = {}
+
+
+def _flat_config(numel: int) -> tuple[tuple, int, int]:
+    """(grid, BLOCK, num_warps) for a flat launch, memoized: heuristics depend only on numel."""
+    config = _flat_configs.get(numel)
+    if config is None:
+        if len(_flat_configs) > 4096:
+            _flat_configs.clear()
+        block, num_warps = pointwise_config(numel)
+        config = _flat_configs[numel] = ((cdiv(numel, block),), block, num_warps)
+    return config
 
 
 def _pointwise_rules():
@@ -198,15 +289,51 @@ def _pointwise_rules():
 
 
 def _result_type(values) -> torch.dtype:
-    if len(values) == 1:
-        v = values[0]
-        return v.dtype if isinstance(v, torch.Tensor) else torch.result_type(torch.tensor(v), v)
-    dtype = torch.result_type(values[0], values[1])
-    for v in values[2:]:
-        # Fold with a 0-d stand-in of the running result so later operands promote against it.
-        dtype = torch.promote_types(dtype, torch.result_type(torch.empty((), dtype=dtype), v)) if isinstance(
-            v, torch.Tensor) else torch.result_type(torch.empty((1,), dtype=dtype), v)
-    return dtype
+    if len(values) == 2 and any(isinstance(v, torch.Tensor) for v in values):
+        return torch.result_type(values[0], values[1])
+    # ATen's ResultTypeState: dimensioned tensors, 0-d tensors and wrapped numbers are promoted
+    # within their class, then a lower class counts only where it is of a higher category.
+    dim = zero = wrapped = None
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            if v.dim() > 0:
+                dim = v.dtype if dim is None else torch.promote_types(dim, v.dtype)
+            else:
+                zero = v.dtype if zero is None else torch.promote_types(zero, v.dtype)
+        else:
+            dtype = _number_dtype(v)
+            wrapped = dtype if wrapped is None else torch.promote_types(wrapped, dtype)
+    return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+def _number_dtype(value) -> torch.dtype:
+    if isinstance(value, bool):
+        return torch.bool
+    if isinstance(value, int):
+        return torch.int64
+    if isinstance(value, complex):
+        return torch.complex64 if torch.get_default_dtype() is torch.float32 else torch.complex128
+    return torch.get_default_dtype()
+
+
+def _combine_categories(higher, lower):
+    """ATen's combine_categories: a lower class raises the result only to a higher category."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return torch.promote_types(higher, lower)
+    if higher.is_floating_point:
+        return higher
+    if higher is torch.bool or lower.is_floating_point:
+        return torch.promote_types(higher, lower)
+    return higher
+
+
+def _f64_bits(value: float) -> int:
+    """A float's IEEE double bit pattern as a signed 64-bit integer (see the module docstring)."""
+    return struct.unpack("<q", struct.pack("<d", value))[0]
 
 
 def _pick_device(tensors, out):
@@ -238,6 +365,44 @@ def check_out(out, dtype, shape, device, inplace=False):
             raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                                f"{list(shape)}")
         out.resize_(shape)
+
+
+_OVERLAP_HINT = "Please clone() the tensor before performing the operation."
+
+
+def is_dense(t) -> bool:
+    """ATen's is_non_overlapping_and_dense: the elements fill a block of memory exactly, in some
+    order of the dimensions (size-1 dimensions aside)."""
+    if t.is_contiguous():
+        return True
+    expected = 1
+    for stride, size in sorted((st, n) for st, n in zip(t.stride(), t.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_overlap(out, inputs):
+    """ATen's memory-overlap checks for a written tensor: no two of its elements may share memory,
+    and an input may share its memory only exactly (same start and strides), not partly. Like ATen,
+    only tensors that are non-overlapping and dense are compared; other layouts are not judged."""
+    if not is_dense(out):
+        if any(st == 0 and n > 1 for st, n in zip(out.stride(), out.shape)):
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                               f"a single memory location. {_OVERLAP_HINT}")
+        return
+    begin = out.data_ptr()
+    end = begin + out.numel() * out.element_size()
+    for t in inputs:
+        if t is out or begin == end:
+            continue
+        start = t.data_ptr()
+        if start >= end or start + t.numel() * t.element_size() <= begin or not is_dense(t):
+            continue
+        if not (start == begin and t.numel() * t.element_size() == end - begin and t.stride() == out.stride()):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               f"refer to a single memory location. {_OVERLAP_HINT}")
 
 
 _TYPE_NAMES = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32: "Float",
@@ -294,10 +459,10 @@ def _fill_tl_compute():
         _TL_COMPUTE[dtype] = getattr(tl, name.split(".")[1])
 
 
-def _generate_kernel(op: PointwiseOp, scalar_mask, rank, contiguous):
+def _generate_kernel(op: PointwiseOp, scalar_mask, rank, contiguous, f64_bits=()):
     if not _TL_COMPUTE:
         _fill_tl_compute()
-    source = _kernel_source(op, scalar_mask, rank, contiguous)
+    source = _kernel_source(op, scalar_mask, rank, contiguous, f64_bits)
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     module_name = f"gems_pointwise_{op.name}_{digest}"
     path = CACHE_DIR / f"{module_name}.py"
@@ -314,7 +479,7 @@ def _generate_kernel(op: PointwiseOp, scalar_mask, rank, contiguous):
     return module.kernel
 
 
-def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous) -> str:
+def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous, f64_bits=()) -> str:
     body_module, body_name = op.body.fn.__module__, op.body.fn.__name__
     tensor_names = [f"in{i}" for i, s in enumerate(scalar_mask) if not s]
     value_names = [f"in{i}" for i, s in enumerate(scalar_mask) if s]
@@ -340,6 +505,9 @@ def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous) -> str:
         "    offs = pid * BLOCK + tl.arange(0, BLOCK)",
         "    mask = offs < n_elements",
     ]
+    for name, is_bits in zip(value_names + list(op.scalar_names), f64_bits):
+        if is_bits:  # a float64 scalar passed as its bit pattern (see the module docstring)
+            lines.append(f"    {name} = tl.cast(tl.cast({name}, tl.int64), tl.float64, bitcast=True)")
     if contiguous:
         offset_of = {n: "offs" for n in tensor_names + out_names}
     else:
@@ -354,19 +522,28 @@ def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous) -> str:
         name = f"in{i}"
         if i not in op.promote_operands:
             value = name if is_scalar else f"tl.load({name}_ptr + {offset_of[name]}, mask=mask)"
-        elif is_scalar:
+        elif is_scalar and op.round_scalars:
             # ATen rounds a scalar operand to the common dtype before computing (fp16 == 0.1 uses half(0.1)).
             value = f"tl.cast(tl.cast({name}, COMMON), COMPUTE)"
+        elif is_scalar:
+            value = f"tl.cast({name}, COMPUTE)"
         else:
-            value = f"tl.load({name}_ptr + {offset_of[name]}, mask=mask).to(COMPUTE)"
+            # Through the common dtype, as ATen casts every input to it (a float32 0-d tensor beside a bf16
+            # tensor is rounded to bf16 first); a no-op when the operand is of the common dtype.
+            value = f"tl.load({name}_ptr + {offset_of[name]}, mask=mask).to(COMMON).to(COMPUTE)"
         lines.append(f"    v{i} = {value}")
-    call_args = ", ".join([f"v{i}" for i in range(len(scalar_mask))] + list(op.scalar_names))
+    call_args = ", ".join([f"v{i}" for i in range(len(scalar_mask))] + list(op.scalar_names)
+                          + (["COMMON"] if op.common_arg else []))
     if op.num_outputs == 1:
         lines.append(f"    r0 = body({call_args})")
     else:
         lines.append(f"    {', '.join(f'r{j}' for j in range(op.num_outputs))} = body({call_args})")
     for j, name in enumerate(out_names):
-        lines.append(f"    tl.store({name}_ptr + {offset_of[name]}, r{j}.to({name}_ptr.dtype.element_ty), mask=mask)")
+        # Round to the result dtype first: an out= of a wider dtype gets what ATen computes (int8 + int8
+        # wraps in int8 even into an int16 out=), and an fp16 result is rounded once to fp16.
+        result = f"r{j}.to(COMMON)" if op.promotions[j] in (Promotion.DEFAULT, Promotion.INT_TO_FLOAT) else f"r{j}"
+        lines.append(f"    tl.store({name}_ptr + {offset_of[name]}, {result}.to({name}_ptr.dtype.element_ty), "
+                     "mask=mask)")
     return "\n".join(lines) + "\n"
 
 
@@ -376,16 +553,13 @@ def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous) -> str:
 def unary_overloads(op: PointwiseOp, name: str, inplace=True, out=True) -> dict:
     """``{name: f(x), name_: f_(x), name.out: f(x, out=)}`` for a one-operand PointwiseOp."""
 
-    def functional(self):
-        return op(self)
-
     def in_place(self):
         return op(self, out=self, inplace=True)
 
     def with_out(self, *, out):
         return op(self, out=out)
 
-    table = {name: functional}
+    table = {name: op}  # the op itself: one Python frame less on the per-call path
     if inplace:
         table[f"{name}_"] = in_place
     if out:

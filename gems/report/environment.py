@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import torch
-import triton
 
 RUNS_DIR = Path("runs")  # git-ignored; reports/<vendor>/ changes only by an explicit promote
 
@@ -35,6 +34,8 @@ def device_name(backend) -> str:
 
 
 def environment(backend) -> dict:
+    import triton  # after the vendor chose Triton's mode (the interpreter vendor sets it)
+
     return {
         "vendor": backend.name,
         "device": device_name(backend),

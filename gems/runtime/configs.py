@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import triton
 import yaml
 
 from gems.runtime.vendor import VendorError
@@ -22,7 +21,7 @@ from gems.runtime.vendor import VendorError
 _CONFIG_FIELDS = {"META", "num_warps", "num_stages", "num_ctas", "maxnreg"}
 
 
-def load_tune_configs(path: Path) -> dict[str, list[triton.Config]]:
+def load_tune_configs(path: Path) -> dict[str, list]:
     """Parse a vendor's ``tune_configs.yaml``; any malformed entry names the file and the key."""
     if not path.is_file():
         return {}
@@ -35,7 +34,8 @@ def load_tune_configs(path: Path) -> dict[str, list[triton.Config]]:
     return {key: _parse_config_list(path, key, entries) for key, entries in raw.items()}
 
 
-def _parse_config_list(path: Path, key: str, entries) -> list[triton.Config]:
+def _parse_config_list(path: Path, key: str, entries) -> list:
+    import triton  # not at import time: the interpreter vendor must switch Triton's mode first
     if not isinstance(entries, list) or not entries:
         raise VendorError(f"{path}: key {key!r}: expected a non-empty list of configs")
     configs = []

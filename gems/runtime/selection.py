@@ -12,8 +12,6 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import triton
-
 from gems.runtime import configs
 from gems.runtime.vendor import (
     DEFAULT_VENDOR,
@@ -56,7 +54,7 @@ class Backend:
             yield backend
             backend = backend.base
 
-    def tune_configs(self, key: str) -> list[triton.Config]:
+    def tune_configs(self, key: str) -> list:
         """Autotune configs for an operator key, from the nearest vendor in the chain that has it."""
         for backend in self.chain():
             if backend._tune_configs is None:

@@ -3,17 +3,20 @@
 A case is (operator, dtype, variant). It passes when every output (and gradient) agrees with the
 oracle by the rules of :mod:`gems.testing.compare`, and the expected ATen overload was served by a
 gems kernel with no fallback. Where ATen raises for an input, gems must raise the same exception type.
+An overload the vendor lists in ``get_unused_ops()`` must instead run ATen's kernel: its case is
+checked the same way and reported as a fallback.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
 
 import torch
 
-from gems.runtime import registration
+from gems.runtime import registration, selection
 from gems.spec import OpSpec, Sample
 from gems.testing import compare
 from gems.testing.samples import is_out_call
@@ -81,7 +84,7 @@ def list_cases(specs, dtypes=None, quick=True) -> list[Case]:
     return cases
 
 
-def _copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
+def copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
     """A fresh tensor with the same values and, on the same device and dtype, the same strides."""
     if dtype is None and device is None:
         copy = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
@@ -91,27 +94,27 @@ def _copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
     return copy.requires_grad_(t.requires_grad)
 
 
-def _oracle_dtype(dtype):
+def oracle_dtype(dtype):
     if dtype.is_complex:
         return torch.complex128
     return torch.float64 if dtype.is_floating_point else dtype
 
 
-def _map_tensors(value, fn):
+def map_tensors(value, fn):
     if isinstance(value, torch.Tensor):
         return fn(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_map_tensors(v, fn) for v in value)
+        return type(value)(map_tensors(v, fn) for v in value)
     if isinstance(value, dict):
-        return {k: _map_tensors(v, fn) for k, v in value.items()}
+        return {k: map_tensors(v, fn) for k, v in value.items()}
     return value
 
 
-def _tensors(value) -> list:
+def tensors_of(value) -> list:
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in tensors_of(v)]
     return []
 
 
@@ -120,7 +123,7 @@ def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None):
     if is_out_call(call):
         if out_like is None:  # the oracle computes the functional form
             return spec.call(*args, **kwargs)
-        out = _map_tensors(out_like, lambda t: torch.empty(0, dtype=t.dtype, device=t.device))
+        out = map_tensors(out_like, lambda t: torch.empty(0, dtype=t.dtype, device=t.device))
         return spec.call(*args, **kwargs, out=out)
     return call(*args, **kwargs)
 
@@ -128,10 +131,10 @@ def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None):
 def _run(spec, sample, args, kwargs, grad_seed, out_like=None):
     """Outputs (and input gradients, when the sample asks) as a flat list of tensors."""
     result = _invoke(spec, sample, args, kwargs, out_like)
-    outputs = _tensors(result)
+    outputs = tensors_of(result)
     if not sample.grad:
         return result, outputs
-    leaves = [t for t in _tensors(args) if t.requires_grad]
+    leaves = [t for t in tensors_of(args) if t.requires_grad]
     differentiable = [o for o in outputs if o.requires_grad]
     generator = torch.Generator().manual_seed(grad_seed)
     grad_outs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.dtype).to(o.device)
@@ -140,10 +143,31 @@ def _run(spec, sample, args, kwargs, grad_seed, out_like=None):
     return result, outputs + [g if g is not None else torch.zeros_like(x) for g, x in zip(grads, leaves)]
 
 
-def _expected_overloads(spec: OpSpec, sample: Sample) -> tuple[str, ...]:
+def expected_overloads(spec: OpSpec, sample: Sample) -> tuple[str, ...]:
     if sample.expects is None:
         return (spec.overloads[0],)
     return (sample.expects,) if isinstance(sample.expects, str) else tuple(sample.expects)
+
+
+@functools.cache
+def _unused_listed_by(vendor: str) -> dict[str, str]:
+    """Names in get_unused_ops() of the vendor and its bases -> the vendor whose list has them."""
+    listed = {}
+    for member in reversed(list(selection.load_backend(vendor).chain())):  # deepest base first
+        for name in member.unused_ops():
+            listed.setdefault(name, member.name)
+    return listed
+
+
+def _unused_overloads(spec: OpSpec, expected, vendor: str) -> dict[str, str]:
+    """Expected overloads the vendor leaves to ATen -> why (matched as gems.enable() matches them)."""
+    listed = _unused_listed_by(vendor)
+    unused = {}
+    for overload in expected:
+        name = next((n for n in (overload, overload.split(".")[0], spec.name) if n in listed), None)
+        if name is not None:
+            unused[overload] = f"listed in get_unused_ops() of vendor {listed[name]}"
+    return unused
 
 
 def run_case(spec: OpSpec, case: Case, device: str, quick: bool, vendor: str, overrides: dict,
@@ -153,10 +177,10 @@ def run_case(spec: OpSpec, case: Case, device: str, quick: bool, vendor: str, ov
     with registration.aten_only():
         samples = {s.variant: s for s in spec.samples(case.dtype, device, quick)}
     sample = samples[case.variant]
-    tensors = _tensors(sample.args)
+    tensors = tensors_of(sample.args)
     result = CaseResult(
         id=case.id, op=case.op, dtype=dtype_name(case.dtype), variant=case.variant, status="fail",
-        overload=",".join(_expected_overloads(spec, sample)), seed=case.seed, repro=repro,
+        overload=",".join(expected_overloads(spec, sample)), seed=case.seed, repro=repro,
         shapes=[list(t.shape) for t in tensors], strides=[list(t.stride()) for t in tensors],
     )
     try:
@@ -168,10 +192,12 @@ def run_case(spec: OpSpec, case: Case, device: str, quick: bool, vendor: str, ov
 
 
 def _check(spec, sample, case, device, vendor, overrides, result):
+    expected = expected_overloads(spec, sample)
+    unused = _unused_overloads(spec, expected, vendor)
     with registration.aten_only():
-        aten_args = _map_tensors(sample.args, _copy_tensor)
-        gems_args = _map_tensors(sample.args, _copy_tensor)
-        oracle_args = _map_tensors(sample.args, lambda t: _copy_tensor(t, _oracle_dtype(t.dtype), "cpu"))
+        aten_args = map_tensors(sample.args, copy_tensor)
+        gems_args = map_tensors(sample.args, copy_tensor)
+        oracle_args = map_tensors(sample.args, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
         try:
             aten_result, aten_outs = _run(spec, sample, aten_args, sample.kwargs, case.seed)
             aten_error = None
@@ -181,8 +207,8 @@ def _check(spec, sample, case, device, vendor, overrides, result):
         try:
             _run(spec, sample, gems_args, sample.kwargs, case.seed)
         except type(aten_error):
-            result.status, result.rule = "pass", "same-error"
-            result.message = f"both raise {type(aten_error).__name__}"
+            result.status, result.rule = ("fallback" if unused else "pass"), "same-error"
+            result.message = "; ".join([*sorted(set(unused.values())), f"both raise {type(aten_error).__name__}"])
             return
         except Exception as exc:
             result.message = (f"ATen raises {type(aten_error).__name__}({aten_error}) but gems raises "
@@ -191,7 +217,6 @@ def _check(spec, sample, case, device, vendor, overrides, result):
         result.message = f"ATen raises {type(aten_error).__name__}({aten_error}) but gems returns a result"
         return
 
-    expected = _expected_overloads(spec, sample)
     before_gems = {o: registration.gems_calls[o] for o in expected}
     before_fallback = dict(registration.fallback_calls)
     _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result)
@@ -200,16 +225,27 @@ def _check(spec, sample, case, device, vendor, overrides, result):
         fallbacks = {k: v - before_fallback.get(k, 0) for k, v in registration.fallback_calls.items()
                      if k[0] in spec.overloads and v > before_fallback.get(k, 0)}
         not_run = [o for o in expected if registration.gems_calls[o] == before_gems[o]]
-        _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run)
+        _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
+               unused)
 
 
-def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run):
-    tol = compare.tolerance_for(spec.name, case.dtype, spec.tolerance, sample.reduction_size, overrides)
-    result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
+def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
+           unused):
     if len(gems_outs) != len(oracle_outs):
         result.message = f"{len(gems_outs)} outputs, expected {len(oracle_outs)}"
         return
-    verdicts = [compare.compare(got, want, aten, tol) for got, want, aten in zip(gems_outs, oracle_outs, aten_outs)]
+
+    def tolerance(output):
+        # By the output's dtype: an integer input may give a float result (sigmoid), judged as floats.
+        dtype = output.dtype if output.dtype.is_floating_point else case.dtype
+        return compare.tolerance_for(spec.name, dtype, spec.tolerance, sample.reduction_size, overrides)
+
+    tols = [tolerance(got) for got in gems_outs]
+    if tols:
+        tol = tols[0]
+        result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
+    verdicts = [compare.compare(got, want, aten, tol)
+                for got, want, aten, tol in zip(gems_outs, oracle_outs, aten_outs, tols)]
     failing = [(i, v) for i, v in enumerate(verdicts) if not v.passed]
     if failing:
         index, worst = failing[0]
@@ -221,12 +257,18 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
             setattr(result, key, value)
         result.rule = worst.rule
     passed = worst is None or worst.passed
+    ran_unused = sorted(set(unused) - set(not_run))  # the vendor leaves these to ATen: gems must not run them
+    not_run = [o for o in not_run if o not in unused]
     deliberate = spec.deliberate_fallbacks.get(case.variant)
     known = spec.known_failure(vendor, case.dtype, case.variant)
     if not passed:
         result.status, result.message = ("xfail", f"known failure: {known}") if known else ("fail", worst.message)
     elif deliberate:
         result.status, result.message = "fallback", f"deliberate ATen fallback: {deliberate}"
+    elif ran_unused:
+        result.status, result.message = "fail", f"{', '.join(ran_unused)} ran gems although {unused[ran_unused[0]]}"
+    elif unused and not not_run and not fallbacks:
+        result.status, result.message = "fallback", "; ".join(sorted(set(unused.values())))
     elif not_run or fallbacks:
         reasons = "; ".join(f"{o}: {why}" for (o, why) in fallbacks) or "the gems kernel was not called"
         result.status = "xfail" if known else "fail"

@@ -1,8 +1,9 @@
 """Sample generators: every ``samples(dtype, device, quick)`` returns a list of :class:`Sample`.
 
 The variants follow one vocabulary across operators: contiguous, noncontiguous-transposed,
-noncontiguous-strided, broadcast, scalar-operand, 0d, empty, special-values, type-promotion, out,
-inplace, grad. Quick mode (CI, the interpreter) uses small shapes; full mode (a real device) larger.
+noncontiguous-strided, broadcast, scalar-operand, 0d, empty, special-values, special-grad, subnormal,
+type-promotion, out, inplace, grad, error-<dtype>-input. Quick mode (CI, the interpreter) uses small
+shapes; full mode (a real device) larger.
 """
 
 from __future__ import annotations
@@ -59,12 +60,45 @@ def strided(shape, dtype, device, **domain):
     return make_tensor((rows, cols * 2), dtype, device, **domain)[:, ::2]
 
 
-def unary_samples(out=None, inplace=None, grad=False, domain=None, extra=None):
+def subnormal_values(dtype, device):
+    """Subnormal numbers of ``dtype`` (both signs): a device that flushes them to zero shows here."""
+    info = torch.finfo(dtype)
+    smallest = info.smallest_normal * info.eps  # the least positive subnormal
+    values = [smallest, -smallest, info.smallest_normal / 2, -info.smallest_normal / 2,
+              info.smallest_normal / 1024, -info.smallest_normal / 1024]
+    return torch.tensor(values, dtype=torch.float64).to(dtype).to(device)
+
+
+# Inputs of a dtype the operator refuses are listed once, under this dtype, as error variants.
+REJECT_HOST_DTYPE = torch.float32
+
+
+def _reject_samples(rejects, dtype, device, kwargs, operands=1, tail=()):
+    if dtype != REJECT_HOST_DTYPE:
+        return []
+    return [Sample(f"error-{str(bad).replace('torch.', '')}-input",
+                   (*(make_tensor((3, 4), bad, device) for _ in range(operands)), *tail), kwargs)
+            for bad in rejects]
+
+
+def _out_sample(out, args, kwargs):
+    """out: an overload name (the declaration's ``call`` gets ``out=``), or (overload, call) where the call
+    allocates its own out tensor (for Python entry points without ``out=``)."""
+    overload, call = (out, _with_out) if isinstance(out, str) else out
+    return Sample("out", args, kwargs, expects=overload, call=call)
+
+
+def unary_samples(out=None, inplace=None, grad=False, domain=None, extra=None, grad_expects=None,
+                  subnormals=True, rejects=(), more=None):
     """Samples for ``call(x)``.
 
-    out: the ``.out`` overload name, if the operator has one; inplace: (overload, call) for the
-    in-place form; grad: check the gradient; domain: dict(low=, high=) for the random values;
-    extra: more keyword arguments passed on every call.
+    out: the ``.out`` overload name, if the operator has one, or (overload, call) when the call must
+    allocate the out tensor itself; inplace: (overload, call) for the in-place form; grad: check the
+    gradient; grad_expects: the overloads the grad sample must run through gems (a backward op);
+    domain: dict(low=, high=, int_low=, int_high=) for the random values; extra: more keyword
+    arguments passed on every call; subnormals: add a variant of subnormal inputs (floating dtypes);
+    rejects: input dtypes ATen refuses for this operator (error variants, listed under float32);
+    more(dtype, device, quick): operator-specific samples appended to the list.
     """
     domain = domain or {}
     kwargs = dict(extra or {})
@@ -81,13 +115,99 @@ def unary_samples(out=None, inplace=None, grad=False, domain=None, extra=None):
             Sample("special-values", (special_values(dtype, device),), kwargs),
             Sample("3d", (make((3, 5, 7) if quick else (7, 129, 255)),), kwargs),
         ]
+        if subnormals and dtype.is_floating_point:
+            cases.append(Sample("subnormal", (subnormal_values(dtype, device),), kwargs))
         if out:
-            cases.append(Sample("out", (make(shape),), kwargs, expects=out, call=_with_out))
+            cases.append(_out_sample(out, (make(shape),), kwargs))
         if inplace:
             overload, call = inplace
             cases.append(Sample("inplace", (make(shape),), kwargs, expects=overload, call=call))
         if grad and dtype.is_floating_point:
-            cases.append(Sample("grad", (make(shape).requires_grad_(),), kwargs, grad=True))
+            cases.append(Sample("grad", (make(shape).requires_grad_(),), kwargs, grad=True, expects=grad_expects))
+        cases += _reject_samples(rejects, dtype, device, kwargs)
+        if more is not None:
+            cases += more(dtype, device, quick)
+        return cases
+
+    return samples
+
+
+def backward_samples(grad_input=None, domain=None, grad_domain=None, extra=None, scalars=(), rejects=(),
+                     more=None, broadcast=True):
+    """Samples for a backward operator ``call(grad_output, x, *scalars)`` (x: the forward's input or
+    output, as the operator takes it).
+
+    grad_input: (overload, function) of the ``.grad_input`` form, called with ``grad_input=``;
+    domain / grad_domain: values of x / grad_output; scalars: trailing positional numbers (a threshold);
+    broadcast: add a variant where x broadcasts against grad_output; extra, rejects and more as for
+    :func:`unary_samples`.
+    """
+    domain = domain or {}
+    grad_domain = grad_domain or {}
+    kwargs = dict(extra or {})
+    scalars = tuple(scalars)
+
+    def samples(dtype, device, quick):
+        shape = shape_for(quick)
+        rows, _ = shape
+        shape_3d = (3, 5, 7) if quick else (7, 129, 255)
+        xs = lambda s: make_tensor(s, dtype, device, **domain)
+        gs = lambda s: make_tensor(s, dtype, device, **grad_domain)
+        specials = special_values(dtype, device)
+        cases = [
+            Sample("contiguous", (gs(shape), xs(shape), *scalars), kwargs),
+            Sample("noncontiguous-transposed", (transposed(shape, dtype, device, **grad_domain),
+                                                transposed(shape, dtype, device, **domain), *scalars), kwargs),
+            Sample("noncontiguous-strided", (gs(shape), strided(shape, dtype, device, **domain), *scalars), kwargs),
+            Sample("0d", (gs(()), xs(()), *scalars), kwargs),
+            Sample("empty", (gs((0, 5)), xs((0, 5)), *scalars), kwargs),
+            Sample("3d", (gs(shape_3d), xs(shape_3d), *scalars), kwargs),
+            Sample("special-values", (gs(specials.shape), specials, *scalars), kwargs),
+            Sample("special-grad", (specials, xs(specials.shape), *scalars), kwargs),
+        ]
+        if broadcast:
+            cases.append(Sample("broadcast", (gs(shape), xs((rows, 1)), *scalars), kwargs))
+        if dtype.is_floating_point:
+            subnormal = subnormal_values(dtype, device)
+            cases.append(Sample("subnormal", (gs(subnormal.shape), subnormal, *scalars), kwargs))
+        if grad_input:
+            overload, fn = grad_input
+            cases.append(Sample("out", (gs(shape), xs(shape), *scalars), kwargs, expects=overload,
+                                call=_GradInputCall(fn)))
+        cases += _reject_samples(rejects, dtype, device, kwargs, operands=2, tail=scalars)
+        if more is not None:
+            cases += more(dtype, device, quick)
+        return cases
+
+    return samples
+
+
+class _GradInputCall:
+    """Calls a ``.grad_input`` overload with a fresh empty ``grad_input`` of the gradient's dtype."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, grad_output, x, *scalars, **kwargs):
+        grad_input = torch.empty(0, dtype=grad_output.dtype, device=grad_output.device)
+        return self.fn(grad_output, x, *scalars, grad_input=grad_input, **kwargs)
+
+    def __repr__(self):
+        return f"grad_input-call({self.fn})"
+
+
+def combined(*parts):
+    """One generator from several: each part is a generator, or (suffix, generator) whose variant
+    names get ``-suffix`` (gelu's "tanh" approximation beside its default, say)."""
+
+    def samples(dtype, device, quick):
+        cases = []
+        for part in parts:
+            suffix, generate = part if isinstance(part, tuple) else ("", part)
+            for sample in generate(dtype, device, quick):
+                if suffix:
+                    sample.variant = f"{sample.variant}-{suffix}"
+                cases.append(sample)
         return cases
 
     return samples

@@ -4,7 +4,7 @@ The interpreter runs programs one after another in Python (about 1 ms each), so 
 as the work allows: few programs, each a big numpy operation.
 """
 
-from gems.runtime.launch import next_power_of_2
+from gems.runtime.launch import cdiv, next_power_of_2
 
 
 def _flat_block(args):
@@ -18,45 +18,37 @@ _REDUCTION_TILE = 1 << 14
 _SOFTMAX_ONE_PASS = 1 << 12
 
 
-# Plain arithmetic: triton.cdiv and triton.next_power_of_2 are slow to call from Python (triton 3.6).
-def _np2(n):
-    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
-
-
-def _cdiv(a, b):
-    return -(-a // b)
-
-
 def _reduction_block_m(args):
     if args["layout"] == "cols":
-        return min(_np2(args["n_inner"]), 1 << 8)
-    return min(_np2(args["n_rows"]), max(1, _REDUCTION_TILE // min(_np2(args["n_red"]), 1 << 12)))
+        return min(next_power_of_2(args["n_inner"]), 1 << 8)
+    block_k = min(next_power_of_2(args["n_red"]), 1 << 12)
+    return min(next_power_of_2(args["n_rows"]), max(1, _REDUCTION_TILE // block_k))
 
 
 def _reduction_block_k(args):
-    return min(_np2(args["n_red"]), 1 << 12, max(1, _REDUCTION_TILE // args["BLOCK_M"]))
+    return min(next_power_of_2(args["n_red"]), 1 << 12, max(1, _REDUCTION_TILE // args["BLOCK_M"]))
 
 
 def _reduction_splits(args):
     # Programs run one after another here, so splitting gains nothing; it is kept (a few programs,
     # only for long reductions) so that the two-pass path runs on every vendor's CI.
     if args["layout"] == "cols":
-        programs = args["n_outer"] * _cdiv(args["n_inner"], args["BLOCK_M"])
+        programs = args["n_outer"] * cdiv(args["n_inner"], args["BLOCK_M"])
     else:
-        programs = _cdiv(args["n_rows"], args["BLOCK_M"])
-    steps = _cdiv(args["n_red"], args["BLOCK_K"])
+        programs = cdiv(args["n_rows"], args["BLOCK_M"])
+    steps = cdiv(args["n_red"], args["BLOCK_K"])
     return min(4, steps) if programs <= 2 and steps > 2 else 1
 
 
 def _softmax_block_m(args):
-    n_red = min(_np2(args["n_red"]), _SOFTMAX_ONE_PASS)
+    n_red = min(next_power_of_2(args["n_red"]), _SOFTMAX_ONE_PASS)
     if args["layout"] == "cols":
-        return min(_np2(args["n_inner"]), max(1, _REDUCTION_TILE // n_red))
-    return min(_np2(args["n_rows"]), max(1, _REDUCTION_TILE // n_red))
+        return min(next_power_of_2(args["n_inner"]), max(1, _REDUCTION_TILE // n_red))
+    return min(next_power_of_2(args["n_rows"]), max(1, _REDUCTION_TILE // n_red))
 
 
 def _softmax_block_k(args):
-    n_red = _np2(args["n_red"])
+    n_red = next_power_of_2(args["n_red"])
     return n_red if n_red <= _SOFTMAX_ONE_PASS else _SOFTMAX_ONE_PASS // 2
 
 

@@ -81,6 +81,7 @@ def _as_array(value, like_dtype):
 
 def _interpreted(name, torch_fn):
     def call(*args, _semantic=None, **kwargs):
+        args = [a.value if isinstance(a, tl.constexpr) else a for a in args]
         ref = next(a for a in args if isinstance(a, tl.core.tensor))
         result_ty = ref.dtype.scalar
         if result_ty.is_int() and name not in ("isinf", "isnan", "signbit"):
@@ -104,8 +105,28 @@ def _interpreted(name, torch_fn):
     return call
 
 
+def _interpret_standard_library() -> None:
+    """If triton was imported before the interpreter was switched on, its @jit standard library
+    (tl.sum, tl.cdiv, tl.rand, tensor.sum...) was built for compilation; rebuild it interpreted."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    for module in (tl.standard, tl.random, tl.math):
+        for name, value in vars(module).copy().items():
+            if not isinstance(value, JITFunction):
+                continue
+            interpreted = InterpretedFunction(value.fn)
+            for owner in (module, tl.standard, tl):
+                if getattr(owner, name, None) is value:
+                    setattr(owner, name, interpreted)
+            # Tensor methods (x.sum()): a plain function, so that the tensor binds as the first argument.
+            if getattr(tl.core.tensor, name, None) is value:
+                setattr(tl.core.tensor, name, lambda *args, _fn=interpreted, **kwargs: _fn(*args, **kwargs))
+
+
 def install() -> None:
     """Patch the interpreter; idempotent."""
+    _interpret_standard_library()
     _interp.InterpreterBuilder.cast_impl = _cast
     _interp.InterpreterBuilder.create_fp_to_fp = _fp_to_fp
     for cast_name in ("create_si_to_fp", "create_ui_to_fp", "create_fp_to_si", "create_fp_to_ui",

@@ -1,6 +1,8 @@
 """triton.heuristics rules per operator key: {key: {constexpr name: function(kernel args) -> value}}."""
 
-from gems.runtime.launch import next_power_of_2
+import functools
+
+from gems.runtime.launch import cdiv, next_power_of_2
 
 
 def _pointwise_block(args):
@@ -19,12 +21,14 @@ def _pointwise_warps(args):
 # "n_red" (elements combined per output), "n_inner", "n_rows" (outputs = n_outer * n_inner). Rules run in
 # order; each sees the values chosen before it. BLOCK_M: outputs per program; BLOCK_K: reduced elements
 # per loop step; SPLITS: programs sharing one output (a second pass adds their partial results).
-# Not yet measured on a GPU: the values follow from register budgets and 32-byte memory sectors.
+# Not yet measured on a GPU: the values follow from register budgets (no spills in sm_90 PTX) and
+# 32-byte memory sectors.
 
 # Elements one program loads per loop step: 16 fp32 registers per thread at 8 warps.
 _REDUCTION_TILE = 4096
-# A softmax row up to this length stays in registers (one read, one write); longer rows loop twice.
-_SOFTMAX_ONE_PASS = 8192
+# A softmax row up to this length stays in registers (one read, one write; 32 fp32 values per thread at
+# 16 warps); longer rows take the online form, whose second read mostly hits L2.
+_SOFTMAX_ONE_PASS = 16384
 
 
 @functools.cache
@@ -34,38 +38,40 @@ def _sm_count():
     return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
 
 
-# Plain arithmetic: triton.cdiv and triton.next_power_of_2 are slow to call from Python (triton 3.6).
-def _np2(n):
-    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+def _programs(args, block_m):
+    if args["layout"] == "cols":
+        return args["n_outer"] * cdiv(args["n_inner"], block_m)
+    return cdiv(args["n_rows"], block_m)
 
 
-def _cdiv(a, b):
-    return -(-a // b)
+def _fill(args, block_m):
+    """Halve a rows-layout BLOCK_M while the outputs give fewer than two programs per SM."""
+    while block_m > 1 and _programs(args, block_m) < 2 * _sm_count():
+        block_m //= 2
+    return block_m
 
 
 def _reduction_block_m(args):
     if args["layout"] == "cols":
         # 64 consecutive outputs: 128-256 contiguous bytes per reduced element.
-        return min(_np2(args["n_inner"]), 64)
-    return min(_np2(args["n_rows"]), max(1, _REDUCTION_TILE // min(_np2(args["n_red"]), _REDUCTION_TILE)))
+        return min(next_power_of_2(args["n_inner"]), 64)
+    block_k = min(next_power_of_2(args["n_red"]), _REDUCTION_TILE)
+    return _fill(args, min(next_power_of_2(args["n_rows"]), max(1, _REDUCTION_TILE // block_k)))
 
 
 def _reduction_block_k(args):
-    return min(_np2(args["n_red"]), max(1, _REDUCTION_TILE // args["BLOCK_M"]))
+    return min(next_power_of_2(args["n_red"]), max(1, _REDUCTION_TILE // args["BLOCK_M"]))
 
 
 def _reduction_splits(args):
     """Split the reduced dim when the outputs alone give too few programs to fill the GPU."""
-    if args["layout"] == "cols":
-        programs = args["n_outer"] * _cdiv(args["n_inner"], args["BLOCK_M"])
-    else:
-        programs = _cdiv(args["n_rows"], args["BLOCK_M"])
+    programs = _programs(args, args["BLOCK_M"])
     target = 4 * _sm_count()
     if programs >= target // 2:
         return 1
-    steps = _cdiv(args["n_red"], args["BLOCK_K"])
+    steps = cdiv(args["n_red"], args["BLOCK_K"])
     # At least 4 loop steps per program, so the second pass stays small next to the first.
-    return max(1, min(_cdiv(target, programs), steps // 4, 4096))
+    return max(1, min(cdiv(target, programs), steps // 4, 4096))
 
 
 def _tile_warps(args):
@@ -73,18 +79,18 @@ def _tile_warps(args):
 
 
 def _softmax_block_m(args):
-    n_red = _np2(args["n_red"])
+    n_red = next_power_of_2(args["n_red"])
     if args["layout"] == "cols":
         # At least 8 consecutive outputs (a 32-byte sector of fp32); more while a whole column fits.
-        return min(_np2(args["n_inner"]), max(8, min(64, _SOFTMAX_ONE_PASS // n_red)))
+        return min(next_power_of_2(args["n_inner"]), max(8, min(64, 8192 // n_red)))
     if n_red > _SOFTMAX_ONE_PASS:
         return 1
-    return min(_np2(args["n_rows"]), max(1, 2048 // n_red))
+    return _fill(args, min(next_power_of_2(args["n_rows"]), max(1, 2048 // n_red)))
 
 
 def _softmax_block_k(args):
-    n_red = _np2(args["n_red"])
-    if n_red * args["BLOCK_M"] <= max(_SOFTMAX_ONE_PASS, 2048):
+    n_red = next_power_of_2(args["n_red"])
+    if n_red * args["BLOCK_M"] <= (_SOFTMAX_ONE_PASS if args["layout"] == "rows" else 8192):
         return n_red  # one pass
     return max(1, 4096 // args["BLOCK_M"])  # online: running max and sum, then a second sweep
 

@@ -1,0 +1,189 @@
+"""Reading a run's result files and checking that two runs can be compared.
+
+A run is a directory holding ``conformance.json`` (written by the conformance suite) and, where perf
+is gated, ``perf.csv`` (written by gems-perf). Anything the gate cannot trust raises
+:class:`GateInputError` with the file and what is wrong; the gate then exits 2 and never passes.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from gems.perf import COLUMNS as PERF_COLUMNS
+from gems.perf import STATUSES as PERF_STATUSES
+from gems.perf import row_speedup
+from gems.report import conformance_report
+from gems.testing.conformance import STATUSES as CASE_STATUSES
+
+CONFORMANCE_FILE = "conformance.json"
+PERF_FILE = "perf.csv"
+MODES = ("quick", "full")
+
+# Every row of one perf.csv comes from one process: these fields must agree across its rows.
+PERF_RUN_FIELDS = ("vendor", "device", "torch", "triton", "timer", "flush")
+
+
+class GateInputError(Exception):
+    """A result file the gate cannot use; the message names the file and the problem."""
+
+
+@dataclass
+class Run:
+    directory: Path
+    conformance: dict
+    perf: list[dict] | None  # None: perf not read (gating off) or absent where it may be
+
+    @property
+    def conformance_path(self) -> Path:
+        return self.directory / CONFORMANCE_FILE
+
+    @property
+    def perf_path(self) -> Path:
+        return self.directory / PERF_FILE
+
+
+def load_conformance(path: Path) -> dict:
+    """conformance.json, checked beyond its schema: a complete run with known statuses."""
+    try:
+        report = conformance_report.load(path)
+    except conformance_report.ReportError as exc:
+        raise GateInputError(str(exc)) from exc
+    if report.get("mode") not in MODES:
+        raise GateInputError(f"{path}: mode is {report.get('mode')!r}, expected one of {MODES}")
+    collected = report["collected"]
+    if not isinstance(collected, dict) or not all(isinstance(n, int) and n >= 0 for n in collected.values()):
+        raise GateInputError(f"{path}: 'collected' must map operator -> number of cases")
+    if not report["cases"]:
+        raise GateInputError(f"{path}: holds no cases")
+    ids = Counter(case["id"] for case in report["cases"])
+    duplicated = sorted(i for i, n in ids.items() if n > 1)
+    if duplicated:
+        raise GateInputError(f"{path}: case id(s) appear more than once: {duplicated[:5]}")
+    bad = [(c["id"], c["status"]) for c in report["cases"] if c["status"] not in CASE_STATUSES]
+    if bad:
+        raise GateInputError(f"{path}: case {bad[0][0]} has unknown status {bad[0][1]!r}; known: {CASE_STATUSES}")
+    per_op = Counter(case["op"] for case in report["cases"])
+    for op in sorted(set(per_op) | set(collected)):
+        if per_op[op] != collected.get(op, 0):
+            raise GateInputError(
+                f"{path}: incomplete run: {collected.get(op, 0)} case(s) of {op!r} collected but {per_op[op]} "
+                f"result(s) recorded (interrupted, or run with -k/-x/--lf?); rerun the whole suite")
+    return report
+
+
+def load_perf(path: Path) -> list[dict]:
+    """perf.csv rows, checked: all columns, no truncated row, known statuses, one environment."""
+    path = Path(path)
+    if not path.is_file():
+        raise GateInputError(f"{path}: file not found")
+    try:
+        with path.open(newline="") as handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if not header:
+                raise GateInputError(f"{path}: empty file (no header row)")
+            missing = [c for c in PERF_COLUMNS if c not in header]  # gems-perf's fixed columns; extras are ignored
+            if missing:
+                raise GateInputError(f"{path}: missing column(s) {missing}; found {header}")
+            rows = []
+            for fields in reader:
+                if not fields:
+                    continue
+                if len(fields) != len(header):
+                    raise GateInputError(f"{path}: line {reader.line_num} has {len(fields)} field(s), expected "
+                                         f"{len(header)} (truncated or malformed row)")
+                rows.append(_check_perf_row(path, reader.line_num, dict(zip(header, fields))))
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise GateInputError(f"{path}: not a readable CSV file (truncated?): {exc}") from exc
+    if not rows:
+        raise GateInputError(f"{path}: header only, no rows")
+    for field in PERF_RUN_FIELDS:
+        values = sorted({r[field] for r in rows})
+        if len(values) > 1:
+            raise GateInputError(f"{path}: rows disagree on {field}: {values} (results of several runs mixed)")
+    keys = Counter(perf_key(r) for r in rows)
+    duplicated = [k for k, n in keys.items() if n > 1]
+    if duplicated:
+        raise GateInputError(f"{path}: row {duplicated[0]} (op, dtype, shape) appears more than once")
+    return rows
+
+
+def _check_perf_row(path: Path, line: int, row: dict) -> dict:
+    if row["status"] not in PERF_STATUSES:
+        raise GateInputError(f"{path}: line {line}: unknown status {row['status']!r}; known: {PERF_STATUSES}")
+    if not row["op"]:
+        raise GateInputError(f"{path}: line {line}: empty op")
+    if row["status"] == "ok":
+        try:
+            speedup = row_speedup(row)
+        except ValueError:
+            speedup = None
+        if speedup is None or not (math.isfinite(speedup) and speedup > 0):
+            raise GateInputError(
+                f"{path}: line {line}: status ok but no usable speedup (speedup {row['speedup']!r}, per-call "
+                f"{row['aten_percall_us']!r} / {row['gems_percall_us']!r} us), expected positive numbers")
+    return row
+
+
+def perf_key(row: dict) -> tuple[str, str, str]:
+    return row["op"], row["dtype"], row["shape"]
+
+
+def load_run(directory: Path, perf: bool) -> Run:
+    """A run directory; ``perf``: read perf.csv too, which must then exist."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise GateInputError(f"{directory}: directory not found")
+    run = Run(directory, load_conformance(directory / CONFORMANCE_FILE), None)
+    if perf:
+        read_perf(run)
+    return run
+
+
+def read_perf(run: Run) -> None:
+    """Read the run's perf.csv, which must come from the same setup as its conformance.json."""
+    run.perf = load_perf(run.perf_path)
+    row = run.perf[0]
+    for field in ("vendor", "device", "torch", "triton"):
+        if str(run.conformance[field]) != row[field]:
+            raise GateInputError(
+                f"{run.perf_path}: {field} is {row[field]!r} but {run.conformance_path} says "
+                f"{run.conformance[field]!r}: conformance and perf results come from different setups")
+
+
+def check_comparable(vendor: str, candidate: Run, baseline: Run, allow_version_change: bool = False) -> list[str]:
+    """Raise when the runs cannot be compared; return notes on differences that do not prevent it."""
+    for run in (candidate, baseline):
+        found = run.conformance["vendor"]
+        if found != vendor:
+            raise GateInputError(f"{run.conformance_path}: results of vendor {found!r}, but the gate was asked "
+                                 f"to judge vendor {vendor!r}")
+    cand, base = candidate.conformance, baseline.conformance
+    for field, why in (("device", "results from another device"),
+                       ("mode", "quick and full runs collect different cases")):
+        if cand[field] != base[field]:
+            raise GateInputError(f"{candidate.conformance_path}: {field} is {cand[field]!r} but the baseline "
+                                 f"{baseline.conformance_path} has {base[field]!r} ({why}); run the candidate "
+                                 f"the way the baseline was run")
+    notes = []
+    for field in ("torch", "triton"):
+        if cand[field] != base[field]:
+            text = (f"{field} {cand[field]} in {candidate.conformance_path}, {base[field]} in the baseline "
+                    f"{baseline.conformance_path}")
+            if not allow_version_change:
+                raise GateInputError(f"mixed {field} versions: {text}. Run with the baseline's versions, or pass "
+                                     f"--allow-version-change when the pull request upgrades {field}")
+            notes.append(f"Versions differ (allowed by --allow-version-change): {text}.")
+    if cand.get("driver") != base.get("driver"):
+        notes.append(f"Driver differs: {cand.get('driver')} now, {base.get('driver')} in the baseline.")
+    if candidate.perf and baseline.perf:
+        for field in ("device", "timer", "flush"):
+            now, then = candidate.perf[0][field], baseline.perf[0][field]
+            if now != then:
+                raise GateInputError(f"{candidate.perf_path}: {field} is {now!r} but the baseline "
+                                     f"{baseline.perf_path} has {then!r}: timings are not comparable")
+    return notes

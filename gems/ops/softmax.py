@@ -1,0 +1,264 @@
+"""softmax: ``_softmax`` and ``_softmax_backward_data`` (what torch.softmax, F.softmax and their
+autograd reach), so that training runs gems kernels both ways.
+
+    y  = exp(x - max(x)) / sum(exp(x - max(x)))      along dim
+    dx = y * (dy - sum(dy * y))                       along dim
+
+The tensor is viewed as (n_outer, n_red, n_inner) through its strides, as in gems/ops/reduction.py:
+the "rows" tile when the softmax dim is the closest in memory (the last dim of a contiguous tensor),
+the "cols" tile when other elements are (any other dim). A row of up to BLOCK_K elements is loaded
+once (read x, write y). Longer rows take the online form: one sweep keeps, per tile lane, a running
+maximum and a sum rescaled whenever the maximum grows; a second sweep writes y. The backward is
+likewise one pass or two sweeps (the dot product first). fp16/bf16 compute in fp32. Block sizes come
+from the vendor's heuristics, key "softmax".
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.ops.reduction import (
+    FLOATS,
+    Launch,
+    PlanCache,
+    config,
+    contiguous_strides,
+    output_coords,
+    plan,
+    program_count,
+    reduce_max,
+    reduce_sum,
+    wrap_dim,
+)
+from gems.runtime.launch import Launcher
+from gems.runtime.registration import Fallback
+from gems.spec import OpSpec
+from gems.testing.samples_reduction import reduction_perf, softmax_samples
+
+# --------------------------------------------------------------------------- kernels
+
+
+@triton.jit
+def _softmax_kernel(
+    x_ptr, y_ptr,
+    n_rows, n_inner, n_red,
+    stride_xo, stride_xk, stride_xn,
+    stride_yo, stride_yk, stride_yn,
+    COMPUTE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    """y[o, :, n] = softmax(x[o, :, n]) for the BLOCK_M (o, n) rows of this program."""
+    pid = tl.program_id(0)
+    if INT64:
+        pid = pid.to(tl.int64)
+    outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
+    x_rows = x_ptr + outer * stride_xo + inner * stride_xn
+    y_rows = y_ptr + outer * stride_yo + inner * stride_yn
+    if ONE_PASS:
+        offs_k = tl.arange(0, BLOCK_K)
+        if INT64:
+            offs_k = offs_k.to(tl.int64)
+        mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+        # An all -inf row gives exp(-inf - -inf) = NaN, as in ATen.
+        e = tl.exp(x - reduce_max(x, 1)[:, None])
+        y = e / reduce_sum(e, 1)[:, None]
+        tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        run_max = tl.full([BLOCK_M, BLOCK_K], float("-inf"), COMPUTE)
+        run_sum = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
+        for k in range(0, n_red, BLOCK_K):
+            offs_k = k + tl.arange(0, BLOCK_K)
+            if INT64:
+                offs_k = offs_k.to(tl.int64)
+            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+            new_max = tl.maximum(run_max, x)
+            # A lane that has seen only -inf keeps a zero sum (exp(-inf - -inf) would be NaN).
+            shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+            run_sum = run_sum * tl.exp(run_max - shift) + tl.exp(x - shift)
+            run_max = new_max
+        row_max = reduce_max(run_max, 1)
+        # Lanes are rescaled to the row's maximum; an all -inf row makes this NaN, as in ATen.
+        denom = reduce_sum(run_sum * tl.exp(run_max - row_max[:, None]), 1)
+        for k in range(0, n_red, BLOCK_K):
+            offs_k = k + tl.arange(0, BLOCK_K)
+            if INT64:
+                offs_k = offs_k.to(tl.int64)
+            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+            y = tl.exp(x - row_max[:, None]) / denom[:, None]
+            tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _softmax_backward_kernel(
+    y_ptr, dy_ptr, dx_ptr,
+    n_rows, n_inner, n_red,
+    stride_yo, stride_yk, stride_yn,
+    stride_dyo, stride_dyk, stride_dyn,
+    stride_dxo, stride_dxk, stride_dxn,
+    COMPUTE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    """dx[o, :, n] = y * (dy - sum(dy * y)) for the BLOCK_M (o, n) rows of this program."""
+    pid = tl.program_id(0)
+    if INT64:
+        pid = pid.to(tl.int64)
+    outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
+    y_rows = y_ptr + outer * stride_yo + inner * stride_yn
+    dy_rows = dy_ptr + outer * stride_dyo + inner * stride_dyn
+    dx_rows = dx_ptr + outer * stride_dxo + inner * stride_dxn
+    if ONE_PASS:
+        offs_k = tl.arange(0, BLOCK_K)
+        if INT64:
+            offs_k = offs_k.to(tl.int64)
+        mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+        y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
+        dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
+        dot = reduce_sum(dy * y, 1)
+        dx = y * (dy - dot[:, None])
+        tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    else:
+        acc = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
+        for k in range(0, n_red, BLOCK_K):
+            offs_k = k + tl.arange(0, BLOCK_K)
+            if INT64:
+                offs_k = offs_k.to(tl.int64)
+            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
+            dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
+            acc += dy * y
+        dot = reduce_sum(acc, 1)
+        for k in range(0, n_red, BLOCK_K):
+            offs_k = k + tl.arange(0, BLOCK_K)
+            if INT64:
+                offs_k = offs_k.to(tl.int64)
+            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
+            dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
+            dx = y * (dy - dot[:, None])
+            tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+_forward_launcher = Launcher(_softmax_kernel)
+_backward_launcher = Launcher(_softmax_backward_kernel)
+
+
+# --------------------------------------------------------------------------- plans
+
+
+class SoftmaxPlan(NamedTuple):
+    dtype: torch.dtype  # the result's dtype
+    copy: bool  # inputs whose dims merge in no order are copied contiguous first
+    launch: Launch | None  # None for an empty tensor
+
+
+def _plan(tensors, dim, dtype) -> SoftmaxPlan:
+    """The launch for same-shape ``tensors`` (inputs first, then the fresh contiguous result); the
+    first one decides between the rows and cols tiles."""
+    shape = tensors[0].shape
+    if tensors[0].numel() == 0:
+        return SoftmaxPlan(dtype, False, None)
+    reduced = (dim,) if len(shape) else ()
+    strides = [t.stride() for t in tensors[:-1]] + [contiguous_strides(shape)]
+    layout = plan(shape, reduced, strides)
+    copy = layout is None
+    if copy:
+        layout = plan(shape, reduced, [contiguous_strides(shape)] * len(tensors))
+    cfg = config("softmax", layout)
+    block_m, block_k = cfg["BLOCK_M"], cfg["BLOCK_K"]
+    compute = tl.float64 if tensors[0].dtype == torch.float64 else tl.float32
+    args = (layout.n_rows, layout.n_inner, layout.n_red, *(s for per in layout.strides for s in per),
+            compute, layout.cols, layout.needs_int64(), block_k >= layout.n_red, block_m, block_k)
+    return SoftmaxPlan(dtype, copy, Launch((program_count(layout, block_m),), args, cfg["num_warps"]))
+
+
+def _check_half_to_float(x, dim):
+    """ATen's rules for half_to_float (which depend on the device, so they run before the plan cache):
+    CPU refuses the conversion; other devices take fp16 only."""
+    wrap_dim(dim, x.dim())  # a bad dim is reported first
+    if x.device.type == "cpu":
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+    if x.dtype != torch.float16:
+        raise RuntimeError("conversion is supported for Half type only")
+
+
+def _forward_plan(x, dim, half_to_float) -> SoftmaxPlan:
+    if x.dtype not in FLOATS:
+        raise Fallback(f"softmax of {x.dtype} is not handled by gems")
+    dim = wrap_dim(dim, x.dim())
+    return _plan([x, x], dim, torch.float32 if half_to_float else x.dtype)
+
+
+def _backward_plan(grad_output, output, dim, input_dtype) -> SoftmaxPlan:
+    if grad_output.shape != output.shape:
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but "
+            f"{list(grad_output.shape)} does not equal {list(output.shape)} (while checking arguments for "
+            "softmax_backward)")
+    dim = wrap_dim(dim, grad_output.dim())
+    dtype = grad_output.dtype
+    if dtype not in FLOATS or output.dtype != dtype:
+        raise Fallback(f"softmax backward of {dtype} gradients and {output.dtype} outputs is not handled by gems")
+    return _plan([output, grad_output, output], dim, input_dtype)
+
+
+def _check_backward_dtypes(grad_output, input_dtype):
+    """Gradients of another dtype than the input: only CUDA's fp32 gradients of an fp16 input compute
+    (autocast); ATen gives the others (every one on CPU) its own errors. Device-dependent, so this runs
+    before the plan cache."""
+    if grad_output.device.type == "cpu" or (grad_output.dtype, input_dtype) != (torch.float32, torch.float16):
+        raise Fallback(f"softmax backward to {input_dtype} from {grad_output.dtype} gradients is left to ATen")
+
+
+_forward_plans = PlanCache()
+_backward_plans = PlanCache()
+
+
+# --------------------------------------------------------------------------- ATen overloads
+
+
+def softmax(self, dim, half_to_float):
+    if half_to_float:
+        _check_half_to_float(self, dim)
+    key = (self.shape, self.stride(), self.dtype, dim, half_to_float)
+    p = _forward_plans.get(key) or _forward_plans.put(key, _forward_plan(self, dim, half_to_float))
+    out = torch.empty(self.shape, dtype=p.dtype, device=self.device)
+    if p.launch is not None:
+        x = self.contiguous() if p.copy else self
+        _forward_launcher(p.launch.grid, x, out, *p.launch.args, num_warps=p.launch.num_warps)
+    return out
+
+
+def softmax_backward(grad_output, output, dim, input_dtype):
+    if input_dtype != grad_output.dtype:
+        _check_backward_dtypes(grad_output, input_dtype)
+    key = (grad_output.shape, grad_output.stride(), output.shape, output.stride(), grad_output.dtype, output.dtype,
+           dim, input_dtype)
+    p = _backward_plans.get(key) or _backward_plans.put(key, _backward_plan(grad_output, output, dim, input_dtype))
+    grad_input = torch.empty(grad_output.shape, dtype=p.dtype, device=grad_output.device)
+    if p.launch is not None:
+        if p.copy:
+            output, grad_output = output.contiguous(), grad_output.contiguous()
+        _backward_launcher(p.launch.grid, output, grad_output, grad_input, *p.launch.args,
+                           num_warps=p.launch.num_warps)
+    return grad_input
+
+
+SPECS = [
+    OpSpec(
+        name="softmax", family="normalization",
+        impls={"_softmax": softmax, "_softmax_backward_data": softmax_backward},
+        call=torch.softmax,
+        samples=softmax_samples("_softmax", "_softmax_backward_data", torch.ops.aten._softmax.default,
+                                torch.ops.aten._softmax_backward_data.default),
+        dtypes=FLOATS,
+        tolerance="reduction",
+        perf=reduction_perf("softmax"),
+    ),
+]

@@ -1,0 +1,77 @@
+"""Is the gems result right? Checked before a case is timed: a wrong result is never a speedup.
+
+Two steps, with the tolerance rules of :mod:`gems.testing.compare` (vendor overrides included):
+1. on the device, every output agrees with ATen's within the operator's tolerance (exact for
+   integers and bool; NaN where ATen has NaN) -- cheap even for 64M-element outputs;
+2. otherwise the conformance comparison against a float64 oracle on CPU (tolerance or ATen-parity
+   rule) decides, so a gems result that is closer to the truth than ATen's is not called wrong.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gems.runtime import registration
+from gems.testing import compare
+from gems.testing.conformance import copy_tensor, map_tensors, oracle_dtype, tensors_of
+
+
+def load_overrides(backend) -> dict:
+    """The vendor chain's conformance_overrides.yaml entries; a vendor's own win over its base's."""
+    overrides = {}
+    for member in reversed(list(backend.chain())):
+        overrides.update(compare.load_overrides(member.directory / "conformance_overrides.yaml"))
+    return overrides
+
+
+def _tolerance(spec, sample, dtype, overrides) -> compare.Tolerance:
+    return compare.tolerance_for(spec.name, dtype, spec.tolerance, sample.reduction_size, overrides)
+
+
+def _differs_from_aten(got: torch.Tensor, want: torch.Tensor, tol: compare.Tolerance) -> str | None:
+    """Why ``got`` is not within tolerance of ATen's ``want`` (None when it is)."""
+    if got.shape != want.shape:
+        return f"shape {tuple(got.shape)} differs from ATen's {tuple(want.shape)}"
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype} differs from ATen's {want.dtype}"
+    if not got.dtype.is_floating_point:
+        return None if torch.equal(got, want) else "values differ from ATen's exact result"
+    wide = torch.float64 if got.dtype == torch.float64 else torch.float32
+    g, a = got.detach().to(wide), want.detach().to(wide)
+    same = (g == a) | (g.isnan() & a.isnan())  # equal infinities and NaN pairs
+    bad = ~(same | ((g - a).abs() <= tol.atol + tol.rtol * a.abs()))
+    count = int(bad.sum().item())
+    return f"{count} of {got.numel()} values differ from ATen's beyond rtol={tol.rtol:g} atol={tol.atol:g}" \
+        if count else None
+
+
+def check(spec, sample, gems_result, aten_result, overrides: dict) -> tuple[bool, str]:
+    """(passed, how or why not) for the outputs of one perf sample."""
+    got, want = tensors_of(gems_result), tensors_of(aten_result)
+    if len(got) != len(want):
+        return False, f"{len(got)} outputs, ATen gives {len(want)}"
+    with registration.aten_only():
+        problems = []
+        for i, (g, a) in enumerate(zip(got, want)):
+            if g.is_complex() or a.is_complex():
+                problems.append(i)
+                continue
+            why = _differs_from_aten(g, a, _tolerance(spec, sample, g.dtype, overrides))
+            if why:
+                problems.append(i)
+        if not problems:
+            return True, "agrees with ATen"
+        oracle = _oracle_outputs(spec, sample)
+        if len(oracle) != len(got):
+            return False, f"{len(got)} outputs, the oracle gives {len(oracle)}"
+        for i in problems:
+            verdict = compare.compare(got[i], oracle[i], want[i], _tolerance(spec, sample, got[i].dtype, overrides))
+            if not verdict.passed:
+                return False, f"output {i}: {verdict.message} (float64 oracle; max abs err {verdict.max_abs_err:.3g})"
+    return True, "agrees with the float64 oracle"
+
+
+def _oracle_outputs(spec, sample) -> list:
+    args = map_tensors(sample.args, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
+    kwargs = map_tensors(sample.kwargs, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
+    return tensors_of((sample.call or spec.call)(*args, **kwargs))

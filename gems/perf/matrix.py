@@ -1,0 +1,154 @@
+"""The support matrix joined with perf: operator x dtype cells with conformance status and speedup.
+
+Conformance results come from ``conformance.json`` in the same folder (``pytest conformance
+--report-dir DIR`` writes it); without it the matrix shows perf alone and says how to join.
+Outputs: support_matrix.md (the conformance Markdown with speedups added to its cells) and a
+self-contained support_matrix.html (inline CSS, no scripts, no external files).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from gems.perf.report import geomean, row_speedup
+from gems.report import conformance_report
+from gems.report.conformance_report import DTYPE_ORDER, MARKS, ReportError, cell_status, cells
+
+COLOURS = {"pass": "#d8f3dc", "fail": "#ffccd5", "fallback": "#fff3bf", "unsupported": "#e9ecef",
+           "xfail": "#ffe8cc", "xpass": "#e5dbff", None: "#ffffff"}
+
+
+def perf_cells(rows) -> dict:
+    """(op, dtype) -> (text, detail): the geometric-mean speedup of the ok cases, and any other statuses."""
+    grouped = defaultdict(list)
+    for row in rows:
+        grouped[row["op"], row["dtype"]].append(row)
+    result = {}
+    for key, group in grouped.items():
+        speedup = geomean([row_speedup(r) for r in group])
+        others = Counter(r["status"] for r in group if r["status"] != "ok")
+        parts = [f"{speedup:.3g}x"] if speedup else []
+        parts += [f"perf {status}" + (f" ×{n}" if n > 1 else "") for status, n in sorted(others.items())]
+        detail = "; ".join(f"{r['shape'] or '-'}: {r['status']}" + (f" {row_speedup(r):.3g}x" if row_speedup(r) else "")
+                           + (f" ({r['reason']})" if r["status"] != "ok" and r["reason"] else "") for r in group)
+        result[key] = (" ".join(parts), speedup, detail)
+    return result
+
+
+def _load_conformance(out: Path, vendor: str):
+    """(report or None, note for the reader)."""
+    path = Path(out) / "conformance.json"
+    if not path.is_file():
+        return None, (f"No conformance.json in {out}: this matrix shows perf only. Run `pytest conformance "
+                      f"--vendor {vendor} --report-dir {out}` and then gems-perf again to join both.")
+    try:
+        report = conformance_report.load(path)
+    except ReportError as exc:
+        return None, f"Conformance results not joined: {exc}"
+    if report["vendor"] != vendor:
+        return None, f"Conformance results not joined: {path} is for vendor {report['vendor']!r}, not {vendor!r}."
+    return report, f"Conformance: {report['mode']} mode, {report['date']}; perf: see perf_summary.md."
+
+
+def _order(dtypes) -> list[str]:
+    return [d for d in DTYPE_ORDER if d in dtypes] + sorted(set(dtypes) - set(DTYPE_ORDER))
+
+
+def markdown(run, report, note: str, perf: dict) -> str:
+    speed = "Speedups are geometric means over the perf cases of the cell (see perf_summary.md for the rule)."
+    if report is not None:
+        text = conformance_report.matrix_markdown(report, extra={k: v[0] for k, v in perf.items() if v[0]})
+        conf_cells = set(cells(report))
+        missing = sorted(k for k in perf if k not in conf_cells)
+        text += f"\n{speed} {note}\n"
+        if missing:
+            text += ("\n## Perf cases without conformance results\n\n| operator | dtype | perf |\n|---|---|---|\n"
+                     + "".join(f"| {op} | {dtype} | {perf[op, dtype][0]} |\n" for op, dtype in missing))
+        return text
+    env = run.env
+    ops = sorted({op for op, _ in perf})
+    dtypes = _order({d for _, d in perf})
+    lines = [f"# Support matrix: {env['vendor']} (perf only)", "",
+             f"Device: {env['device']}; torch {env['torch']}; triton {env['triton']}; {env['date']}.", "",
+             note, "", speed, "",
+             "| operator | " + " | ".join(dtypes) + " |", "|---|" + "---|" * len(dtypes)]
+    for op in ops:
+        lines.append(f"| {op} | " + " | ".join(perf.get((op, d), ("",))[0] for d in dtypes) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #212529; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #ced4da; padding: 0.3em 0.6em; text-align: center; white-space: nowrap; }
+th { background: #f1f3f5; position: sticky; top: 0; }
+td.op { text-align: left; font-family: monospace; }
+.fast { color: #2b8a3e; font-weight: 600; }
+.slow { color: #c92a2a; font-weight: 600; }
+.legend span { display: inline-block; padding: 0.1em 0.5em; margin-right: 0.4em; border: 1px solid #ced4da; }
+"""
+
+
+def _html_cell(conf: Counter | None, perf_entry) -> str:
+    status = cell_status(conf) if conf else None
+    parts, tips = [], []
+    if conf:
+        total = sum(conf.values())
+        mark = MARKS[status] if status == "unsupported" else f"{MARKS[status]} {conf['pass']}/{total}"
+        parts.append(html.escape(mark))
+        tips.append("conformance: " + ", ".join(f"{n} {s}" for s, n in sorted(conf.items())))
+    if perf_entry:
+        text, speedup, detail = perf_entry
+        css = "" if speedup is None else ("fast" if speedup >= 1.0 else "slow")
+        parts.append(f'<span class="{css}">{html.escape(text)}</span>')
+        tips.append("perf: " + detail)
+    title = html.escape(" | ".join(tips), quote=True)
+    return f'<td style="background:{COLOURS[status]}" title="{title}">{"<br>".join(parts)}</td>'
+
+
+def html_page(run, report, note: str, perf: dict) -> str:
+    env = run.env
+    conf = cells(report) if report is not None else {}
+    keys = set(conf) | set(perf)
+    ops = sorted({op for op, _ in keys})
+    dtypes = _order({d for _, d in keys})
+    head = "".join(f"<th>{html.escape(d)}</th>" for d in dtypes)
+    body = []
+    for op in ops:
+        tds = "".join(_html_cell(conf.get((op, d)), perf.get((op, d))) if (op, d) in keys else "<td></td>"
+                      for d in dtypes)
+        body.append(f'<tr><td class="op">{html.escape(op)}</td>{tds}</tr>')
+    legend = "".join(f'<span style="background:{COLOURS[s]}">{html.escape(MARKS[s])} {s}</span>'
+                     for s in ("pass", "fail", "fallback", "xfail", "xpass", "unsupported"))
+    summary = html.escape(conformance_report.summary_line(report)) if report is not None else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>gems support matrix: {html.escape(env['vendor'])}</title>
+<style>{_CSS}</style></head>
+<body>
+<h1>Support matrix: {html.escape(env['vendor'])}</h1>
+<p>Device: {html.escape(str(env['device']))}; driver: {html.escape(str(env.get('driver') or 'n/a'))};
+torch {html.escape(env['torch'])}; triton {html.escape(env['triton'])}; perf {html.escape(run.suite)} suite,
+{html.escape(env['date'])}.</p>
+<p>{html.escape(note)}</p>
+<p>{summary}</p>
+<p class="legend">{legend}</p>
+<p>Each cell: conformance cases passed / run, then the geometric-mean speedup over ATen
+(<span class="fast">green</span>: gems faster, <span class="slow">red</span>: slower) or the perf status.
+Hover a cell for details.</p>
+<table>
+<thead><tr><th>operator</th>{head}</tr></thead>
+<tbody>
+{chr(10).join(body)}
+</tbody></table>
+</body></html>
+"""
+
+
+def render(run, out: Path) -> dict[str, str]:
+    report, note = _load_conformance(out, run.env["vendor"])
+    perf = perf_cells(run.rows)
+    return {"support_matrix.md": markdown(run, report, note, perf),
+            "support_matrix.html": html_page(run, report, note, perf)}

@@ -1,0 +1,179 @@
+"""perf.csv (one row per case, fixed columns) and perf_summary.md (geometric means, slow operators, problems)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from pathlib import Path
+
+# Fixed: the CI gate reads these names. Add a column only together with the gate.
+COLUMNS = (
+    "vendor", "device", "driver", "torch", "triton", "date", "timer", "flush",
+    "op", "family", "dtype", "shape", "size_class", "status", "reason",
+    "aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms", "gems_p80_ms",
+    "speedup", "gbps", "tflops", "pct_copy_bw",
+    "aten_percall_us", "gems_percall_us", "percall_ratio", "first_call_ms",
+)
+SPEEDUP_RULE = (
+    "A case's speedup is ATen's time divided by gems' (above 1: gems is faster). For a *large* shape it "
+    "is kernel time, from the timer named above (on a GPU, `triton.testing.do_bench` with the L2 cache "
+    "flushed before each call): the `speedup` column, aten_ms / gems_ms, medians. For a *small* shape "
+    "it is per-call time: N calls back to back, one synchronize at the end, so host overhead counts "
+    "(aten_percall_us / gems_percall_us, i.e. 1 / percall_ratio), because do_bench's flush hides host "
+    "time shorter than the flush. Aggregates are geometric means of these per-case speedups over the "
+    "cases with status `ok`; a case whose output differs from ATen's (`mismatch`) or that ran ATen's "
+    "kernel (`fallback`) never counts as a speedup."
+)
+
+
+def _number(value) -> float | None:
+    if value is None or value == "":
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def row_speedup(row: dict) -> float | None:
+    """The speedup a case contributes to aggregates (works on runner rows and on rows read from perf.csv)."""
+    if row.get("status") != "ok":
+        return None
+    if row.get("size_class") == "small":
+        aten, mine = _number(row.get("aten_percall_us")), _number(row.get("gems_percall_us"))
+        if aten and mine:
+            return aten / mine
+    return _number(row.get("speedup"))
+
+
+def geomean(values) -> float | None:
+    values = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.6g}"
+    return str(value)
+
+
+def csv_text(rows) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _cell(row.get(c)) for c in COLUMNS})
+    return buffer.getvalue()
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _write(path: Path, data) -> Path:
+    """Write through a temporary file so that no half-written report is ever left behind."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    tmp.replace(path)
+    return path
+
+
+def _fmt(x, suffix="x") -> str:
+    return f"{x:.4g}{suffix}" if x is not None else "n/a"
+
+
+def aggregates(rows) -> dict:
+    """Geometric-mean speedups: overall and by operator, family and dtype (rows with status ok)."""
+    groups = {"op": defaultdict(list), "family": defaultdict(list), "dtype": defaultdict(list)}
+    overall = []
+    for row in rows:
+        speedup = row_speedup(row)
+        if speedup is None:
+            continue
+        overall.append(speedup)
+        for key, table in groups.items():
+            table[row[key]].append(speedup)
+    result = {"overall": geomean(overall), "cases": len(overall)}
+    for key, table in groups.items():
+        result[key] = {name: (geomean(v), len(v), min(v), max(v)) for name, v in sorted(table.items())}
+    return result
+
+
+def summary_markdown(run, charts=()) -> str:
+    from gems.perf.runner import STATUSES
+
+    env, rows = run.env, run.rows
+    agg = aggregates(rows)
+    counts = run.counts()
+    families = {r["op"]: r["family"] for r in rows}
+    best_gbps = defaultdict(float)
+    for row in rows:
+        if row_speedup(row) is not None and row.get("gbps"):
+            best_gbps[row["op"]] = max(best_gbps[row["op"]], float(row["gbps"]))
+    lines = [
+        f"# Perf summary: {env['vendor']}",
+        "",
+        f"Device: {env['device']}; driver: {env.get('driver') or 'n/a'}; torch {env['torch']}; "
+        f"triton {env['triton']}; {env['date']}.",
+        f"Suite: {run.suite}. Timer: {env['timer']}; cache flush: {env['flush']}; "
+        f"{run.plan.rounds} alternating ATen/gems rounds for kernel time, {run.plan.percall_rounds} for per-call time.",
+        "Copy bandwidth (device-to-device `copy_`, bytes read + written, measured in this run): "
+        + (f"{run.copy_gbps:.1f} GB/s." if run.copy_gbps else "not measured."),
+        "",
+    ]
+    if env["vendor"] == "interpreter" or env["timer"] == "wall-clock":
+        lines += ["> These are wall-clock times of the Triton interpreter on CPU (ATen on one thread, like the "
+                  "interpreter): they show that the pipeline works and say nothing about kernel speed.", ""]
+    lines += [
+        f"Overall geometric-mean speedup: **{_fmt(agg['overall'])}** over {agg['cases']} cases with status ok "
+        f"(of {len(rows)}).",
+        "",
+        "How to read: " + SPEEDUP_RULE,
+        "",
+        "## Cases by status",
+        "",
+        "| " + " | ".join(STATUSES) + " |",
+        "|" + "---|" * len(STATUSES),
+        "| " + " | ".join(str(counts[s]) for s in STATUSES) + " |",
+        "",
+    ]
+    for key, title in (("family", "family"), ("dtype", "dtype")):
+        lines += [f"## Speedup by {title}", "", f"| {title} | cases ok | geomean speedup |", "|---|---|---|"]
+        lines += [f"| {name} | {n} | {_fmt(g)} |" for name, (g, n, _, _) in agg[key].items()]
+        lines.append("")
+    lines += ["## Speedup by operator", "",
+              "| operator | family | cases ok | geomean speedup | min | max | best GB/s | best % of copy |",
+              "|---|---|---|---|---|---|---|---|"]
+    for op, (g, n, lo, hi) in sorted(agg["op"].items(), key=lambda item: item[1][0]):
+        gbps = best_gbps.get(op)
+        pct = f"{100 * gbps / run.copy_gbps:.3g}%" if gbps and run.copy_gbps else ""
+        lines.append(f"| {op} | {families[op]} | {n} | {_fmt(g)} | {_fmt(lo)} | {_fmt(hi)} | "
+                     f"{f'{gbps:.4g}' if gbps else ''} | {pct} |")
+    slower = [(op, g) for op, (g, _, _, _) in agg["op"].items() if g is not None and g < 1.0]
+    lines += ["", f"## Operators slower than ATen ({len(slower)})", ""]
+    lines += [f"- {op}: {_fmt(g)}" for op, g in sorted(slower, key=lambda item: item[1])] or ["None."]
+    problems = [r for r in rows if r["status"] != "ok"]
+    if problems:
+        lines += ["", f"## Cases not timed ({len(problems)})", "", "| operator | dtype | shape | status | reason |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {r['op']} | {r['dtype']} | {r['shape']} | {r['status']} | "
+                  f"{str(r['reason']).replace('|', '/')} |" for r in problems]
+    if charts:
+        lines += ["", "## Charts", ""] + [f"![{p.stem}]({p.name})" for p in charts]
+    return "\n".join(lines) + "\n"
+
+
+def write_all(run, out: Path) -> list[Path]:
+    """perf.csv, the charts, perf_summary.md and the support matrix, in ``out``."""
+    from gems.perf import charts, matrix
+
+    out = Path(out)
+    written = [_write(out / "perf.csv", csv_text(run.rows))]
+    chart_paths = [_write(out / name, png) for name, png in charts.render(run).items()]
+    written += chart_paths
+    written.append(_write(out / "perf_summary.md", summary_markdown(run, chart_paths)))
+    written += [_write(out / name, text) for name, text in matrix.render(run, out).items()]
+    return written

@@ -1,0 +1,20 @@
+"""gems-scaffold: a new vendor backend from vendor_template/ in one command.
+
+    gems-scaffold --vendor acme --base interpreter --device-name cpu
+    python -m gems.scaffold --vendor acme --dry-run
+
+See docs/adding_a_backend.md; the API is :func:`plan` (check and render) and :func:`write`.
+"""
+
+from gems.scaffold.core import (
+    BUILTIN_VENDORS,
+    MARKER,
+    TEMPLATES,
+    Plan,
+    ScaffoldError,
+    plan,
+    scaffold,
+    write,
+)
+
+__all__ = ["BUILTIN_VENDORS", "MARKER", "TEMPLATES", "Plan", "ScaffoldError", "plan", "scaffold", "write"]

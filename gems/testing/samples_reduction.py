@@ -1,0 +1,339 @@
+"""Sample generators for reductions (``op(x)``, ``op(x, dim, keepdim, dtype=)``) and softmax-like
+operators (``op(x, dim)`` with a backward), with the signature ``samples(dtype, device, quick)``.
+
+Variant names follow gems.testing.samples (contiguous, noncontiguous-transposed, noncontiguous-strided,
+0d, empty, special-values, out, grad) plus the reduction's own axes: each dim (negative ones too),
+keepdim, multiple dims, full reduction, the dtype= argument, long reductions that need more than one
+block (split or looped kernels), and error cases whose ATen exception gems must raise too.
+``Sample.reduction_size`` is the number of elements combined into each output value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from gems.spec import PerfSpec, Sample
+from gems.testing.perf_inputs import tensor_bytes
+from gems.testing.samples import _with_out, make_tensor, shape_for, strided, transposed
+
+# Odd sizes so that masks run.
+QUICK_3D, FULL_3D = (3, 5, 7), (7, 129, 255)
+# Longer than one block of the interpreter vendor's "reduction" heuristics (4096), so quick mode runs
+# the split (two-pass) sum; the full length is a 4M-element vector.
+QUICK_LONG, FULL_LONG = 10007, (1 << 22) + 3
+# Softmax rows longer than the one-pass limit of the interpreter (4096) and nvidia (16384) heuristics.
+QUICK_LONG_ROW, FULL_LONG_ROW = 5003, 40003
+
+
+def _other_float(dtype: torch.dtype) -> torch.dtype:
+    """A floating dtype other than ``dtype``."""
+    return torch.float64 if dtype == torch.float32 else torch.float32
+
+
+def _lower_float(dtype: torch.dtype) -> torch.dtype:
+    return torch.bfloat16 if dtype == torch.float16 else torch.float16
+
+
+def _wider_float(dtype: torch.dtype) -> torch.dtype:
+    """A floating dtype at least as precise as ``dtype`` (fp16/bf16 -> fp32 -> fp64)."""
+    return {torch.float32: torch.float64, torch.float64: torch.float64}.get(dtype, torch.float32)
+
+
+def _integer_valued(shape, dtype, device):
+    """Small integers (|x| <= 4) in ``dtype``: sums of a few hundred are exact in every float dtype's
+    accumulator, so a result of another precision (dtype=) is exact too. Its rounding is then the same
+    in gems, ATen and the oracle, whatever tolerance the case dtype brings."""
+    values = make_tensor(shape, dtype, device)
+    return values.round() if dtype.is_floating_point else values
+
+
+def _on(values: torch.Tensor, device) -> torch.Tensor:
+    """``values`` on ``device``; on the meta device (listing cases) only its shape and dtype."""
+    if str(device) == "meta":
+        return torch.empty(values.shape, dtype=values.dtype, device="meta")
+    return values.to(device)
+
+
+def special_rows(dtype, device):
+    """Rows that each reduce to a special result: NaN, +-inf, inf - inf, signed zeros, huge values that
+    cancel, denormal-scale values; for integers the extremes (an int64 row wraps, as in ATen)."""
+    if dtype == torch.bool:
+        return _on(torch.tensor([[True, False], [False, False]]), device)
+    if not dtype.is_floating_point:
+        info = torch.iinfo(dtype)
+        rows = [[info.min, info.max, 0], [info.max - 1, 1, info.min], [info.max, 1, 0]]
+        return _on(torch.tensor(rows, dtype=dtype), device)
+    info = torch.finfo(dtype)
+    inf, nan, big = math.inf, math.nan, info.max / 4
+    rows = [[nan, 1, 2, 3], [inf, 1, 2, 3], [-inf, 1, 2, 3], [inf, -inf, 0, 0], [-0.0, -0.0, -0.0, -0.0],
+            [big, big, -big, 0], [info.tiny, -info.tiny, info.eps, 1.0], [1e3, -1e3, 0.5, -2.5]]
+    return _on(torch.tensor(rows, dtype=torch.float64).to(dtype), device)
+
+
+def _sliced(shape, dtype, device):
+    """A (a, b, c) view of an (a, 2b, c) tensor: its first two dims do not merge into one."""
+    a, b, c = shape
+    return make_tensor((a, 2 * b, c), dtype, device)[:, :b]
+
+
+def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None, dtype_arg=False, grad=False):
+    """Samples for ``op(x)`` and ``op(x, dim, keepdim=, dtype=)`` (sum, mean, prod...).
+
+    full, dim: the ATen overloads the whole-tensor and the per-dim calls reach (``"sum"``,
+    ``"sum.dim_IntList"``); out: the per-dim ``out=`` overload; full_out: (overload name, OpOverload) of a
+    whole-tensor ``out=`` overload that ``torch.<op>`` cannot reach; result_dtype: the result dtype for an
+    input dtype (default: the same); dtype_arg: the operator takes ``dtype=``; grad: check the gradient.
+    """
+    result_dtype = result_dtype or (lambda d: d)
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        shape3 = QUICK_3D if quick else FULL_3D
+        long = QUICK_LONG if quick else FULL_LONG
+        make = lambda s: make_tensor(s, dtype, device)
+        exact = lambda s: _integer_valued(s, dtype, device)
+        numel, numel3 = rows * cols, math.prod(shape3)
+
+        def case(variant, args, size, kwargs=None, expects=dim, **extra):
+            return Sample(variant, args, dict(kwargs or {}), expects=expects, reduction_size=size, **extra)
+
+        cases = [
+            case("contiguous", (make(shape), 1), cols),
+            case("dim0", (make(shape), 0), rows),
+            case("dim-1", (make(shape), -1), cols),
+            case("dim-2", (make(shape), -2), rows),
+            case("noncontiguous-transposed", (transposed(shape, dtype, device), 1), cols),
+            case("noncontiguous-transposed-dim0", (transposed(shape, dtype, device), 0), rows),
+            case("noncontiguous-strided", (strided(shape, dtype, device), 1), cols),
+            case("noncontiguous-strided-dim0", (strided(shape, dtype, device), 0), rows),
+            case("noncontiguous-expanded", (make((rows, 1)), 1), cols, call=_Expanded(op, cols)),
+            case("noncontiguous-permuted", (make(shape3).permute(2, 0, 1), (0, 2)), shape3[0] * shape3[2]),
+            case("noncontiguous-sliced", (_sliced(shape3, dtype, device), -1), shape3[2]),
+            case("noncontiguous-sliced-dim1", (_sliced(shape3, dtype, device), 1), shape3[1]),
+            case("3d-dim0", (make(shape3), 0), shape3[0]),
+            case("3d-dim1", (make(shape3), 1), shape3[1]),
+            case("3d-dim2", (make(shape3), 2), shape3[2]),
+            case("3d-dim-3", (make(shape3), -3), shape3[0]),
+            case("keepdim", (make(shape3), 1), shape3[1], {"keepdim": True}),
+            case("multiple-dims", (make(shape3), (0, 2)), shape3[0] * shape3[2]),
+            case("multiple-dims-adjacent", (make(shape3), (1, 2)), shape3[1] * shape3[2]),
+            case("multiple-dims-negative-keepdim", (make(shape3), (-1, 0)), shape3[0] * shape3[2],
+                 {"keepdim": True}),
+            case("full", (make(shape),), numel, expects=full),
+            case("full-3d-transposed", (make(shape3).transpose(0, 2),), numel3, expects=full),
+            case("full-dim-none", (make(shape), None), numel),
+            case("full-dim-empty-list", (make(shape), []), numel),
+            case("full-keepdim", (make(shape3), None), numel3, {"keepdim": True}),
+            case("long-full", (make((long,)),), long, expects=full),
+            case("long-dim-last", (make((2, long)), 1), long),
+            case("long-dim-middle", (make((2, long, 3)), 1), long),
+            case("0d", (make(()),), 1, expects=full),
+            case("0d-dim", (make(()), 0), 1),
+            case("0d-dim-negative-keepdim", (make(()), -1), 1, {"keepdim": True}),
+            case("empty", (make((0, cols)), 0), 1),
+            case("empty-kept", (make((0, cols)), 1), cols),
+            case("empty-full", (make((0, cols)),), 1, expects=full),
+            case("special-values", (special_rows(dtype, device), 1), 4),
+            case("special-values-dim0", (special_rows(dtype, device), 0), 8),
+            case("error-dim-out-of-range", (make(shape), 2), 1),
+            case("error-dim-repeated", (make(shape), (1, -1)), 1),
+        ]
+        if dtype_arg:
+            cases += [
+                case("dtype-float", (exact(shape), 1), cols, {"dtype": _other_float(dtype)}),
+                case("dtype-lower", (exact(shape), 1), cols, {"dtype": _lower_float(dtype)}),
+                case("dtype-int32", (make(shape), 1), cols, {"dtype": torch.int32}),
+                case("dtype-bool", (make(shape), 1), cols, {"dtype": torch.bool}),
+                case("dtype-wider", (make(shape), 1), cols, {"dtype": _wider_float(dtype)}),
+                case("dtype-full", (exact(shape),), numel, {"dtype": _other_float(dtype)}, expects=full),
+            ]
+        if out:
+            cases += [
+                case("out", (make(shape), 1), cols, expects=out, call=_with_out),
+                case("out-noncontiguous", (make(shape3), 1), shape3[1], expects=out,
+                     call=_OutCall(op, result_dtype, strided=True)),
+                # A split reduction whose second pass writes through out's stride.
+                case("out-noncontiguous-long", (make((2, long)), 1), long, expects=out,
+                     call=_OutCall(op, result_dtype, strided=True)),
+            ]
+            if dtype_arg:
+                # dtype= and out's dtype must agree (RuntimeError in ATen).
+                cases.append(case("error-out-dtype-mismatch", (make(shape), 1), cols, {"dtype": _other_float(dtype)},
+                                  expects=out, call=_OutCall(op, result_dtype)))
+        if full_out:
+            overload, overload_op = full_out
+            cases.append(case("full-out", (make(shape),), numel, expects=overload,
+                              call=_OutCall(overload_op, result_dtype)))
+        if grad and dtype.is_floating_point:
+            cases.append(case("grad", (make(shape).requires_grad_(), 1), cols, grad=True))
+        return cases
+
+    return samples
+
+
+class _Expanded:
+    """``op(x.expand(rows, cols), ...)``: a stride-0 input. The expansion happens inside the call because
+    the conformance runner copies sample tensors stride for stride, which an overlapping view cannot take."""
+
+    def __init__(self, op, cols):
+        self.op, self.cols = op, cols
+
+    def __repr__(self):
+        return f"{self.op}(x.expand(-1, {self.cols}), ...)"
+
+    def __call__(self, x, *args, **kwargs):
+        return self.op(x.expand(x.shape[0], self.cols), *args, **kwargs)
+
+
+class _OutCall:
+    """``op(x, *args, out=t, **kwargs)`` with a fresh ``t`` of the result dtype for ``x`` (so the float64
+    oracle copies get a float64 ``t``); strided: ``t`` is every other column of a wider tensor."""
+
+    def __init__(self, op, result_dtype, strided=False):
+        self.op, self.result_dtype, self.strided = op, result_dtype, strided
+
+    def __repr__(self):
+        return f"out=({'strided ' if self.strided else ''}{self.op})"
+
+    def __call__(self, x, *args, **kwargs):
+        dtype = self.result_dtype(x.dtype)
+        if not self.strided:
+            return self.op(x, *args, **kwargs, out=torch.empty(0, dtype=dtype, device=x.device))
+        shape = list(self.op(torch.empty_like(x, device="meta"), *args, **kwargs).shape)
+        out = torch.empty(shape[:-1] + [shape[-1] * 2], dtype=dtype, device=x.device)[..., ::2]
+        result = self.op(x, *args, **kwargs, out=out)
+        if result.data_ptr() != out.data_ptr():
+            raise AssertionError("an out= call must return its out tensor")
+        return result
+
+
+def softmax_special_rows(dtype, device, length=6):
+    """Rows with an all -inf row (NaN, as ATen), -inf entries, +inf (NaN), NaN, large spreads, ties."""
+    info = torch.finfo(dtype)
+    inf, nan = math.inf, math.nan
+    pad = lambda row: (row + [0.0] * length)[:length]
+    rows = [[-inf] * length, pad([-inf, 0.0, 1.0, -inf, 2.0]), pad([inf, 1.0, 2.0]), pad([nan, 1.0, 2.0]),
+            pad([1e3, -1e3, 0.0, 5.0, 1.0]), pad([info.max / 4, -info.max / 4, 0.0]), [1.0] * length]
+    return _on(torch.tensor(rows, dtype=torch.float64).to(dtype), device)
+
+
+def _long_special_rows(dtype, device, length):
+    """Long rows for the looped (online) kernels: the first half -inf, all -inf, a maximum that grows
+    from one block to the next, and a +inf in the last block."""
+    rows = torch.rand((4, length), dtype=torch.float64) * 8 - 4
+    rows[0, : length // 2] = -math.inf
+    rows[1] = -math.inf
+    rows[2] = torch.linspace(-60, 60, length, dtype=torch.float64)
+    rows[3, -1] = math.inf
+    return _on(rows.to(dtype), device)
+
+
+class _HalfToFloat:
+    """``_softmax(x, dim, half_to_float=True)``. The float64 oracle copy (CPU, where ATen refuses
+    half_to_float) gets the plain softmax instead; its result is compared in the fp32 the op returns."""
+
+    def __init__(self, op, dtype):
+        self.op, self.dtype = op, dtype
+
+    def __repr__(self):
+        return f"{self.op}(half_to_float=True)"
+
+    def __call__(self, x, dim):
+        if x.dtype != self.dtype:
+            return torch.softmax(x, dim)
+        return self.op(x, dim, True)
+
+
+def softmax_samples(forward, backward, forward_op, backward_op):
+    """Samples for ``call(x, dim)`` softmax-like operators (softmax, log_softmax).
+
+    forward, backward: the ATen overload names (``"_softmax"``, ``"_softmax_backward_data"``);
+    forward_op, backward_op: their OpOverloads, for the variants that call them directly
+    (``half_to_float``, a backward with inputs of other strides).
+    """
+    both = (forward, backward)
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        shape3 = QUICK_3D if quick else FULL_3D
+        long_row = QUICK_LONG_ROW if quick else FULL_LONG_ROW
+        make = lambda s: make_tensor(s, dtype, device)
+        grad = lambda t: t.requires_grad_()
+
+        def case(variant, args, size, kwargs=None, expects=forward, **extra):
+            return Sample(variant, args, dict(kwargs or {}), expects=expects, reduction_size=size, **extra)
+
+        permuted = make((2, 3, 4, 5)).permute(3, 1, 0, 2)  # its kept dims merge in no order: copied
+        specials = softmax_special_rows(dtype, device)
+        cases = [
+            case("contiguous", (make(shape), -1), cols),
+            case("dim0", (make(shape), 0), rows),
+            case("dim1", (make(shape), 1), cols),
+            case("dim-2", (make(shape), -2), rows),
+            case("noncontiguous-transposed", (transposed(shape, dtype, device), -1), cols),
+            case("noncontiguous-transposed-dim0", (transposed(shape, dtype, device), 0), rows),
+            case("noncontiguous-strided", (strided(shape, dtype, device), -1), cols),
+            case("noncontiguous-strided-dim0", (strided(shape, dtype, device), 0), rows),
+            case("noncontiguous-permuted", (permuted, 1), 3),
+            case("noncontiguous-sliced", (_sliced(shape3, dtype, device), -1), shape3[2]),
+            case("noncontiguous-sliced-dim1", (_sliced(shape3, dtype, device), 1), shape3[1]),
+            case("3d-dim0", (make(shape3), 0), shape3[0]),
+            case("3d-dim1", (make(shape3), 1), shape3[1]),
+            case("3d-dim2", (make(shape3), 2), shape3[2]),
+            case("3d-dim-3", (make(shape3), -3), shape3[0]),
+            case("long-rows", (make((3, long_row)), -1), long_row),
+            case("long-rows-dim0", (make((long_row, 3)), 0), long_row),
+            case("size-one-dim", (make((rows, 1)), 1), 1),
+            case("0d", (make(()), 0), 1),
+            case("0d-dim-negative", (make(()), -1), 1),
+            case("empty", (make((0, cols)), -1), cols),
+            case("empty-reduced-dim", (make((rows, 0)), 1), 1),
+            case("special-values", (specials, -1), specials.shape[-1]),
+            # Contiguous (length, rows) copies: the softmax dim is strided, so the "cols" kernels see them.
+            case("special-values-dim0", (specials.t().contiguous(), 0), specials.shape[-1]),
+            case("special-values-long", (_long_special_rows(dtype, device, long_row), -1), long_row),
+            case("special-values-long-dim0", (_long_special_rows(dtype, device, long_row).t().contiguous(), 0),
+                 long_row),
+            case("dtype-arg", (make(shape), -1), cols, {"dtype": _wider_float(dtype)}),
+            # ATen: on CPU half_to_float raises; on CUDA it needs fp16 input and returns fp32.
+            case("half-to-float", (make(shape), -1), cols, call=_HalfToFloat(forward_op, dtype)),
+            case("error-dim-out-of-range", (make(shape), 2), 1),
+        ]
+        g_shape = make(shape[::-1]).t()
+        y = torch.softmax(make(shape), -1)
+        cases += [
+            case("grad", (grad(make(shape)), -1), cols, expects=both, grad=True),
+            case("grad-dim0", (grad(make(shape)), 0), rows, expects=both, grad=True),
+            case("grad-3d-dim1", (grad(make(shape3)), 1), shape3[1], expects=both, grad=True),
+            case("grad-long-rows", (grad(make((3, long_row))), -1), long_row, expects=both, grad=True),
+            case("grad-long-rows-dim0", (grad(make((long_row, 3))), 0), long_row, expects=both, grad=True),
+            case("grad-0d", (grad(make(())), 0), 1, expects=both, grad=True),
+            case("backward-noncontiguous", (g_shape, y, -1, dtype), cols, expects=backward, call=backward_op),
+            case("backward-empty", (make((0, cols)), make((0, cols)), -1, dtype), cols, expects=backward,
+                 call=backward_op),
+            case("error-backward-shape-mismatch", (make(shape), make((rows, cols - 1)), -1, dtype), 1,
+                 expects=backward, call=backward_op),
+        ]
+        if dtype == torch.float16:
+            # fp32 gradients of an fp16 input (autocast training): CUDA computes, CPU raises.
+            f32 = lambda s: make_tensor(s, torch.float32, device)
+            cases.append(case("backward-half-to-float", (f32(shape), torch.softmax(f32(shape), -1), -1, dtype),
+                              cols, expects=backward, call=backward_op))
+        return cases
+
+    return samples
+
+
+def reduction_perf(shapes: str) -> PerfSpec:
+    """A (rows, cols) input reduced over its last dim; bytes = the input read + the output written."""
+
+    def inputs(shape, dtype, device):
+        return Sample("perf", (make_tensor(shape, dtype, device), -1), reduction_size=shape[-1])
+
+    def bytes_moved(sample, result):
+        outputs = result if isinstance(result, tuple) else (result,)
+        return tensor_bytes(sample.args[0], *outputs)
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=bytes_moved)

@@ -1,0 +1,350 @@
+"""gems-perf: the quick suite end to end on the interpreter vendor, and the runner's handling of bad cases.
+
+The end-to-end run is one subprocess (``python -m gems.perf --quick``); its outputs are checked by
+content, never by timing. The other tests drive the runner in-process with small fake operators.
+"""
+
+import csv
+import importlib.metadata
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+import gems
+from gems.perf import __main__ as cli
+from gems.perf import runner, shapes, timing
+from gems.perf.report import aggregates, row_speedup, summary_markdown
+from gems.report import conformance_report, environment
+from gems.runtime import registration, selection
+from gems.runtime.vendor import Autograd, Capabilities
+from gems.spec import OpSpec, PerfSpec, Sample
+
+# Module fixtures build real runs; one xdist worker takes the whole module (--dist loadgroup).
+pytestmark = pytest.mark.xdist_group("perf")
+
+
+# The contract with the CI gate: exactly these columns, in this order.
+EXPECTED_COLUMNS = [
+    "vendor", "device", "driver", "torch", "triton", "date", "timer", "flush", "op", "family", "dtype", "shape",
+    "size_class", "status", "reason", "aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms",
+    "gems_p80_ms", "speedup", "gbps", "tflops", "pct_copy_bw", "aten_percall_us", "gems_percall_us",
+    "percall_ratio", "first_call_ms",
+]
+STATUSES = {"ok", "mismatch", "fallback", "unsupported", "no-perf", "oom", "error"}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------- the quick suite, end to end
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("perf")
+    # A conformance result in the same folder: the support matrix must join it.
+    interpreter = selection.load_backend("interpreter")  # loaded, not activated: only its description
+    case = {"id": "add::float32::contiguous", "op": "add", "dtype": "float32", "variant": "contiguous",
+            "status": "pass", "message": ""}
+    report = conformance_report.build(environment.environment(interpreter), "quick", {"add": 1}, [case])
+    (out / "conformance.json").write_text(json.dumps(report))
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    proc = subprocess.run([sys.executable, "-m", "gems.perf", "--quick", "--out", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    with open(out / "perf.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+        handle.seek(0)
+        header = next(csv.reader(handle))
+    return SimpleNamespace(out=out, proc=proc, rows=rows, header=header)
+
+
+def test_quick_run_succeeds_and_writes_every_output(quick_run):
+    assert quick_run.proc.returncode == 0, quick_run.proc.stderr[-3000:]
+    for name in ("perf.csv", "perf_summary.md", "speedup_by_op.png", "bandwidth.png", "support_matrix.md",
+                 "support_matrix.html"):
+        assert (quick_run.out / name).is_file(), name
+        assert f"wrote {quick_run.out / name}" in quick_run.proc.stdout
+    assert re.search(r"\[[#.]+\] \d+/\d+", quick_run.proc.stderr), "no progress bar on stderr"
+
+
+def test_csv_has_the_fixed_columns_and_sane_rows(quick_run):
+    assert quick_run.header == EXPECTED_COLUMNS
+    rows = quick_run.rows
+    declared = {s.name for s in gems.ops.all_specs() if s.perf is not None}
+    assert {r["op"] for r in rows} >= declared
+    for row in rows:
+        assert row["status"] in STATUSES
+        assert row["vendor"] == "interpreter" and row["timer"] == "wall-clock" and row["flush"] == "none"
+        assert row["torch"] == torch.__version__ and row["date"]
+        if row["status"] != "ok":
+            assert row["reason"] and row["speedup"] == ""
+            continue
+        for column in ("aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms", "gems_p80_ms", "speedup",
+                       "gbps", "pct_copy_bw", "first_call_ms"):
+            assert float(row[column]) > 0, (row["op"], column)
+        assert float(row["gems_p20_ms"]) <= float(row["gems_ms"]) <= float(row["gems_p80_ms"])
+        assert math.isclose(float(row["speedup"]), float(row["aten_ms"]) / float(row["gems_ms"]), rel_tol=1e-4)
+        if row["size_class"] == "small":
+            ratio = float(row["gems_percall_us"]) / float(row["aten_percall_us"])
+            assert math.isclose(float(row["percall_ratio"]), ratio, rel_tol=1e-4)
+        else:
+            assert row["size_class"] == "large" and row["percall_ratio"] == ""
+    assert {r["size_class"] for r in rows if r["status"] == "ok"} == {"small", "large"}
+
+
+def test_summary_geomean_matches_the_csv(quick_run):
+    speedups = []
+    for row in quick_run.rows:
+        if row["status"] != "ok":
+            continue
+        if row["size_class"] == "small":  # per-call time decides small shapes
+            speedups.append(float(row["aten_percall_us"]) / float(row["gems_percall_us"]))
+        else:
+            speedups.append(float(row["speedup"]))
+    expected = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+    summary = (quick_run.out / "perf_summary.md").read_text()
+    found = re.search(r"Overall geometric-mean speedup: \*\*([0-9.e+-]+)x\*\* over (\d+) cases", summary)
+    assert found, summary[:2000]
+    assert math.isclose(float(found.group(1)), expected, rel_tol=1e-3)
+    assert int(found.group(2)) == len(speedups)
+    for section in ("## Speedup by family", "## Speedup by dtype", "## Speedup by operator",
+                    "## Operators slower than ATen", "## Cases by status"):
+        assert section in summary
+
+
+def test_charts_are_valid_pngs(quick_run):
+    from matplotlib import image
+
+    for name in ("speedup_by_op.png", "bandwidth.png"):
+        data = (quick_run.out / name).read_bytes()
+        assert data.startswith(PNG_SIGNATURE), name
+        pixels = image.imread(quick_run.out / name)
+        assert pixels.ndim == 3 and pixels.shape[0] > 100 and pixels.shape[1] > 100
+
+
+def test_support_matrix_joins_conformance_and_speedup(quick_run):
+    markdown = (quick_run.out / "support_matrix.md").read_text()
+    add_row = next(line for line in markdown.splitlines() if line.startswith("| add |"))
+    assert "✅ 1/1" in add_row and re.search(r"✅ 1/1 [0-9.e+-]+x", add_row), add_row
+    page = (quick_run.out / "support_matrix.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<table>" in page and "✅ 1/1" in page
+    assert not re.search(r"(src|href)=", page), "the HTML page must be self-contained"
+
+
+# ---------------------------------------------------------------- the runner in-process, with fake operators
+
+def _fake(name, overload, call, perf=None, dtypes=(torch.float32,)):
+    return OpSpec(name=name, family="pointwise", impls={overload: lambda *a, **k: None}, call=call,
+                  samples=lambda dtype, device, quick: [], dtypes=dtypes, perf=perf)
+
+
+def _inputs(shape, dtype, device):
+    return Sample("perf", (torch.rand(shape, dtype=dtype, device=device),))
+
+
+def _raising(exc):
+    def inputs(shape, dtype, device):
+        raise exc
+    return inputs
+
+
+def _book(tmp_path, text=None) -> shapes.ShapeBook:
+    path = tmp_path / "shapes.yaml"
+    path.write_text(text or "dtypes: {quick: [float32]}\nkeys:\n  tiny:\n    quick: [[64]]\n")
+    return shapes.load(path)
+
+
+@pytest.fixture
+def fake_kernels(monkeypatch):
+    """Register Python 'kernels' for three ATen overloads: one wrong, one that falls back, one right."""
+    monkeypatch.setattr(registration, "kernels_call_torch", True)  # their torch calls must reach ATen
+    previous = registration.snapshot()
+
+    def wrong_neg(x):
+        return torch.neg(x) + 1
+
+    def unhandled_abs(x):
+        raise gems.Fallback("fake: abs is not handled")
+
+    def right_exp(x):
+        return torch.exp(x)
+
+    table = {"neg": (wrong_neg, Autograd.disable, "fneg"), "abs": (unhandled_abs, Autograd.disable,
+             "fabs"), "exp": (right_exp, Autograd.disable, "fexp")}
+    yield lambda: _applied(table, previous)
+
+
+class _applied:
+    def __init__(self, table, previous):
+        self.table, self.previous = table, previous
+
+    def __enter__(self):
+        registration.apply(self.table, "CPU")
+
+    def __exit__(self, *exc):
+        registration.apply(self.previous, "CPU")
+
+
+def test_bad_cases_are_recorded_and_the_run_goes_on(tmp_path, fake_kernels):
+    backend = selection.current()
+    perf = PerfSpec(inputs=_inputs, shapes="tiny", bytes=lambda s, r: 2 * r.numel() * r.element_size())
+    specs = [
+        _fake("fneg", "neg", torch.neg, perf),
+        _fake("fabs", "abs", torch.abs, perf),
+        _fake("fexp", "exp", torch.exp, perf),
+        _fake("noperf", "sin", torch.sin, None),
+        _fake("nokey", "cos", torch.cos, PerfSpec(inputs=_inputs, shapes="no-such-key")),
+        _fake("oom", "tan", torch.tan, PerfSpec(
+            inputs=_raising(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8 GiB")), shapes="tiny")),
+        _fake("broken", "tanh", torch.tanh, PerfSpec(inputs=_raising(ValueError("bad shape")), shapes="tiny")),
+    ]
+    run = runner.measure(specs, _book(tmp_path), "quick", backend, plan=timing.INTERPRETER_PLAN, progress=False,
+                         register=fake_kernels)
+    by_op = {r["op"]: r for r in run.rows}
+    assert {op: r["status"] for op, r in by_op.items()} == {
+        "fneg": "mismatch", "fabs": "fallback", "fexp": "ok", "noperf": "no-perf", "nokey": "no-perf",
+        "oom": "oom", "broken": "error"}
+    # A wrong result is never a speedup, and is not even timed.
+    assert by_op["fneg"]["speedup"] is None and by_op["fneg"]["aten_ms"] is None
+    assert "float64 oracle" in by_op["fneg"]["reason"]
+    assert "fake: abs is not handled" in by_op["fabs"]["reason"] and by_op["fabs"]["speedup"] is None
+    assert "no-such-key" in by_op["nokey"]["reason"] and "OpSpec.perf is None" in by_op["noperf"]["reason"]
+    assert "out of memory" in by_op["oom"]["reason"] and "bad shape" in by_op["broken"]["reason"]
+    ok = by_op["fexp"]
+    assert ok["speedup"] > 0 and ok["size_class"] == "small" and ok["gems_percall_us"] > 0 and ok["gbps"] > 0
+    assert row_speedup(ok) == pytest.approx(ok["aten_percall_us"] / ok["gems_percall_us"])
+    assert run.counts() == {"ok": 1, "mismatch": 1, "fallback": 1, "unsupported": 0, "no-perf": 2, "oom": 1,
+                            "error": 1}
+    summary = summary_markdown(run)
+    assert "| 1 | 1 | 1 | 0 | 2 | 1 | 1 |" in summary  # the status counts
+    assert aggregates(run.rows)["cases"] == 1
+
+
+def test_dtypes_the_vendor_or_the_operator_lacks_are_unsupported(tmp_path):
+    book = _book(tmp_path)
+    spec = _fake("fexp", "exp", torch.exp, PerfSpec(inputs=_inputs, shapes="tiny"),
+                 dtypes=(torch.float32, torch.float16))
+    tiny_vendor = SimpleNamespace(name="tiny", capabilities=Capabilities(dtypes=frozenset({torch.float32})))
+    cases = runner.list_cases([spec], book, "quick", tiny_vendor, dtypes=(torch.float32, torch.float16, torch.int8))
+    outcome = {str(c.dtype): (c.status, c.reason) for c in cases}
+    assert outcome["torch.float32"] == (None, "")
+    assert outcome["torch.float16"] == ("unsupported", "vendor tiny does not support float16")
+    assert outcome["torch.int8"] == ("unsupported", "fexp does not declare int8")
+
+
+def test_size_class_from_threshold_or_explicit(tmp_path):
+    text = "small_max_numel: 100\nkeys:\n  k:\n    core: [[10, 10], [101], {shape: [5], size: large}]\n"
+    book = _book(tmp_path, text)
+    assert [(s.text, s.size_class) for s in book.shapes("k", "core")] == [
+        ("10x10", "small"), ("101", "large"), ("5", "large")]
+    assert book.shapes("k", "full") is None and "no 'full' suite" in book.why_missing("k", "full")
+    assert book.shapes("other", "core") is None and "'other'" in book.why_missing("other", "core")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("keys: [1, 2", "not valid YAML"),
+    ("keys:\n  k:\n    core: [[-1]]\n", "non-negative integers"),
+    ("keys:\n  k:\n    nightly: [[4]]\n", "unknown suite"),
+    ("dtypes: {core: [float17]}\nkeys: {}\n", "dtype names"),
+    ("keys:\n  k:\n    core: [{shape: [4], size: huge}]\n", "size must be one of"),
+])
+def test_bad_shapes_file_names_file_and_entry(tmp_path, text, message):
+    path = tmp_path / "shapes.yaml"
+    path.write_text(text)
+    with pytest.raises(shapes.ShapesError, match=message) as error:
+        shapes.load(path)
+    assert str(path) in str(error.value)
+
+
+def test_repository_shapes_file_loads_with_the_required_core_sizes():
+    book = shapes.load(REPO / "perf" / "shapes.yaml")
+    core = {s.numel: s.size_class for s in book.shapes("pointwise", "core")}
+    assert core[64 * 2**20] == "large" and core[4096] == "small"
+    for key in ("pointwise", "reduction", "softmax"):
+        for suite in shapes.SUITES:
+            assert book.shapes(key, suite), (key, suite)
+        assert {s.size_class for s in book.shapes(key, "quick")} == {"small", "large"}
+
+
+# ---------------------------------------------------------------- the command line: errors before any benchmark
+
+@pytest.fixture
+def no_benchmark(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a benchmark started although the options were bad")
+    monkeypatch.setattr(runner, "measure", refuse)
+
+
+def test_unwritable_out_fails_before_benchmarking(tmp_path, capsys, no_benchmark):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert cli.main(["--quick", "--out", str(blocker / "sub"), "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert "--out" in error and "not a writable directory" in error and str(blocker / "sub") in error
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--vendor", "nosuch"], "unknown vendor 'nosuch'"),
+    (["--ops", "addd"], "did you mean add"),
+    (["--dtypes", "float17"], "unknown dtype 'float17'"),
+])
+def test_bad_options_are_clear_errors(tmp_path, capsys, no_benchmark, argv, message):
+    assert cli.main(["--quick", "--out", str(tmp_path), "--no-progress", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_console_script_points_at_main():
+    declared = re.search(r'^gems-perf\s*=\s*"([\w.]+):(\w+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    assert declared and (declared.group(1), declared.group(2)) == ("gems.perf.__main__", "main")
+    installed = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == "gems-perf"]
+    # An editable install made before the script was declared has no entry point yet; a fresh one does.
+    assert all(entry.load() is cli.main for entry in installed)
+
+
+def test_quantile_and_row_speedup_rules():
+    assert timing.quantile([4, 1, 3, 2, 5], 0.5) == 3
+    assert timing.quantile([1, 2], 0.2) == pytest.approx(1.2)
+    small = {"status": "ok", "size_class": "small", "speedup": "9", "aten_percall_us": "10", "gems_percall_us": "5"}
+    assert row_speedup(small) == 2.0
+    assert row_speedup({**small, "size_class": "large"}) == 9.0
+    assert row_speedup({**small, "status": "mismatch"}) is None
+
+
+def test_operator_left_to_aten_by_the_vendor_is_a_recorded_fallback(tmp_path):
+    spec = _fake("fexp", "exp", torch.exp, PerfSpec(inputs=_inputs, shapes="tiny"))
+    vendor = SimpleNamespace(name="v", capabilities=Capabilities(), unused_ops=lambda: {"exp"})
+    (case,) = runner.list_cases([spec], _book(tmp_path), "quick", vendor)
+    assert case.status == "fallback" and "get_unused_ops()" in case.reason
+
+
+def test_device_timer_path_alternates_providers_through_do_bench(monkeypatch):
+    """The GPU path (do_bench, per-call batches sized from an estimate) wired to a stand-in do_bench."""
+    import triton.testing
+
+    order = []
+
+    def fake_do_bench(fn, warmup, rep, return_mode):
+        assert return_mode == "all" and warmup > 0 and rep > 0
+        fn()
+        return [1.0, 2.0, 3.0]
+
+    monkeypatch.setattr(triton.testing, "do_bench", fake_do_bench)
+    plan = timing.TimingPlan(rounds=3, percall_rounds=2, percall_target_ms=0.5, percall_min_calls=3,
+                             percall_max_calls=40, copy_bytes=1 << 12)
+    timer = timing.DoBenchTimer("cpu", plan)
+    assert timer.name == "do_bench" and timer.flush.startswith("do_bench-l2-flush")
+    providers = [timing.Provider("aten", lambda: order.append("A")), timing.Provider("gems", lambda: order.append("B"))]
+    stats = timing.kernel_times(timer, providers)
+    assert order == ["A", "B"] * 3
+    assert stats["aten"].n == 9 and stats["gems"].median == 2.0 and stats["gems"].p20 == 1.0
+    order.clear()
+    percall = timing.per_call_times("cpu", plan, providers)
+    assert percall["aten"].n == 2 and percall["gems"].median > 0
+    assert order.count("A") == order.count("B") and 3 <= order.count("A") <= 3 + 2 * (40 + 1) + 1
+    assert timing.copy_bandwidth("cpu", timer) == pytest.approx(2 * 4096 / 2.0e-3 / 1e9)
