@@ -54,8 +54,6 @@ class OpSpec:
     impls: ATen overload ("add.Tensor", "add_.Tensor", "add.out") -> gems implementation.
     call: the torch-level call that samples use by default (``torch.add``).
     samples(dtype, device, quick) -> list[Sample]: conformance inputs, every variant that applies.
-    oracle: computes the expected result from float64 CPU copies of a sample's inputs (default:
-        the sample's own call, with gems off).
     deliberate_fallbacks: {variant: reason} for cases that are meant to run ATen's kernel.
     known_failures: {(vendor or "*", dtype name or "*", variant or "*"): reason}; such cases are
         expected to fail and turn red once they pass, so the record is kept true.
@@ -69,7 +67,6 @@ class OpSpec:
     dtypes: tuple
     tolerance: str = "pointwise"
     perf: PerfSpec | None = None
-    oracle: Callable | None = None
     deliberate_fallbacks: Mapping[str, str] = field(default_factory=dict)
     known_failures: Mapping[tuple, str] = field(default_factory=dict)
 

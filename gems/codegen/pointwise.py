@@ -130,7 +130,7 @@ class PointwiseOp:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args, out=None, inplace=False):
-        if out is None and self._call_fast(args):
+        if self._call_fast(args, out):
             return self._fast_result
         operands = list(args[: self.num_operands])
         scalars = args[self.num_operands:]
@@ -141,8 +141,12 @@ class PointwiseOp:
         common, out_dtypes = self.result_dtypes(operands)
         # A CPU 0-d tensor beside device tensors is a scalar (ATen's "cpu scalar"), as is a wrapped number.
         for i, value in enumerate(operands):
-            if isinstance(value, torch.Tensor) and value.dim() == 0 and value.device != device:
-                operands[i] = value.item()
+            if isinstance(value, torch.Tensor) and value.device != device:
+                if value.dim() == 0 and value.is_cpu:
+                    operands[i] = value.item()
+                else:
+                    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                                       f"devices, {device} and {value.device}!")
         if common.is_complex or any(d not in SUPPORTED_DTYPES for d in (common, *out_dtypes)):
             raise Fallback(f"dtype {common} not handled by gems pointwise kernels")
         compute = compute_dtype(common)
@@ -193,8 +197,8 @@ class PointwiseOp:
         if common is torch.float64 and (values or scalars):
             f64_bits = tuple(type(v) is float for v in (*values, *scalars))
             if any(f64_bits):
-                values = [_f64_bits(v) if type(v) is float else v for v in values]
-                scalars = [_f64_bits(v) if type(v) is float else v for v in scalars]
+                values = [float64_bits(v) if type(v) is float else v for v in values]
+                scalars = [float64_bits(v) if type(v) is float else v for v in scalars]
             else:
                 f64_bits = ()
         launcher = self._launcher(scalar_mask, len(sizes), contiguous, f64_bits)
@@ -205,47 +209,102 @@ class PointwiseOp:
         launcher(grid, *tensors, *outs, *values, *scalars, numel, *size_args, *stride_args,
                  _TL_COMPUTE[common], _TL_COMPUTE[compute], use_int64, block, num_warps=num_warps)
 
-    def _call_fast(self, args) -> bool:
-        """The common call, kept free of the general machinery: same-shape contiguous tensors of one
-        dtype on one device, below 2^31 elements. Returns False when the general path must run."""
+    def _call_fast(self, args, out) -> bool:
+        """The common calls, kept free of the general machinery: same-shape contiguous tensors on one
+        device, Python numbers beside them, and out= (in-place) into a same-shape contiguous tensor
+        that overlaps no input but exactly; below 2^31 elements. Returns False when the general path
+        must run (it also raises every error).
+
+        A plan (result dtypes, launcher) is cached per operand signature: the dtype when all operands
+        are tensors of one dtype, else every tensor's dtype and every number's type, with the default
+        dtype, which decides int-with-float promotion. Mixed dtypes need nothing more: the generated
+        kernel casts each load to the common dtype."""
         n = self.num_operands
-        x = args[0]
-        if type(x) is not torch.Tensor or not x.is_contiguous() or len(args) != self._arity:
+        if len(args) != self._arity:
             return False
-        dtype, shape, device = x.dtype, x.shape, x.device
-        for other in args[1:n]:
-            if (type(other) is not torch.Tensor or other.dtype is not dtype or other.shape != shape
-                    or not other.is_contiguous() or other.device != device):
+        x = args[0]
+        uniform = True
+        if type(x) is torch.Tensor:
+            if not x.is_contiguous():
                 return False
-        plan = self._fast_plans.get(dtype)
+            dtype, shape, device = x.dtype, x.shape, x.device
+            for other in args[1:n]:
+                if type(other) is torch.Tensor:
+                    if other.shape != shape or not other.is_contiguous() or other.device != device:
+                        return False
+                    if other.dtype is not dtype:
+                        uniform = False
+                elif type(other) in _NUMBER_TYPES:
+                    uniform = False
+                else:
+                    return False
+        else:
+            return False  # a number first (pow.Scalar): the general path
+        if uniform and not self._int_to_float:
+            key = dtype
+        else:
+            key = (torch.get_default_dtype(), *(a.dtype if type(a) is torch.Tensor else type(a) for a in args[:n]))
+        plan = self._fast_plans.get(key)
         if plan is None:
-            plan = self._fast_plans[dtype] = self._fast_plan(args[:n])
+            plan = self._fast_plans[key] = self._fast_plan(args[:n])
         numel = x.numel()
         if not plan or numel == 0 or numel > _INT32_LIMIT:
             return False
-        out_dtypes, tl_common, tl_compute, launcher, f64_scalars = plan
-        for value in args[n:]:
+        out_dtypes, tl_common, tl_compute, launcher, f64, has_values = plan
+        named = args[n:]
+        for value in named:
             kind = type(value)
-            if kind is bool or (kind is float and f64_scalars):
+            if kind is bool or (kind is float and f64):
                 return False  # bools and float64 scalars are converted on the general path
+        if out is None:
+            outs = [torch.empty_like(x, dtype=d) for d in out_dtypes]
+        else:
+            if type(out) is not torch.Tensor or out.shape != shape or not out.is_contiguous() or out.device != device:
+                return False
+            if out.dtype is not out_dtypes[0] and not torch.can_cast(out_dtypes[0], out.dtype):
+                return False
+            begin = out.data_ptr()
+            end = begin + numel * out.element_size()
+            for t in args[:n]:
+                if type(t) is torch.Tensor and t is not out:
+                    start = t.data_ptr()
+                    if start != begin and start < end and begin < start + numel * t.element_size():
+                        return False  # partial overlap: the general path raises ATen's error
+            outs = [out]
+        if has_values:
+            tensors = [a for a in args[:n] if type(a) is torch.Tensor]
+            values = [(float64_bits(v) if f64 and type(v) is float else int(v) if type(v) is bool else v)
+                      for v in args[:n] if type(v) is not torch.Tensor]
+        else:
+            tensors, values = args[:n], ()
         grid, block, num_warps = _flat_config(numel)
-        outs = [torch.empty_like(x, dtype=d) for d in out_dtypes]
-        launcher(grid, *args[:n], *outs, *args[n:], numel, tl_common, tl_compute, False, block, num_warps=num_warps)
+        launcher(grid, *tensors, *outs, *values, *named, numel, tl_common, tl_compute, False, block,
+                 num_warps=num_warps)
         self._fast_result = outs[0] if len(outs) == 1 else tuple(outs)
         return True
 
-    def _fast_plan(self, tensors):
-        """(output dtypes, tl common dtype, tl compute dtype, launcher) for one input dtype, or None."""
-        common, out_dtypes = self.result_dtypes(list(tensors))
-        if any(d not in SUPPORTED_DTYPES for d in (common, *out_dtypes)):
+    def _fast_plan(self, operands):
+        """(output dtypes, tl common dtype, tl compute dtype, launcher, whether float scalars travel as
+        bits, whether there are number operands) for this operand signature, or None when the general
+        path must decide."""
+        operands = list(operands)
+        common, out_dtypes = self.result_dtypes(operands)
+        tensor_dtypes = [t.dtype for t in operands if type(t) is torch.Tensor]
+        if any(d not in SUPPORTED_DTYPES for d in (common, *out_dtypes, *tensor_dtypes)):
             return None
         if self.dtypes is not None and common not in self.dtypes:
             return None  # the general path raises ATen's error
         if not _TL_COMPUTE:
             _fill_tl_compute()
-        launcher = self._launcher((False,) * self.num_operands, 1, True)
-        f64_scalars = common is torch.float64 and bool(self.scalar_names)
-        return out_dtypes, _TL_COMPUTE[common], _TL_COMPUTE[compute_dtype(common)], launcher, f64_scalars
+        scalar_mask = tuple(type(v) is not torch.Tensor for v in operands)
+        f64 = common is torch.float64
+        f64_bits = tuple(type(v) is float for v in operands if type(v) is not torch.Tensor) if f64 else ()
+        if not any(f64_bits):
+            f64_bits = ()
+        elif self.scalar_names:
+            f64_bits += (False,) * len(self.scalar_names)  # named float scalars make the call take the general path
+        launcher = self._launcher(scalar_mask, 1, True, f64_bits)
+        return out_dtypes, _TL_COMPUTE[common], _TL_COMPUTE[compute_dtype(common)], launcher, f64, any(scalar_mask)
 
     def _launcher(self, scalar_mask, rank, contiguous, f64_bits=()):
         key = (scalar_mask, rank, contiguous, f64_bits)
@@ -266,6 +325,7 @@ def pointwise_config(numel: int) -> tuple[int, int]:
     return rules["BLOCK"](args), rules["num_warps"](args)
 
 
+_NUMBER_TYPES = (int, float, bool)
 _rules_cache = {}
 _flat_configs = {}
 
@@ -331,7 +391,7 @@ def _combine_categories(higher, lower):
     return higher
 
 
-def _f64_bits(value: float) -> int:
+def float64_bits(value: float) -> int:
     """A float's IEEE double bit pattern as a signed 64-bit integer (see the module docstring)."""
     return struct.unpack("<q", struct.pack("<d", value))[0]
 

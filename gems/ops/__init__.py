@@ -10,12 +10,12 @@ import importlib
 import pkgutil
 from functools import cache
 
-from gems.runtime import selection
+from gems.runtime import selection as _selection
 from gems.spec import OpSpec
 
 # Kernels are defined when their modules are imported, and the vendor decides how (the interpreter
 # vendor must switch Triton to interpreting first), so the vendor is chosen before any op module loads.
-selection.current()
+_selection.current()
 
 
 @cache

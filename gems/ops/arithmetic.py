@@ -419,8 +419,9 @@ def _clamp_op(self, min, max, scalars):
     else:
         op, bounds = clamp_op, (min, max)
     if scalars:
-        # Scalar bounds are converted to the result dtype with ATen's overflow check (Scalar::to).
-        common = op.result_dtypes([self, *bounds])[0]
+        # Scalar bounds are converted to the result dtype with ATen's overflow check (Scalar::to);
+        # a floating tensor keeps its dtype whatever the bounds (ATen's clamp meta function).
+        common = self.dtype if self.dtype.is_floating_point else op.result_dtypes([self, *bounds])[0]
         bounds = tuple(checked_scalar(b, common) for b in bounds)
     return op, bounds
 

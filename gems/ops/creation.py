@@ -18,7 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import SUPPORTED_DTYPES, PointwiseOp, _f64_bits, is_dense, pointwise_config
+from gems.codegen.pointwise import SUPPORTED_DTYPES, PointwiseOp, float64_bits, is_dense, pointwise_config
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
@@ -91,6 +91,8 @@ def checked_scalar(value, dtype: torch.dtype):
     ``Scalar::to<T>()`` refuses (RuntimeError "value cannot be converted to type T without overflow")."""
     if dtype is torch.bool:
         return bool(value)
+    if dtype not in SUPPORTED_DTYPES:
+        raise Fallback(f"dtype {dtype} not handled by gems kernels")
     if isinstance(value, complex):
         if value.imag != 0:
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype, dtype)} without overflow")
@@ -150,7 +152,7 @@ def _fill_dense(out: torch.Tensor, value) -> torch.Tensor:
         value = int(value)  # the interpreter cannot take a bool argument
     block, num_warps = pointwise_config(numel)
     # A dense tensor with positive strides covers exactly numel elements from its first one.
-    _fill((cdiv(numel, block),), out, _f64_bits(value) if bits else value, numel, bits, numel > _INT32_LIMIT,
+    _fill((cdiv(numel, block),), out, float64_bits(value) if bits else value, numel, bits, numel > _INT32_LIMIT,
           block, num_warps=num_warps)
     return out
 
@@ -187,8 +189,6 @@ def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 def full_out(size, fill_value, *, out):
     value = checked_scalar(fill_value, out.dtype)
-    if out.dtype not in SUPPORTED_DTYPES:
-        raise Fallback(f"dtype {out.dtype} not handled by gems fill kernels")
     out.resize_(size)
     return _fill_dense(out, value)
 
@@ -265,8 +265,8 @@ def _arange_into(out, first, delta):
     target = out if out.is_contiguous() else torch.empty(out.shape, dtype=out.dtype, device=out.device)
     is_float = out.dtype.is_floating_point
     block, num_warps = pointwise_config(numel)
-    _arange((cdiv(numel, block),), target, _f64_bits(first) if is_float else first,
-            _f64_bits(delta) if is_float else delta, numel, is_float, numel > _INT32_LIMIT, block,
+    _arange((cdiv(numel, block),), target, float64_bits(first) if is_float else first,
+            float64_bits(delta) if is_float else delta, numel, is_float, numel > _INT32_LIMIT, block,
             num_warps=num_warps)
     if target is not out:
         out.copy_(target)  # ATen too computes a non-contiguous out= in a contiguous buffer

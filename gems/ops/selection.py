@@ -134,7 +134,7 @@ def _batch_stride(t):
     dims = [(n, s) for n, s in zip(t.shape[:-2], t.stride()[:-2]) if n != 1]
     if not dims:
         return 0
-    for (n0, s0), (n1, s1) in zip(dims, dims[1:]):
+    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
         if s0 != s1 * n1:
             return None
     return dims[-1][1]

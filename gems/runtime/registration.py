@@ -108,18 +108,26 @@ def _tensor_positions(overload: str) -> tuple[int, ...]:
 
 
 def _numbers_as_tensors(args, positions):
-    """Numbers become 0-d tensors that promote as wrapped numbers do: a float beside floating tensors
-    keeps float64 precision without changing the result type; beside integers it is the default dtype."""
-    floating = any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args)
+    """Numbers become 0-d tensors that promote as the wrapped numbers they were. Beside a tensor with
+    dimensions, a 0-d tensor of the same category never changes the result type, so a float keeps
+    float64 precision there (or takes the default dtype beside integers, as a wrapped float does).
+    Beside 0-d tensors only, it takes the result type outright."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    dimensioned = any(t.dim() > 0 for t in tensors)
+    floating = any(t.is_floating_point() for t in tensors)
     out = list(args)
     for i in positions:
         value = out[i] if i < len(out) else None
-        if isinstance(value, bool) or isinstance(value, int):
-            out[i] = torch.tensor(value)
+        if not isinstance(value, (bool, int, float, complex)):
+            continue
+        if tensors and not dimensioned:
+            out[i] = torch.tensor(value, dtype=torch.result_type(tensors[0], value))
         elif isinstance(value, float):
             out[i] = torch.tensor(value, dtype=torch.float64 if floating else torch.get_default_dtype())
         elif isinstance(value, complex):
             out[i] = torch.tensor(value, dtype=torch.complex128)
+        else:
+            out[i] = torch.tensor(value)
     return tuple(out)
 
 

@@ -21,8 +21,7 @@ import torch
 
 from gems.spec import PerfSpec, Sample
 from gems.testing.perf_inputs import tensor_bytes
-from gems.testing.samples import (binary_samples, make_tensor, shape_for, special_values, subnormal_values,
-                                  unary_samples)
+from gems.testing.samples import binary_samples, make_tensor, shape_for, special_values, subnormal_values, unary_samples
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 INTS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
@@ -203,7 +202,7 @@ def _zero_division_sample(zero_division, x, y, device, kwargs):
     return Sample("zero-divisor", (x, y), kwargs, expects=overload, call=masked)
 
 
-def comparison_samples(name, call, out_overloads, inplace=None):
+def comparison_samples(name, call, out_overloads):
     """Samples for ``eq``-like comparisons: binary variants, ties, NaN, scalar overloads, out=."""
     tensor_out, scalar_out = out_overloads
     base = binary_op_samples(call, out=tensor_out, scalar_overload=(f"{name}.Scalar", getattr(torch.ops.aten,
