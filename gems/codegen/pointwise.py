@@ -539,6 +539,16 @@ def _generate_kernel(op: PointwiseOp, scalar_mask, rank, contiguous, f64_bits=()
     return module.kernel
 
 
+def _jit_decorator(names, rank, contiguous) -> str:
+    """Sizes and outer strides are not specialized: each divisibility pattern would be one more
+    compilation (minutes over a test suite) for no gain; the innermost stride keeps its ==1 hint,
+    which is what vectorizes the loads."""
+    if contiguous:
+        return "@triton.jit"
+    generic = [f"size{d}" for d in range(1, rank)] + [f"stride_{n}{d}" for n in names for d in range(rank - 1)]
+    return f"@triton.jit(do_not_specialize={generic!r})" if generic else "@triton.jit"
+
+
 def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous, f64_bits=()) -> str:
     body_module, body_name = op.body.fn.__module__, op.body.fn.__name__
     tensor_names = [f"in{i}" for i, s in enumerate(scalar_mask) if not s]
@@ -557,7 +567,7 @@ def _kernel_source(op: PointwiseOp, scalar_mask, rank, contiguous, f64_bits=()) 
         f"from {body_module} import {body_name} as body",
         "",
         "",
-        "@triton.jit",
+        _jit_decorator(tensor_names + out_names, rank, contiguous),
         f"def kernel({', '.join(params)}):",
         "    pid = tl.program_id(0)",
         "    if INT64:",

@@ -8,9 +8,13 @@ shapes; full mode (a real device) larger.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from gems.spec import Sample
+
+_CPU_DRAW_LIMIT = 1 << 22
 
 # Odd sizes so that masks run; the full sizes cross several blocks and the 2^16 boundary.
 QUICK_SHAPE = (13, 17)
@@ -24,17 +28,21 @@ def shape_for(quick: bool) -> tuple[int, int]:
 def make_tensor(shape, dtype, device, low=-4.0, high=4.0, int_low=-100, int_high=100):
     """Random values in [low, high) for floats, in [int_low, int_high] for integers, coin flips for bool.
 
+    Values come from the CPU generator, so a seed gives the same inputs on every device; perf-sized
+    tensors (over 2^22 elements) are drawn on the device itself, which is seconds faster per tensor.
     On the meta device (used to list cases without data) only the shape and dtype are made.
     """
     if str(device) == "meta":
         return torch.empty(shape, dtype=dtype, device="meta")
+    where = device if math.prod(shape) > _CPU_DRAW_LIMIT else "cpu"
     if dtype == torch.bool:
-        return torch.randint(0, 2, shape, device="cpu").bool().to(device)
+        return torch.randint(0, 2, shape, device=where).bool().to(device)
     if not dtype.is_floating_point:
         info = torch.iinfo(dtype)
         lo, hi = max(int_low, info.min), min(int_high, info.max)
-        return torch.randint(lo, hi + 1, shape, dtype=dtype, device="cpu").to(device)
-    values = torch.rand(shape, dtype=torch.float64) * (high - low) + low
+        return torch.randint(lo, hi + 1, shape, dtype=dtype, device=where).to(device)
+    precise = torch.float64 if where == "cpu" else torch.float32
+    values = torch.rand(shape, dtype=precise, device=where) * (high - low) + low
     return values.to(dtype).to(device)
 
 
