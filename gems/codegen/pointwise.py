@@ -156,8 +156,9 @@ class PointwiseOp:
         shape = _broadcast_shape(operands)
         outs = self._prepare_outputs(out, shape, out_dtypes, operands, device, inplace)
         if self.dtypes is not None and common not in self.dtypes:
-            # After the out= checks, as in ATen: its dispatch on the dtype comes last.
-            raise NotImplementedError(f'"{self.name}" not implemented for \'{_type_name(common)}\'')
+            # ATen decides, per device, whether it computes this dtype or raises (abs of bool: CUDA
+            # computes it, the CPU raises NotImplementedError).
+            raise Fallback(f"{self.name} is not declared for {_type_name(common)}")
         self._launch(operands, scalars, outs, shape, common, compute)
         return outs[0] if self.num_outputs == 1 else tuple(outs)
 

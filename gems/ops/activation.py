@@ -31,7 +31,6 @@ INV_SQRT_2PI = tl.constexpr(0.3989422804014327)  # 1 / sqrt(2 pi): the normal de
 SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)  # the "tanh" approximation's beta, sqrt(2 / pi)
 KAPPA = tl.constexpr(0.044715)  # the "tanh" approximation's cubic coefficient
 INF = tl.constexpr(float("inf"))
-NAN = tl.constexpr(float("nan"))
 # Beyond this |x| the "tanh" approximation's tanh is +-1 and its second derivative term exactly 0.
 GELU_TANH_CLAMP = tl.constexpr(1e10)
 # Constants stand right of tensors in the bodies: under the interpreter `libdevice.tanh(K * x)` with a
@@ -134,7 +133,7 @@ def _gelu_tanh_backward(grad, x):
         s = tl.where(two_u >= 0, p, q)
         s_complement = tl.where(two_u >= 0, q, p)
         derivative = s * (1.0 + 2.0 * xc * s_complement * ((x_sq * (3.0 * KAPPA) + 1.0) * SQRT_2_OVER_PI))
-        result = tl.where(tl.abs(x) == INF, NAN, grad * derivative)
+        result = tl.where(tl.abs(x) == INF, INF - INF, grad * derivative)  # NaN (a NaN global breaks the JIT)
     return result  # one return after the static if/else (see unary_math.div_rn)
 
 

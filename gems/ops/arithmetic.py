@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from gems.codegen.pointwise import PointwiseOp, Promotion
+from gems.codegen.pointwise import PointwiseOp, Promotion, compute_dtype
 from gems.ops.creation import checked_scalar
 from gems.spec import OpSpec, Sample
 from gems.testing.perf_inputs import pointwise_perf
@@ -422,7 +422,10 @@ def _clamp_op(self, min, max, scalars):
         # Scalar bounds are converted to the result dtype with ATen's overflow check (Scalar::to);
         # a floating tensor keeps its dtype whatever the bounds (ATen's clamp meta function).
         common = self.dtype if self.dtype.is_floating_point else op.result_dtypes([self, *bounds])[0]
-        bounds = tuple(checked_scalar(b, common) for b in bounds)
+        # ATen's CPU kernel converts the bounds to the tensor's dtype, its CUDA kernel to the compute dtype
+        # (fp32 for fp16/bf16), each with Scalar::to's overflow check.
+        target = common if self.device.type == "cpu" else compute_dtype(common)
+        bounds = tuple(checked_scalar(b, target) for b in bounds)
     return op, bounds
 
 

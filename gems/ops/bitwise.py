@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp
+from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, Sample
 from gems.testing.perf_inputs import pointwise_perf
 from gems.testing.samples import make_tensor, shape_for
@@ -61,9 +62,19 @@ def bitwise_not_out(self, *, out):
     return not_op(self, out=out)
 
 
+def _with_out(op):
+    def with_out(self, other, *, out):
+        if out.dtype.is_floating_point and out.device.type != "cpu":
+            # ATen's CPU kernel writes a bitwise result into a floating out=; its CUDA kernel refuses.
+            raise Fallback("a floating out= is refused or served per device by ATen")
+        return op(self, other, out=out)
+
+    return with_out
+
+
 def _binary_impls(name, op):
     return {f"{name}.Tensor": op, f"{name}.Scalar": op, f"{name}.Scalar_Tensor": op,
-            f"{name}_.Tensor": _inplace(op), f"{name}_.Scalar": _inplace(op), f"{name}.Tensor_out": op}
+            f"{name}_.Tensor": _inplace(op), f"{name}_.Scalar": _inplace(op), f"{name}.Tensor_out": _with_out(op)}
 
 
 def _binary_samples(name, call, inplace_call):

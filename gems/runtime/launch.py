@@ -63,6 +63,28 @@ def _make_key_function(kernel: JITFunction):
     return namespace["key"]
 
 
+def _active_hook(hook):
+    """triton 3.6 keeps launch hooks in a HookChain that exists even when empty."""
+    return None if hook is None or getattr(hook, "calls", None) == [] else hook
+
+
+def _direct_launch(compiled) -> tuple:
+    """(launch, leading arguments): ``launch(gx, gy, gz, stream, *leading, *kernel_args)`` starts the kernel.
+
+    CompiledKernel.run is the driver's launcher object; when the kernel needs no scratch memory its
+    Python __call__ only forwards to the C ``launch`` with fixed extra arguments (triton 3.6's
+    CudaLauncher), so those are bound here once. Any other launcher is called as Triton calls it.
+    """
+    run = compiled.run
+    c_launch = getattr(run, "launch", None)
+    fixed = ("global_scratch_size", "profile_scratch_size", "launch_cooperative_grid", "launch_pdl")
+    if (type(run).__name__ == "CudaLauncher" and c_launch is not None and all(hasattr(run, f) for f in fixed)
+            and not run.global_scratch_size and not run.profile_scratch_size):
+        return c_launch, (compiled.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
+                          compiled.packed_metadata, None, None, None)
+    return run, (compiled.function, compiled.packed_metadata, None, None, None)
+
+
 class Launcher:
     """``launcher(grid, *args, num_warps=, num_stages=)`` runs ``kernel[grid](*args, ...)``, cached."""
 
@@ -77,9 +99,15 @@ class Launcher:
         if self.fast:
             compiled = self._compiled.get((self._key_of(*args), num_warps, num_stages))
             if compiled is not None:
-                run, function, metadata = compiled
-                run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1,
-                    self._stream(self._device()), function, metadata, None, None, None, *args)
+                launch, head, hooks = compiled
+                grid_x, grid_y, grid_z = grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
+                stream = self._stream(self._device())
+                if hooks is None:
+                    launch(grid_x, grid_y, grid_z, stream, *head, *args)
+                else:  # a profiler's launch hooks are installed: give them what Triton would
+                    kernel, enter, leave = hooks
+                    kernel.run(grid_x, grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
+                               kernel.launch_metadata(grid, stream, *args), enter, leave, *args)
                 return
         options = {name: value for name, value in (("num_warps", num_warps), ("num_stages", num_stages))
                    if value is not None}
@@ -90,11 +118,13 @@ class Launcher:
 
     def _compile_and_launch(self, key, grid, args, options):
         compiled = self.kernel[grid](*args, **options)
-        if triton.knobs.runtime.launch_enter_hook is None and triton.knobs.runtime.launch_exit_hook is None:
-            # Launch hooks (profilers) need Triton's own path; without them we may go direct.
-            self._compiled[key] = (compiled.run, compiled.function, compiled.packed_metadata)
-            driver = triton.runtime.driver.active
-            self._stream, self._device = driver.get_current_stream, driver.get_current_device
+        runtime = triton.knobs.runtime
+        enter, leave = _active_hook(runtime.launch_enter_hook), _active_hook(runtime.launch_exit_hook)
+        # Hooks present when the kernel is first launched are kept for its later launches.
+        hooks = None if enter is None and leave is None else (compiled, enter, leave)
+        self._compiled[key] = (*_direct_launch(compiled), hooks)
+        driver = triton.runtime.driver.active
+        self._stream, self._device = driver.get_current_stream, driver.get_current_device
 
     def _launch_plain(self, grid, args, options):
         if registration.kernels_call_torch:

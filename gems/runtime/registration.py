@@ -86,6 +86,9 @@ def _original_kernel(overload: str, dispatch_key: str):
     get_kernel = getattr(torch.library, "get_kernel", None)
     if get_kernel is None:  # torch < 2.9
         return _ReregisteringKernel(overload)
+    if overload in _SCALAR_BASE_REDIRECTS:
+        overload = _SCALAR_BASE_REDIRECTS[overload]
+        return _scalar_base_kernel(get_kernel(f"aten::{overload}", dispatch_key).call_boxed)
     call_boxed = get_kernel(f"aten::{overload}", dispatch_key).call_boxed
     tensor_positions = _tensor_positions(overload)
     if not tensor_positions:
@@ -96,6 +99,20 @@ def _original_kernel(overload: str, dispatch_key: str):
         if any(i < len(args) and isinstance(args[i], (int, float, complex)) for i in tensor_positions):
             args = _numbers_as_tensors(args, tensor_positions)
         return call_boxed(keyset, *args, **kwargs)
+
+    return call
+
+
+# ATen's CUDA pow.Scalar re-dispatches to pow.Tensor_Tensor with the base as a wrapped number on the
+# device, which PyTorch cannot hand to a Python kernel (an INTERNAL ASSERT in pybind_utils). So ATen's
+# answer for these overloads comes from the Tensor_Tensor kernel, with the base as a 0-d tensor.
+_SCALAR_BASE_REDIRECTS = {"pow.Scalar": "pow.Tensor_Tensor", "pow.Scalar_out": "pow.Tensor_Tensor_out"}
+
+
+def _scalar_base_kernel(call_boxed):
+    def call(keyset, base, exponent, **kwargs):
+        (base,) = _numbers_as_tensors((base, exponent), (0,))[:1]
+        return call_boxed(keyset, base, exponent, **kwargs)
 
     return call
 

@@ -1,0 +1,91 @@
+"""Where a small gems call spends its host time, piece by piece (run on the device machine).
+
+    python tools/percall_breakdown.py [--numel 4096]
+
+Each line is the best of 5 rounds of N back-to-back calls with one synchronize at the end, in
+microseconds per call; the cProfile table after it shows the Python functions of one gems call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+
+import torch
+
+import gems
+from gems.runtime import launch
+
+
+def _per_call(fn, sync, calls=3000, rounds=5):
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - start) / calls * 1e6)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--numel", type=int, default=4096)
+    args = parser.parse_args()
+    backend = gems.vendor()
+    device = backend.device
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    x = torch.randn(args.numel, device=device)
+    rows = [("aten abs", lambda: torch.abs(x)),
+            ("torch.empty_like", lambda: torch.empty_like(x))]
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("abs", lambda keyset, t: torch.empty_like(t), backend.dispatch_key, with_keyset=True)
+    rows.append(("registered impl, empty_like only", lambda: torch.abs(x)))
+    results = [(name, _per_call(fn, sync)) for name, fn in rows]
+    lib._destroy()
+
+    from gems.ops.unary_math import abs_op
+
+    gems.enable()
+    results.append(("gems torch.abs", _per_call(lambda: torch.abs(x), sync)))
+    results.append(("abs_op(x), no dispatcher", _per_call(lambda: abs_op(x), sync)))
+    plan = abs_op._fast_plans[x.dtype]
+    launcher = plan[3]
+    out = torch.empty_like(x)
+    from gems.codegen import pointwise
+
+    grid, block, warps = pointwise._flat_config(x.numel())
+    kernel_args = (x, out, x.numel(), plan[1], plan[2], False, block)
+    results.append(("launcher(...) only", _per_call(lambda: launcher(grid, *kernel_args, num_warps=warps), sync)))
+    if launcher.fast:  # compiled kernels only (not the interpreter)
+        key_of = launcher._key_of
+        results.append(("launcher key only", _per_call(lambda: key_of(*kernel_args), sync)))
+        import triton
+
+        print("launch hooks:", triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook)
+        launch_fn, head, _ = next(iter(launcher._compiled.values()))
+        stream = launcher._stream(launcher._device())
+        results.append(("compiled run only", _per_call(
+            lambda: launch_fn(grid[0], 1, 1, stream, *head, *kernel_args), sync)))
+        results.append(("stream(device()) only", _per_call(lambda: launcher._stream(launcher._device()), sync)))
+    original = launch.Launcher.__call__
+    launch.Launcher.__call__ = lambda self, grid, *a, **k: None
+    results.append(("gems torch.abs, launch stubbed", _per_call(lambda: torch.abs(x), sync)))
+    results.append(("abs_op(x), launch stubbed", _per_call(lambda: abs_op(x), sync)))
+    launch.Launcher.__call__ = original
+    for name, us in results:
+        print(f"{name:<36}{us:8.2f} us")
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(3000):
+        torch.abs(x)
+    profile.disable()
+    pstats.Stats(profile).sort_stats("tottime").print_stats(18)
+
+
+if __name__ == "__main__":
+    main()
