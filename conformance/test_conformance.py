@@ -23,9 +23,11 @@ def test_case(case, conformance, request):
     backend = conformance.backend
     spec = ops.get(case.op)
     repro = (f'pytest "{request.node.nodeid}" --vendor {backend.name}' + (" --quick" if conformance.quick else ""))
-    if not backend.capabilities.supports(case.dtype):
+    skip = spec.skip_reason(backend.name, case.dtype, case.variant)
+    if skip or not backend.capabilities.supports(case.dtype):
+        why = f"not run on {backend.name}: {skip}" if skip else f"vendor {backend.name} does not support {case.dtype}"
         result = CaseResult(id=case.id, op=case.op, dtype=dtype_name(case.dtype), variant=case.variant,
-                            status="unsupported", message=f"vendor {backend.name} does not support {case.dtype}")
+                            status="unsupported", message=why)
     else:
         result = run_case(spec, case, backend.device, conformance.quick, backend.name, conformance.overrides, repro)
     request.node.user_properties.append(("gems_case", result.to_json()))

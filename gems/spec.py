@@ -57,6 +57,8 @@ class OpSpec:
     deliberate_fallbacks: {variant: reason} for cases that are meant to run ATen's kernel.
     known_failures: {(vendor or "*", dtype name or "*", variant or "*"): reason}; such cases are
         expected to fail and turn red once they pass, so the record is kept true.
+    skips: the same keys, for cases that cannot run at all on a vendor (ATen itself crashes there);
+        they are reported as unsupported with the reason.
     """
 
     name: str
@@ -69,6 +71,7 @@ class OpSpec:
     perf: PerfSpec | None = None
     deliberate_fallbacks: Mapping[str, str] = field(default_factory=dict)
     known_failures: Mapping[tuple, str] = field(default_factory=dict)
+    skips: Mapping[tuple, str] = field(default_factory=dict)
 
     def __post_init__(self):
         problems = []
@@ -89,9 +92,9 @@ class OpSpec:
             problems.append("dtypes must be a non-empty tuple of torch dtypes")
         if self.tolerance not in TOLERANCE_CLASSES:
             problems.append(f"tolerance {self.tolerance!r} is not one of {TOLERANCE_CLASSES}")
-        for key in self.known_failures:
+        for key in (*self.known_failures, *self.skips):
             if not (isinstance(key, tuple) and len(key) == 3):
-                problems.append(f"known_failures key {key!r} must be (vendor, dtype, variant)")
+                problems.append(f"known_failures/skips key {key!r} must be (vendor, dtype, variant)")
         if problems:
             raise ValueError(f"operator declaration {self.name!r} is incomplete: " + "; ".join(problems))
 
@@ -100,11 +103,19 @@ class OpSpec:
         return tuple(self.impls)
 
     def known_failure(self, vendor: str, dtype: torch.dtype, variant: str) -> str | None:
+        return _lookup(self.known_failures, vendor, dtype, variant)
+
+    def skip_reason(self, vendor: str, dtype: torch.dtype, variant: str) -> str | None:
+        return _lookup(self.skips, vendor, dtype, variant)
+
+
+def _lookup(table, vendor, dtype, variant):
+    if table:
         dtype_name = str(dtype).replace("torch.", "")
-        for (v, d, var), reason in self.known_failures.items():
+        for (v, d, var), reason in table.items():
             if v in ("*", vendor) and d in ("*", dtype_name) and var in ("*", variant):
                 return reason
-        return None
+    return None
 
 
 def _aten_overload_exists(overload: str) -> bool:
