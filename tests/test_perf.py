@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import gems
+import gems.ops  # noqa: F401  (gems.ops.all_specs below; the vendor is chosen by GEMS_VENDOR)
 from gems.perf import __main__ as cli
 from gems.perf import runner, shapes, timing
 from gems.perf.report import aggregates, row_speedup, summary_markdown

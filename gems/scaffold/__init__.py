@@ -3,7 +3,7 @@
     gems-scaffold --vendor acme --base interpreter --device-name cpu
     python -m gems.scaffold --vendor acme --dry-run
 
-See docs/adding_a_backend.md; the API is :func:`plan` (check and render) and :func:`write`.
+See "Adding a backend" in README.md; the API is :func:`plan` (check and render) and :func:`write`.
 """
 
 from gems.scaffold.core import (
