@@ -226,8 +226,3 @@ def apply(table: dict, vendor_key: str | None) -> None:
     for overload, (fn, autograd, owner) in table.items():
         if overload not in _libraries:
             _register(overload, fn, autograd, owner, vendor_key)
-
-
-def owners() -> dict[str, str]:
-    """Registered overload -> the gems operator declaration it belongs to."""
-    return {overload: entry[3] for overload, entry in _libraries.items()}
