@@ -104,12 +104,36 @@ def _use_own_device(backend):
         module.set_device(int(worker.removeprefix("gw")) % max(module.device_count(), 1))
 
 
+def _share_cpu_cores():
+    """N workers each computing float64 oracles with all cores would oversubscribe the CPU N times."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+
+
+def _group_cases_by_kernels(config):
+    """``-n N`` sends the cases of one operator and dtype, which share their kernels, to one worker:
+    each kernel then compiles once, not once per worker (xdist's loadgroup; plain load otherwise)."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+    elif getattr(config, "workerinput", {}).get("gems_loadgroup"):
+        config.option.loadgroup = True  # workers re-parse the command line: they name their groups too
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    if node.config.option.dist == "loadgroup":
+        node.workerinput["gems_loadgroup"] = True
+
+
 def pytest_configure(config):
     if config.getoption("--help", default=False):
         return
     run = ConformanceRun(config)
     config.gems_conformance = run
     _use_own_device(run.backend)
+    _share_cpu_cores()
+    _group_cases_by_kernels(config)
     for spec in run.all_specs:
         config.addinivalue_line("markers", f"{spec.name}: conformance cases of the {spec.name} operator")
 
@@ -118,7 +142,11 @@ def pytest_generate_tests(metafunc):
     if "case" not in metafunc.fixturenames:
         return
     run = metafunc.config.gems_conformance
-    metafunc.parametrize("case", [pytest.param(c, id=c.id, marks=getattr(pytest.mark, c.op)) for c in run.cases])
+    metafunc.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in run.cases])
+
+
+def _marks(case):
+    return [getattr(pytest.mark, case.op), pytest.mark.xdist_group(f"{case.op}-{dtype_name(case.dtype)}")]
 
 
 @pytest.fixture

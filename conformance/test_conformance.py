@@ -22,7 +22,8 @@ def _failure_report(result: CaseResult) -> str:
 def test_case(case, conformance, request):
     backend = conformance.backend
     spec = ops.get(case.op)
-    repro = (f'pytest "{request.node.nodeid}" --vendor {backend.name}' + (" --quick" if conformance.quick else ""))
+    node_id = request.node.nodeid.split("@")[0]  # without the xdist group suffix
+    repro = f'pytest "{node_id}" --vendor {backend.name}' + (" --quick" if conformance.quick else "")
     skip = spec.skip_reason(backend.name, case.dtype, case.variant)
     if skip or not backend.capabilities.supports(case.dtype):
         why = f"not run on {backend.name}: {skip}" if skip else f"vendor {backend.name} does not support {case.dtype}"

@@ -103,3 +103,19 @@ def test_case_ids_are_unique_and_stable():
     cases = list_cases(ops.all_specs(), quick=True)
     assert len({c.id for c in cases}) == len(cases)
     assert Case("add", torch.float16, "broadcast").id == "add::float16::broadcast"
+
+
+def test_gradients_are_judged_norm_wise_and_forward_outputs_elementwise():
+    from gems.testing import compare
+
+    tol = compare.default_tolerance(torch.bfloat16, "reduction")
+    oracle = torch.tensor([1.0, -0.5, 1e-3], dtype=torch.float64)
+    near_zero_off = oracle.clone()
+    near_zero_off[2] = 5e-3  # 5x off at the smallest value, 0.4% of the largest gradient
+    as_output = compare.compare(near_zero_off.to(torch.bfloat16), oracle, None, tol)
+    as_gradient = compare.compare(near_zero_off.to(torch.bfloat16), oracle, None,
+                                  compare.gradient_tolerance(tol, oracle))
+    assert not as_output.passed and as_gradient.passed
+    far_off = oracle.clone()
+    far_off[2] = 0.05  # 5% of the largest gradient: wrong either way
+    assert not compare.compare(far_off.to(torch.bfloat16), oracle, None, compare.gradient_tolerance(tol, oracle)).passed

@@ -62,15 +62,20 @@ def main():
     kernel_args = (x, out, x.numel(), plan[1], plan[2], False, block)
     results.append(("launcher(...) only", _per_call(lambda: launcher(grid, *kernel_args, num_warps=warps), sync)))
     if launcher.fast:  # compiled kernels only (not the interpreter)
-        key_of = launcher._key_of
-        results.append(("launcher key only", _per_call(lambda: key_of(*kernel_args), sync)))
+        prepare = launcher._prepare
+        results.append(("launcher prepare (key, pointers) only", _per_call(lambda: prepare(*kernel_args), sync)))
         import triton
 
         print("launch hooks:", triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook)
         launch_fn, head, _ = next(iter(launcher._compiled.values()))
         stream = launcher._stream(launcher._device())
-        results.append(("compiled run only", _per_call(
-            lambda: launch_fn(grid[0], 1, 1, stream, *head, *kernel_args), sync)))
+        _, pointer_args = prepare(*kernel_args)
+        results.append(("C launch, tensors", _per_call(lambda: launch_fn(grid[0], 1, 1, stream, *head, *kernel_args),
+                                                        sync)))
+        results.append(("C launch, data pointers", _per_call(
+            lambda: launch_fn(grid[0], 1, 1, stream, *head, *pointer_args), sync)))
+        results.append(("C launch, empty grid (no driver call)", _per_call(
+            lambda: launch_fn(0, 1, 1, stream, *head, *pointer_args), sync)))
         results.append(("stream(device()) only", _per_call(lambda: launcher._stream(launcher._device()), sync)))
     original = launch.Launcher.__call__
     launch.Launcher.__call__ = lambda self, grid, *a, **k: None

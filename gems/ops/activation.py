@@ -10,6 +10,11 @@ Forward formulas are the ones ATen evaluates except gelu's, which avoid cancella
 formulas follow ATen's (gelu's normal cdf as ``0.5 erfc(-x/sqrt2)``), so NaN and infinity come out
 where ATen's do (gelu_backward(inf) is NaN, for instance); the one exception is documented at
 ``_gelu_tanh_backward``.
+
+fp16/bf16 gelu ("none") and its backward take ATen's own ``1 + erf`` form and, in the backward, the
+fast ``tl.exp``: erfc is several times the work of erf, and in 2-byte dtypes these kernels are bound
+by arithmetic, not memory (0.64x of ATen at 64M elements on an H200 with erfc, 0.96-1.0x without).
+The fp32 cancellation of ``1 + erf`` is an absolute error below 1e-7 |x|, inside fp16/bf16 tolerance.
 """
 
 import dataclasses
@@ -62,9 +67,12 @@ def _silu(x):
 
 
 @triton.jit
-def _gelu_none(x):
-    # 0.5 x (1 + erf(x / sqrt2)) without the cancellation of 1 + erf for negative x.
-    return 0.5 * x * libdevice.erfc(-x * SQRT1_2)
+def _gelu_none(x, COMMON: tl.constexpr):
+    if COMMON == tl.float16 or COMMON == tl.bfloat16:
+        r = 0.5 * x * (1.0 + libdevice.erf(x * SQRT1_2))  # see the module docstring
+    else:
+        r = 0.5 * x * libdevice.erfc(-x * SQRT1_2)  # 0.5 x (1 + erf(x / sqrt2)) without its cancellation
+    return r
 
 
 @triton.jit
@@ -99,9 +107,13 @@ def _silu_backward(grad, x):
 
 
 @triton.jit
-def _gelu_none_backward(grad, x):
-    cdf = 0.5 * libdevice.erfc(-x * SQRT1_2)
-    pdf = libdevice.exp(-0.5 * x * x) * INV_SQRT_2PI
+def _gelu_none_backward(grad, x, COMMON: tl.constexpr):
+    if COMMON == tl.float16 or COMMON == tl.bfloat16:
+        cdf = 0.5 * (1.0 + libdevice.erf(x * SQRT1_2))  # see the module docstring
+        pdf = tl.exp(-0.5 * x * x) * INV_SQRT_2PI
+    else:
+        cdf = 0.5 * libdevice.erfc(-x * SQRT1_2)
+        pdf = libdevice.exp(-0.5 * x * x) * INV_SQRT_2PI
     return grad * (cdf + x * pdf)
 
 
@@ -141,14 +153,15 @@ relu_op = PointwiseOp("relu", _relu, operands=1)
 sigmoid_op = PointwiseOp("sigmoid", _sigmoid, operands=1, promotion=Promotion.INT_TO_FLOAT)
 tanh_op = PointwiseOp("tanh", _tanh, operands=1, promotion=Promotion.INT_TO_FLOAT)
 silu_op = PointwiseOp("silu", _silu, operands=1, dtypes=FLOATS)
-gelu_ops = {"none": PointwiseOp("gelu", _gelu_none, operands=1, dtypes=FLOATS),
+gelu_ops = {"none": PointwiseOp("gelu", _gelu_none, operands=1, dtypes=FLOATS, common_arg=True),
             "tanh": PointwiseOp("gelu", _gelu_tanh, operands=1, dtypes=FLOATS)}
 threshold_backward_op = PointwiseOp("threshold_backward", _threshold_backward, operands=2, scalars=("threshold",),
                                     dtypes=FLOATS)
 sigmoid_backward_op = PointwiseOp("sigmoid_backward", _sigmoid_backward, operands=2, dtypes=FLOATS)
 tanh_backward_op = PointwiseOp("tanh_backward", _tanh_backward, operands=2, dtypes=FLOATS)
 silu_backward_op = PointwiseOp("silu_backward", _silu_backward, operands=2, dtypes=FLOATS)
-gelu_backward_ops = {"none": PointwiseOp("gelu_backward", _gelu_none_backward, operands=2, dtypes=FLOATS),
+gelu_backward_ops = {"none": PointwiseOp("gelu_backward", _gelu_none_backward, operands=2, dtypes=FLOATS,
+                                          common_arg=True),
                      "tanh": PointwiseOp("gelu_backward", _gelu_tanh_backward, operands=2, dtypes=FLOATS)}
 
 

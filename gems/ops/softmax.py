@@ -260,8 +260,5 @@ SPECS = [
         dtypes=FLOATS,
         tolerance="reduction",
         perf=reduction_perf("softmax"),
-        known_failures={("nvidia", "bfloat16", "grad"): "H200, 2026-11-22: 3 of 221 input-gradient values of a "
-                        "13x17 bf16 case lie outside rtol 1.6e-2 and further from the oracle than ATen's; "
-                        "not yet investigated"},
     ),
 ]

@@ -16,6 +16,7 @@ Under the interpreter (and for autotuned or heuristic kernels) the plain Triton 
 
 from __future__ import annotations
 
+import torch
 import triton
 import triton.language as tl
 from triton.runtime.jit import JITFunction
@@ -44,23 +45,33 @@ def scalar_key(value):
     return type(value)
 
 
-def _make_key_function(kernel: JITFunction):
-    """Generate ``key(*args)`` for this kernel's parameter list."""
-    names, parts = [], []
+def _make_prepare_function(kernel: JITFunction):
+    """Generate ``prepare(*args) -> (key, launch_args)`` for this kernel's parameter list.
+
+    launch_args hand tensors to the C launcher as their data pointers: given a tensor it calls
+    ``data_ptr()`` and asks the driver what the pointer is (cuPointerGetAttribute), per pointer and per
+    call. The key already needs the pointer, and every caller has checked the device.
+    """
+    names, lines, key_parts, launch_parts = [], [], [], []
     for i, param in enumerate(kernel.params):
         name = f"a{i}"
         names.append(name)
         if param.is_constexpr:
             # tl.dtype hashes in Python (slow); its name is an equivalent key.
-            parts.append(f"({name}.name if type({name}) is tl_dtype else {name})")
+            key_parts.append(f"({name}.name if type({name}) is tl_dtype else {name})")
+            launch_parts.append(name)
         elif param.name.endswith("_ptr"):
-            parts.append(f"{name}.dtype, {name}.data_ptr() & 15 == 0")
+            lines.append(f"    p{i} = {name}.data_ptr()")
+            key_parts.append(f"{name}.dtype, p{i} & 15 == 0")
+            launch_parts.append(f"p{i}")
         else:
-            parts.append(f"scalar_key({name})")
-    source = f"def key({', '.join(names)}):\n    return ({', '.join(parts)},)\n"
+            key_parts.append(f"scalar_key({name})")
+            launch_parts.append(name)
+    body = "\n".join(lines + [f"    return ({', '.join(key_parts)},), ({', '.join(launch_parts)},)"])
+    source = f"def prepare({', '.join(names)}):\n{body}\n"
     namespace = {"scalar_key": scalar_key, "tl_dtype": tl.dtype}
     exec(source, namespace)
-    return namespace["key"]
+    return namespace["prepare"]
 
 
 def _active_hook(hook):
@@ -91,19 +102,20 @@ class Launcher:
     def __init__(self, kernel):
         self.kernel = kernel
         self.fast = isinstance(kernel, JITFunction) and not triton.knobs.runtime.interpret
-        self._key_of = _make_key_function(kernel) if self.fast else None
+        self._prepare = _make_prepare_function(kernel) if self.fast else None
         self._compiled = {}
-        self._stream = None
+        self._stream = self._device = None
 
     def __call__(self, grid, *args, num_warps=None, num_stages=None):
         if self.fast:
-            compiled = self._compiled.get((self._key_of(*args), num_warps, num_stages))
+            key, launch_args = self._prepare(*args)
+            compiled = self._compiled.get((key, num_warps, num_stages))
             if compiled is not None:
                 launch, head, hooks = compiled
                 grid_x, grid_y, grid_z = grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
                 stream = self._stream(self._device())
                 if hooks is None:
-                    launch(grid_x, grid_y, grid_z, stream, *head, *args)
+                    launch(grid_x, grid_y, grid_z, stream, *head, *launch_args)
                 else:  # a profiler's launch hooks are installed: give them what Triton would
                     kernel, enter, leave = hooks
                     kernel.run(grid_x, grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
@@ -112,7 +124,7 @@ class Launcher:
         options = {name: value for name, value in (("num_warps", num_warps), ("num_stages", num_stages))
                    if value is not None}
         if self.fast:
-            self._compile_and_launch((self._key_of(*args), num_warps, num_stages), grid, args, options)
+            self._compile_and_launch((key, num_warps, num_stages), grid, args, options)
         else:
             self._launch_plain(grid, args, options)
 
@@ -125,6 +137,9 @@ class Launcher:
         self._compiled[key] = (*_direct_launch(compiled), hooks)
         driver = triton.runtime.driver.active
         self._stream, self._device = driver.get_current_stream, driver.get_current_device
+        if self._device is torch.cuda.current_device:
+            # The same answer without its lazy-initialization check: CUDA is up once a kernel has compiled.
+            self._device = torch._C._cuda_getDevice
 
     def _launch_plain(self, grid, args, options):
         if registration.kernels_call_torch:

@@ -3,6 +3,12 @@
 A floating result passes by the tolerance rule (|gems - oracle| <= atol + rtol * |oracle| with NaN and
 infinities in the same places), or by the ATen-parity rule (no element further from the oracle than
 ATen's own result on the same device, same non-finite pattern). Integer and bool results must be exact.
+
+Input gradients are judged norm-wise: atol grows to rtol times the largest gradient magnitude. A
+backward that subtracts nearly equal terms (softmax's dy - sum(dy y)) turns the last-bit rounding of
+its low-precision forward output into elementwise relative errors no kernel avoids: ATen's own bf16
+softmax gradient misses the elementwise rule for 176 of 200 random 13x17 inputs on the CPU, while its
+error stays below 0.008 of the largest gradient value.
 """
 
 from __future__ import annotations
@@ -79,6 +85,15 @@ def tolerance_for(op, dtype, tolerance_class, reduction_size, overrides) -> Tole
     if not entry:
         return base
     return Tolerance(float(entry.get("rtol", base.rtol)), float(entry.get("atol", base.atol)), entry["reason"])
+
+
+def gradient_tolerance(tol: Tolerance, oracle: torch.Tensor) -> Tolerance:
+    """The norm-wise tolerance of an input gradient (see the module docstring)."""
+    finite = oracle[oracle.isfinite()]
+    if not oracle.is_floating_point() or finite.numel() == 0:
+        return tol
+    scale = finite.abs().max().item()
+    return Tolerance(tol.rtol, max(tol.atol, tol.rtol * scale), tol.reason)
 
 
 def ulp(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

@@ -251,6 +251,9 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
         return compare.tolerance_for(spec.name, dtype, spec.tolerance, sample.reduction_size, overrides)
 
     tols = [tolerance(got) for got in gems_outs]
+    gradients = sum(1 for t in tensors_of(sample.args) if t.requires_grad) if sample.grad else 0
+    for i in range(len(tols) - gradients, len(tols)):
+        tols[i] = compare.gradient_tolerance(tols[i], oracle_outs[i])
     if tols:
         tol = tols[0]
         result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
