@@ -2,8 +2,10 @@
 
     python tools/percall_breakdown.py [--numel 4096]
 
-Each line is the best of 5 rounds of N back-to-back calls with one synchronize at the end, in
-microseconds per call; the cProfile table after it shows the Python functions of one gems call.
+Each line gives two numbers in microseconds per call, each the best of 5 rounds: "back to back" is
+3000 calls with one synchronize at the end (what a user sees: host or GPU, whichever is slower);
+"host" is the time to issue 200 calls, before the synchronize (the host's share alone: 200 launches
+fit in the GPU's queue). The cProfile table after them shows the Python functions of one gems call.
 """
 
 from __future__ import annotations
@@ -19,17 +21,23 @@ import gems
 from gems.runtime import launch
 
 
-def _per_call(fn, sync, calls=3000, rounds=5):
+def _per_call(fn, sync, calls=3000, host_calls=200, rounds=5):
+    """(back-to-back us per call, host-only us per call), best of ``rounds``."""
     fn()
     sync()
-    best = float("inf")
+    back_to_back = host = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(calls):
             fn()
         sync()
-        best = min(best, (time.perf_counter() - start) / calls * 1e6)
-    return best
+        back_to_back = min(back_to_back, (time.perf_counter() - start) / calls * 1e6)
+        start = time.perf_counter()
+        for _ in range(host_calls):
+            fn()
+        host = min(host, (time.perf_counter() - start) / host_calls * 1e6)
+        sync()
+    return back_to_back, host
 
 
 def main():
@@ -58,7 +66,7 @@ def main():
     out = torch.empty_like(x)
     from gems.codegen import pointwise
 
-    grid, block, warps = pointwise._flat_config(x.numel())
+    grid, block, warps = pointwise._flat_config(x.numel(), x.element_size())
     kernel_args = (x, out, x.numel(), plan[1], plan[2], False, block)
     results.append(("launcher(...) only", _per_call(lambda: launcher(grid, *kernel_args, num_warps=warps), sync)))
     if launcher.fast:  # compiled kernels only (not the interpreter)
@@ -82,8 +90,9 @@ def main():
     results.append(("gems torch.abs, launch stubbed", _per_call(lambda: torch.abs(x), sync)))
     results.append(("abs_op(x), launch stubbed", _per_call(lambda: abs_op(x), sync)))
     launch.Launcher.__call__ = original
-    for name, us in results:
-        print(f"{name:<36}{us:8.2f} us")
+    print(f"{'':<40}{'back to back':>14}{'host':>10}")
+    for name, (back_to_back, host) in results:
+        print(f"{name:<40}{back_to_back:11.2f} us{host:8.2f} us")
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(3000):

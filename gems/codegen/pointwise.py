@@ -203,7 +203,7 @@ class PointwiseOp:
             else:
                 f64_bits = ()
         launcher = self._launcher(scalar_mask, len(sizes), contiguous, f64_bits)
-        block, num_warps = pointwise_config(numel)
+        block, num_warps = pointwise_config(numel, common.itemsize)
         grid = (cdiv(numel, block),)
         stride_args = [] if contiguous else [s for layout in strides for s in layout]
         size_args = [] if contiguous else list(sizes[1:])
@@ -251,7 +251,7 @@ class PointwiseOp:
         numel = x.numel()
         if not plan or numel == 0 or numel > _INT32_LIMIT:
             return False
-        out_dtypes, tl_common, tl_compute, launcher, f64, has_values = plan
+        out_dtypes, tl_common, tl_compute, launcher, f64, has_values, itemsize = plan
         named = args[n:]
         for value in named:
             kind = type(value)
@@ -278,7 +278,7 @@ class PointwiseOp:
                       for v in args[:n] if type(v) is not torch.Tensor]
         else:
             tensors, values = args[:n], ()
-        grid, block, num_warps = _flat_config(numel)
+        grid, block, num_warps = _flat_config(numel, itemsize)
         launcher(grid, *tensors, *outs, *values, *named, numel, tl_common, tl_compute, False, block,
                  num_warps=num_warps)
         self._fast_result = outs[0] if len(outs) == 1 else tuple(outs)
@@ -286,8 +286,8 @@ class PointwiseOp:
 
     def _fast_plan(self, operands):
         """(output dtypes, tl common dtype, tl compute dtype, launcher, whether float scalars travel as
-        bits, whether there are number operands) for this operand signature, or None when the general
-        path must decide."""
+        bits, whether there are number operands, the common dtype's itemsize) for this operand signature,
+        or None when the general path must decide."""
         operands = list(operands)
         common, out_dtypes = self.result_dtypes(operands)
         tensor_dtypes = [t.dtype for t in operands if type(t) is torch.Tensor]
@@ -305,7 +305,8 @@ class PointwiseOp:
         elif self.scalar_names:
             f64_bits += (False,) * len(self.scalar_names)  # named float scalars make the call take the general path
         launcher = self._launcher(scalar_mask, 1, True, f64_bits)
-        return out_dtypes, _TL_COMPUTE[common], _TL_COMPUTE[compute_dtype(common)], launcher, f64, any(scalar_mask)
+        return (out_dtypes, _TL_COMPUTE[common], _TL_COMPUTE[compute_dtype(common)], launcher, f64, any(scalar_mask),
+                common.itemsize)
 
     def _launcher(self, scalar_mask, rank, contiguous, f64_bits=()):
         key = (scalar_mask, rank, contiguous, f64_bits)
@@ -319,10 +320,11 @@ class PointwiseOp:
 # --------------------------------------------------------------------------- helpers
 
 
-def pointwise_config(numel: int) -> tuple[int, int]:
-    """(BLOCK, num_warps) for a flat pointwise launch, from the vendor's heuristics."""
+def pointwise_config(numel: int, itemsize: int) -> tuple[int, int]:
+    """(BLOCK, num_warps) for a flat pointwise launch, from the vendor's heuristics; ``itemsize``: bytes
+    per element of the data the kernel computes on (its common dtype)."""
     rules = _pointwise_rules()
-    args = {"n_elements": numel}
+    args = {"n_elements": numel, "itemsize": itemsize}
     return rules["BLOCK"](args), rules["num_warps"](args)
 
 
@@ -331,14 +333,14 @@ _rules_cache = {}
 _flat_configs = {}
 
 
-def _flat_config(numel: int) -> tuple[tuple, int, int]:
-    """(grid, BLOCK, num_warps) for a flat launch, memoized: heuristics depend only on numel."""
-    config = _flat_configs.get(numel)
+def _flat_config(numel: int, itemsize: int) -> tuple[tuple, int, int]:
+    """(grid, BLOCK, num_warps) for a flat launch, memoized: heuristics depend only on their arguments."""
+    config = _flat_configs.get((numel, itemsize))
     if config is None:
         if len(_flat_configs) > 4096:
             _flat_configs.clear()
-        block, num_warps = pointwise_config(numel)
-        config = _flat_configs[numel] = ((cdiv(numel, block),), block, num_warps)
+        block, num_warps = pointwise_config(numel, itemsize)
+        config = _flat_configs[numel, itemsize] = ((cdiv(numel, block),), block, num_warps)
     return config
 
 

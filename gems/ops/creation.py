@@ -150,7 +150,7 @@ def _fill_dense(out: torch.Tensor, value) -> torch.Tensor:
     bits = out.dtype is torch.float64 and type(value) is float
     if type(value) is bool:
         value = int(value)  # the interpreter cannot take a bool argument
-    block, num_warps = pointwise_config(numel)
+    block, num_warps = pointwise_config(numel, out.dtype.itemsize)
     # A dense tensor with positive strides covers exactly numel elements from its first one.
     _fill((cdiv(numel, block),), out, float64_bits(value) if bits else value, numel, bits, numel > _INT32_LIMIT,
           block, num_warps=num_warps)
@@ -264,7 +264,7 @@ def _arange_into(out, first, delta):
         return out
     target = out if out.is_contiguous() else torch.empty(out.shape, dtype=out.dtype, device=out.device)
     is_float = out.dtype.is_floating_point
-    block, num_warps = pointwise_config(numel)
+    block, num_warps = pointwise_config(numel, out.dtype.itemsize)
     _arange((cdiv(numel, block),), target, float64_bits(first) if is_float else first,
             float64_bits(delta) if is_float else delta, numel, is_float, numel > _INT32_LIMIT, block,
             num_warps=num_warps)

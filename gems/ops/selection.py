@@ -148,7 +148,7 @@ def _triu_launch(x, out, diagonal, inplace):
     stride_xb, stride_ob = _batch_stride(x), _batch_stride(out)
     if stride_xb is None or stride_ob is None:
         raise Fallback("batch dimensions of this layout cannot be walked with one stride")
-    block, num_warps = pointwise_config(rows * cols)
+    block, num_warps = pointwise_config(rows * cols, x.dtype.itemsize)
     block_n = min(next_power_of_2(cols), block)
     block_m = max(1, min(next_power_of_2(rows), block // block_n))
     tiles_n = cdiv(cols, block_n)
