@@ -172,3 +172,20 @@ def test_launch_helpers_match_triton():
     for n in (1, 2, 3, 1000, 1024, 1025):
         assert launch.next_power_of_2(n) == triton.next_power_of_2(n)
         assert launch.cdiv(n, 128) == triton.cdiv(n, 128)
+
+
+def test_prepared_launch_passes_data_pointers_and_keys_on_alignment():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kernel(x_ptr, out_ptr, n, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+        pass
+
+    prepare = launch._make_prepare_function(kernel)
+    x, out = torch.zeros(8), torch.zeros(9)
+    key, args = prepare(x, out, 17, tl.float32, 64)
+    assert args == (x.data_ptr(), out.data_ptr(), 17, tl.float32, 64)
+    assert key == (torch.float32, True, torch.float32, True, (False, True), "fp32", 64)
+    misaligned_key, _ = prepare(x, out[1:], 17, tl.float32, 64)  # 4 bytes in: not 16-byte aligned
+    assert misaligned_key != key
