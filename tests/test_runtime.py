@@ -161,9 +161,10 @@ def test_wrapped_numbers_reach_aten_with_their_promotion():
 
 
 @pytest.mark.parametrize("value, key", [(1, 1), (16, (True, True)), (17, (False, True)),
-                                        (2**40, (True, False)), (2.0, float)])
+                                        (2**40, (True, False)), (2.0, float), (True, bool)])
 def test_scalar_specialization_key(value, key):
-    assert launch.scalar_key(value) == key
+    """What Triton specializes an integer on: the value 1, divisibility by 16, the 32/64-bit range."""
+    assert launch._make_prepare_function(_kernel_with_params("n"))(value) == ((key,), (value,))
 
 
 def test_launch_helpers_match_triton():
@@ -174,15 +175,17 @@ def test_launch_helpers_match_triton():
         assert launch.cdiv(n, 128) == triton.cdiv(n, 128)
 
 
+def _kernel_with_params(*names):
+    """What the launcher reads of a JITFunction: its parameters (upper case: constexpr)."""
+    import types
+
+    return types.SimpleNamespace(params=[types.SimpleNamespace(name=n, is_constexpr=n.isupper()) for n in names])
+
+
 def test_prepared_launch_passes_data_pointers_and_keys_on_alignment():
-    import triton
     import triton.language as tl
 
-    @triton.jit
-    def kernel(x_ptr, out_ptr, n, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-        pass
-
-    prepare = launch._make_prepare_function(kernel)
+    prepare = launch._make_prepare_function(_kernel_with_params("x_ptr", "out_ptr", "n", "COMPUTE", "BLOCK"))
     x, out = torch.zeros(8), torch.zeros(9)
     key, args = prepare(x, out, 17, tl.float32, 64)
     assert args == (x.data_ptr(), out.data_ptr(), 17, tl.float32, 64)

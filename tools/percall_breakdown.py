@@ -66,9 +66,11 @@ def main():
     out = torch.empty_like(x)
     from gems.codegen import pointwise
 
-    grid, block, warps = pointwise._flat_config(x.numel(), x.element_size())
+    programs, block, warps = pointwise._flat_config(x.numel(), x.element_size())
+    grid = (programs,)
     kernel_args = (x, out, x.numel(), plan[1], plan[2], False, block)
     results.append(("launcher(...) only", _per_call(lambda: launcher(grid, *kernel_args, num_warps=warps), sync)))
+    results.append(("launcher.flat(...) only", _per_call(lambda: launcher.flat(programs, warps, *kernel_args), sync)))
     if launcher.fast:  # compiled kernels only (not the interpreter)
         prepare = launcher._prepare
         results.append(("launcher prepare (key, pointers) only", _per_call(lambda: prepare(*kernel_args), sync)))

@@ -36,15 +36,6 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-def scalar_key(value):
-    """What Triton specializes a scalar argument on (see the module docstring)."""
-    if type(value) is int:
-        if value == 1:
-            return 1
-        return (value & 15 == 0, _INT32_MIN <= value <= _INT32_MAX)
-    return type(value)
-
-
 def _make_prepare_function(kernel: JITFunction):
     """Generate ``prepare(*args) -> (key, launch_args)`` for this kernel's parameter list.
 
@@ -64,12 +55,13 @@ def _make_prepare_function(kernel: JITFunction):
             lines.append(f"    p{i} = {name}.data_ptr()")
             key_parts.append(f"{name}.dtype, p{i} & 15 == 0")
             launch_parts.append(f"p{i}")
-        else:
-            key_parts.append(f"scalar_key({name})")
+        else:  # an integer: 1, divisible by 16, 32-bit; inline, as a call would cost as much as the test
+            key_parts.append(f"((1 if {name} == 1 else ({name} & 15 == 0, {_INT32_MIN} <= {name} <= {_INT32_MAX}))"
+                             f" if type({name}) is int else type({name}))")
             launch_parts.append(name)
     body = "\n".join(lines + [f"    return ({', '.join(key_parts)},), ({', '.join(launch_parts)},)"])
     source = f"def prepare({', '.join(names)}):\n{body}\n"
-    namespace = {"scalar_key": scalar_key, "tl_dtype": tl.dtype}
+    namespace = {"tl_dtype": tl.dtype}
     exec(source, namespace)
     return namespace["prepare"]
 
@@ -121,10 +113,25 @@ class Launcher:
                     kernel.run(grid_x, grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
                                kernel.launch_metadata(grid, stream, *args), enter, leave, *args)
                 return
+        self._launch_slow(grid, args, num_warps, num_stages)
+
+    def flat(self, grid_x, num_warps, *args):
+        """``launcher((grid_x,), *args, num_warps=num_warps)`` with less work per call (pointwise kernels)."""
+        if self.fast:
+            key, launch_args = self._prepare(*args)
+            compiled = self._compiled.get((key, num_warps, None))
+            if compiled is not None and compiled[2] is None:
+                launch, head, _ = compiled
+                launch(grid_x, 1, 1, self._stream(self._device()), *head, *launch_args)
+                return
+        self((grid_x,), *args, num_warps=num_warps)
+
+    def _launch_slow(self, grid, args, num_warps, num_stages):
+        """First launch of a specialization (compiles it), or any launch under the interpreter."""
         options = {name: value for name, value in (("num_warps", num_warps), ("num_stages", num_stages))
                    if value is not None}
         if self.fast:
-            self._compile_and_launch((key, num_warps, num_stages), grid, args, options)
+            self._compile_and_launch((self._prepare(*args)[0], num_warps, num_stages), grid, args, options)
         else:
             self._launch_plain(grid, args, options)
 
