@@ -99,39 +99,34 @@ class Launcher:
         self._stream = self._device = None
 
     def __call__(self, grid, *args, num_warps=None, num_stages=None):
+        grid_y, grid_z = grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
+        self._launch(grid[0], grid_y, grid_z, num_warps, num_stages, args)
+
+    def flat(self, grid_x, num_warps, *args):
+        """``launcher((grid_x,), *args, num_warps=num_warps)`` with no grid or keyword handling (pointwise)."""
+        self._launch(grid_x, 1, 1, num_warps, None, args)
+
+    def _launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
         if self.fast:
             key, launch_args = self._prepare(*args)
             compiled = self._compiled.get((key, num_warps, num_stages))
             if compiled is not None:
                 launch, head, hooks = compiled
-                grid_x, grid_y, grid_z = grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
                 stream = self._stream(self._device())
                 if hooks is None:
                     launch(grid_x, grid_y, grid_z, stream, *head, *launch_args)
                 else:  # a profiler's launch hooks are installed: give them what Triton would
                     kernel, enter, leave = hooks
                     kernel.run(grid_x, grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
-                               kernel.launch_metadata(grid, stream, *args), enter, leave, *args)
+                               kernel.launch_metadata((grid_x, grid_y, grid_z), stream, *args), enter, leave,
+                               *args)
                 return
-        self._launch_slow(grid, args, num_warps, num_stages)
-
-    def flat(self, grid_x, num_warps, *args):
-        """``launcher((grid_x,), *args, num_warps=num_warps)`` with less work per call (pointwise kernels)."""
-        if self.fast:
-            key, launch_args = self._prepare(*args)
-            compiled = self._compiled.get((key, num_warps, None))
-            if compiled is not None and compiled[2] is None:
-                launch, head, _ = compiled
-                launch(grid_x, 1, 1, self._stream(self._device()), *head, *launch_args)
-                return
-        self((grid_x,), *args, num_warps=num_warps)
-
-    def _launch_slow(self, grid, args, num_warps, num_stages):
-        """First launch of a specialization (compiles it), or any launch under the interpreter."""
+        # First launch of a specialization (it compiles), or any launch under the interpreter.
+        grid = (grid_x, grid_y, grid_z)
         options = {name: value for name, value in (("num_warps", num_warps), ("num_stages", num_stages))
                    if value is not None}
         if self.fast:
-            self._compile_and_launch((self._prepare(*args)[0], num_warps, num_stages), grid, args, options)
+            self._compile_and_launch((key, num_warps, num_stages), grid, args, options)
         else:
             self._launch_plain(grid, args, options)
 
