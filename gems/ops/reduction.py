@@ -75,6 +75,15 @@ def reduce_max(x, axis: tl.constexpr):
 
 
 @triton.jit
+def tile_k(k, n_red, mask_m, INT64: tl.constexpr, BLOCK_K: tl.constexpr):
+    """(offsets, mask) of the reduced elements k ... k + BLOCK_K - 1 below n_red, for the BLOCK_M rows."""
+    offs_k = k + tl.arange(0, BLOCK_K)
+    if INT64:
+        offs_k = offs_k.to(tl.int64)
+    return offs_k, mask_m[:, None] & (offs_k[None, :] < n_red)
+
+
+@triton.jit
 def output_coords(pid, n_rows, n_inner, COLS: tl.constexpr, BLOCK_M: tl.constexpr):
     """(outer index, inner index, mask) of the BLOCK_M outputs program ``pid`` computes.
 
@@ -128,8 +137,7 @@ def _sum_kernel(
     k_end = tl.minimum(k_start + red_per_split, n_red)
     acc = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
     for k in range(k_start, k_end, BLOCK_K):
-        offs_k = k + tl.arange(0, BLOCK_K)
-        mask = mask_m[:, None] & (offs_k[None, :] < k_end)
+        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
         x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0)
         acc += _convert(x, CAST, ACC)
     total = reduce_sum(acc, 1)

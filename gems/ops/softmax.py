@@ -32,6 +32,7 @@ from gems.ops.reduction import (
     program_count,
     reduce_max,
     reduce_sum,
+    tile_k,
     wrap_dim,
 )
 from gems.runtime.launch import Launcher
@@ -59,10 +60,7 @@ def _softmax_kernel(
     x_rows = x_ptr + outer * stride_xo + inner * stride_xn
     y_rows = y_ptr + outer * stride_yo + inner * stride_yn
     if ONE_PASS:
-        offs_k = tl.arange(0, BLOCK_K)
-        if INT64:
-            offs_k = offs_k.to(tl.int64)
-        mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+        offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
         # An all -inf row gives exp(-inf - -inf) = NaN, as in ATen.
         e = tl.exp(x - reduce_max(x, 1)[:, None])
@@ -72,10 +70,7 @@ def _softmax_kernel(
         run_max = tl.full([BLOCK_M, BLOCK_K], float("-inf"), COMPUTE)
         run_sum = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
         for k in range(0, n_red, BLOCK_K):
-            offs_k = k + tl.arange(0, BLOCK_K)
-            if INT64:
-                offs_k = offs_k.to(tl.int64)
-            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
             new_max = tl.maximum(run_max, x)
             # A lane that has seen only -inf keeps a zero sum (exp(-inf - -inf) would be NaN).
@@ -86,10 +81,7 @@ def _softmax_kernel(
         # Lanes are rescaled to the row's maximum; an all -inf row makes this NaN, as in ATen.
         denom = reduce_sum(run_sum * tl.exp(run_max - row_max[:, None]), 1)
         for k in range(0, n_red, BLOCK_K):
-            offs_k = k + tl.arange(0, BLOCK_K)
-            if INT64:
-                offs_k = offs_k.to(tl.int64)
-            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
             y = tl.exp(x - row_max[:, None]) / denom[:, None]
             tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -114,10 +106,7 @@ def _softmax_backward_kernel(
     dy_rows = dy_ptr + outer * stride_dyo + inner * stride_dyn
     dx_rows = dx_ptr + outer * stride_dxo + inner * stride_dxn
     if ONE_PASS:
-        offs_k = tl.arange(0, BLOCK_K)
-        if INT64:
-            offs_k = offs_k.to(tl.int64)
-        mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+        offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
         dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
         dot = reduce_sum(dy * y, 1)
@@ -126,19 +115,13 @@ def _softmax_backward_kernel(
     else:
         acc = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
         for k in range(0, n_red, BLOCK_K):
-            offs_k = k + tl.arange(0, BLOCK_K)
-            if INT64:
-                offs_k = offs_k.to(tl.int64)
-            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
             acc += dy * y
         dot = reduce_sum(acc, 1)
         for k in range(0, n_red, BLOCK_K):
-            offs_k = k + tl.arange(0, BLOCK_K)
-            if INT64:
-                offs_k = offs_k.to(tl.int64)
-            mask = mask_m[:, None] & (offs_k[None, :] < n_red)
+            offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
             dx = y * (dy - dot[:, None])
