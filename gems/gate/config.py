@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from gems.gate.inputs import GateInputError
 from gems.runtime import selection
 from gems.runtime.vendor import VendorError
+from gems.yaml_file import read_mapping
 
 FILE = "gate.yaml"
 DEFAULTS = {"perf_gating": True, "perf_threshold_pct": 5.0, "remeasure": "auto"}
@@ -45,12 +44,7 @@ def _switch(path: Path, key: str, value, allowed_auto: bool = False):
 
 
 def _read(path: Path) -> dict:
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise GateInputError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise GateInputError(f"{path}: expected a mapping of setting -> value")
+    raw = read_mapping(path, GateInputError, "a mapping of setting -> value")
     unknown = set(raw) - set(DEFAULTS)
     if unknown:
         raise GateInputError(f"{path}: unknown setting(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")

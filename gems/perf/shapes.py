@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import yaml
+
+from gems.yaml_file import read_mapping
 
 SUITES = ("quick", "core", "full")
 SIZE_CLASSES = ("small", "large")
@@ -70,11 +71,8 @@ def load(path: Path | str | None = None) -> ShapeBook:
     path = Path(path) if path else default_path()
     if not path.is_file():
         raise ShapesError(f"{path}: shapes file not found (pass --shapes FILE or set GEMS_PERF_SHAPES)")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ShapesError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict) or not isinstance(raw.get("keys"), dict):
+    raw = read_mapping(path, ShapesError, "a mapping with a 'keys:' section")
+    if not isinstance(raw.get("keys"), dict):
         raise ShapesError(f"{path}: expected a mapping with a 'keys:' section")
     unknown = set(raw) - {"dtypes", "small_max_numel", "keys"}
     if unknown:

@@ -14,9 +14,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import yaml
-
 from gems.runtime.vendor import VendorError
+from gems.yaml_file import read_mapping
 
 _CONFIG_FIELDS = {"META", "num_warps", "num_stages", "num_ctas", "maxnreg"}
 
@@ -25,12 +24,7 @@ def load_tune_configs(path: Path) -> dict[str, list]:
     """Parse a vendor's ``tune_configs.yaml``; any malformed entry names the file and the key."""
     if not path.is_file():
         return {}
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise VendorError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise VendorError(f"{path}: expected a mapping of operator key -> list of configs")
+    raw = read_mapping(path, VendorError, "a mapping of operator key -> list of configs")
     return {key: _parse_config_list(path, key, entries) for key, entries in raw.items()}
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import yaml
+
+from gems.yaml_file import read_mapping
 
 # Per-dtype defaults. atol for reductions and matmuls grows with sqrt(reduction length).
 RTOL = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2, torch.float32: 1.3e-6, torch.float64: 1e-7}
@@ -59,10 +60,7 @@ def load_overrides(path: Path) -> dict:
     """A vendor's ``conformance_overrides.yaml``: {op: {dtype or "*": {rtol, atol, reason}}}."""
     if not path.is_file():
         return {}
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
+    raw = read_mapping(path, ValueError, "a mapping of operator -> {dtype: {rtol, atol, reason}}")
     overrides = {}
     for op, by_dtype in raw.items():
         if not isinstance(by_dtype, dict):
