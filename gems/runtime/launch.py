@@ -7,9 +7,9 @@ generated function, caches the compiled kernel under it, and calls its driver la
 
 The key must separate every argument set that Triton would compile differently: tensor dtype and
 16-byte alignment of each pointer, and for integers the value 1, divisibility by 16 and the 32/64-bit
-range. Launchers follow one convention so that the key function can be generated from parameter
-names alone: a parameter named ``*_ptr`` is a tensor, constexprs are annotated ``tl.constexpr``,
-anything else is a scalar.
+range. Launchers follow one convention so that the function computing the key and the launch
+arguments can be generated from parameter names alone: a parameter named ``*_ptr`` is a tensor,
+constexprs are annotated ``tl.constexpr``, anything else is a scalar.
 
 Under the interpreter (and for autotuned or heuristic kernels) the plain Triton launch is used.
 """
