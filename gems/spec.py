@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
-FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused")
+FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused",
+            "sort", "attention", "conv")
 
 
 @dataclass
@@ -16,6 +18,9 @@ class Sample:
     """One input to an operator, and how to call it.
 
     variant: a short name unique within the operator ("contiguous", "broadcast", "out", ...).
+    args: the positional arguments, or a function of no arguments that makes them. A builder is what
+        keeps listing cases and running one case cheap: only the case that runs makes its tensors
+        (:meth:`built`), with its own seed.
     call: what runs (defaults to the declaration's ``call``); it gets ``*args, **kwargs``.
     expects: the ATen overload that must run through gems (defaults to the first declared one).
     reduction_size: elements combined per output value; tolerances for reductions grow with it.
@@ -23,12 +28,32 @@ class Sample:
     """
 
     variant: str
-    args: tuple
+    args: tuple | Callable[[], tuple]
     kwargs: dict = field(default_factory=dict)
     call: Callable | None = None
     expects: str | None = None
     reduction_size: int = 1
     grad: bool = False
+
+    def built(self) -> Sample:
+        """This sample with its arguments made (a builder is called here, once per call)."""
+        return replace(self, args=tuple(self.args())) if callable(self.args) else self
+
+
+def lazy(module: str, name: str, *args, **kwargs) -> Callable:
+    """``module.name(*args, **kwargs)``, imported and made on first call, then called with the call's
+    arguments: declarations name their sample generators without importing gems.testing, so
+    registering operators loads no test code. ``samples=lazy("gems.testing.samples", "unary_samples",
+    out="abs.out")``."""
+    made = []
+
+    def call(*call_args, **call_kwargs):
+        if not made:
+            made.append(getattr(importlib.import_module(module), name)(*args, **kwargs))
+        return made[0](*call_args, **call_kwargs)
+
+    call.__qualname__ = f"lazy({module}.{name})"
+    return call
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""The operator library: every module here declares ``SPECS``, a list of :class:`gems.spec.OpSpec`.
+"""The operator library: ``gems/ops/<family>/<operator>.py``, each declaring ``SPECS``, a list of
+:class:`gems.spec.OpSpec`.
 
-Modules are found by name, so adding an operator means adding (or extending) a module; there is
-no second list to keep.
+Modules are found by walking the packages (names starting with "_" are skipped), so adding an operator
+means adding a file; there is no second list to keep. A module without SPECS (a family's shared
+helpers) is simply imported.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ _selection.current()
 @cache
 def all_specs() -> tuple[OpSpec, ...]:
     specs, owner_of = [], {}
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if module_info.name.startswith("_"):
+    for module_info in sorted(pkgutil.walk_packages(__path__, f"{__name__}."), key=lambda m: m.name):
+        if module_info.name.rpartition(".")[2].startswith("_"):
             continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        module = importlib.import_module(module_info.name)
         for spec in getattr(module, "SPECS", ()):
             for overload in spec.overloads:
                 if overload in owner_of:

@@ -238,7 +238,7 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
     spec, perf, device = case.spec, case.spec.perf, backend.device
     torch.manual_seed(zlib.crc32(case.label.encode()))
     with registration.aten_only():
-        sample = perf.inputs(case.shape.dims, case.dtype, device)
+        sample = perf.inputs(case.shape.dims, case.dtype, device).built()
         call, args, kwargs = sample.call or spec.call, sample.args, sample.kwargs
         fn = lambda: call(*args, **kwargs)
         aten_result = fn()  # ATen's answer, and its warm-up
