@@ -19,7 +19,7 @@ def _pointwise_warps(args):
     return 4
 
 
-# ---- reductions and softmax (gems/ops/reduction.py, gems/ops/softmax.py) ----
+# ---- reductions and softmax (gems/ops/reduction/) ----
 # The input is viewed as (n_outer, n_red, n_inner) through its strides. args: "layout" ("rows": the
 # reduced elements are the contiguous ones, "cols": n_inner consecutive outputs are contiguous), "n_outer",
 # "n_red" (elements combined per output), "n_inner", "n_rows" (outputs = n_outer * n_inner). Rules run in

@@ -4,7 +4,7 @@ autograd reach), so that training runs gems kernels both ways.
     y  = exp(x - max(x)) / sum(exp(x - max(x)))      along dim
     dx = y * (dy - sum(dy * y))                       along dim
 
-The tensor is viewed as (n_outer, n_red, n_inner) through its strides, as in gems/ops/reduction.py:
+The tensor is viewed as (n_outer, n_red, n_inner) through its strides, as in gems/ops/reduction/planning.py:
 the "rows" tile when the softmax dim is the closest in memory (the last dim of a contiguous tensor),
 the "cols" tile when other elements are (any other dim). A row of up to BLOCK_K elements is loaded
 once (read x, write y). Longer rows take the online form: one sweep keeps, per tile lane, a running
@@ -21,8 +21,8 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.ops.reduction import (
-    FLOATS,
+from gems.dtypes import FLOATS
+from gems.ops.reduction.planning import (
     Launch,
     PlanCache,
     config,

@@ -1,0 +1,2 @@
+"""Reductions, scans and row-wise operators (softmax): one file per operator, shared planning in
+``planning.py``."""

@@ -1,0 +1,254 @@
+"""Layout planning and kernel helpers every reduction-like operator shares (sum, softmax, ...).
+
+Any reduction over a set of dimensions is run on a view (n_outer, n_red, n_inner) taken through the
+input's strides, with no copy: the reduced dims merge into one (n_red, stride) when they are
+contiguous with one another, the kept dims into at most two groups (outer, inner). Two tile shapes
+cover the layouts (one kernel, a constexpr switch):
+
+- "rows": the reduced elements are the closest in memory (``x.sum(-1)`` of a contiguous tensor, a
+  full reduction): a program takes BLOCK_M outputs x BLOCK_K reduced elements per step, reads along K.
+- "cols": some kept elements are closer in memory than the reduced ones (``x.sum(1)`` of an
+  (outer, K, inner) tensor, ``x.t().sum(1)``): a program takes one outer index and BLOCK_M consecutive
+  inner outputs, and reads BLOCK_K of them per step, each row of the tile contiguous.
+
+Block sizes come from the vendor's heuristics (``config(key, layout)``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.runtime import selection
+from gems.runtime.launch import cdiv
+
+# Offsets past this need 64-bit index math (the margin covers a block past the last element).
+INT32_SAFE = 2**31 - 1 - 2**20
+
+TL_DTYPES = {
+    torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
+    torch.float64: tl.float64, torch.int8: tl.int8, torch.int16: tl.int16, torch.int32: tl.int32,
+    torch.int64: tl.int64, torch.uint8: tl.uint8, torch.bool: tl.int1,
+}
+
+
+def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """fp16/bf16/fp32 accumulate in fp32, fp64 in fp64, integers and bool in int64 (ATen's acc types)."""
+    if dtype == torch.float64:
+        return torch.float64
+    return torch.float32 if dtype.is_floating_point else torch.int64
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+# triton.language's own @jit helpers (tl.sum, tl.max, tl.zeros, tl.cdiv) stay compiled-only when triton
+# is imported before the interpreter vendor sets TRITON_INTERPRET (as `import gems` does), and the
+# interpreter then refuses to call them. The kernels here therefore use builtins only: tl.reduce with
+# triton's own combine functions (which the interpreter runs as one numpy call), tl.full, plain division.
+@triton.jit
+def reduce_sum(x, axis: tl.constexpr):
+    return tl.reduce(x, axis, tl.standard._sum_combine)
+
+
+@triton.jit
+def reduce_max(x, axis: tl.constexpr):
+    return tl.reduce(x, axis, tl.standard._elementwise_max)
+
+
+@triton.jit
+def tile_k(k, n_red, mask_m, INT64: tl.constexpr, BLOCK_K: tl.constexpr):
+    """(offsets, mask) of the reduced elements k ... k + BLOCK_K - 1 below n_red, for the BLOCK_M rows."""
+    offs_k = k + tl.arange(0, BLOCK_K)
+    if INT64:
+        offs_k = offs_k.to(tl.int64)
+    return offs_k, mask_m[:, None] & (offs_k[None, :] < n_red)
+
+
+@triton.jit
+def output_coords(pid, n_rows, n_inner, COLS: tl.constexpr, BLOCK_M: tl.constexpr):
+    """(outer index, inner index, mask) of the BLOCK_M outputs program ``pid`` computes.
+
+    rows layout: outputs pid*BLOCK_M ... in (outer, inner) order, so both are vectors;
+    cols layout: one outer index per program (a scalar) and BLOCK_M consecutive inner indices.
+    """
+    if COLS:
+        blocks = (n_inner + BLOCK_M - 1) // BLOCK_M
+        outer = pid // blocks
+        inner = (pid % blocks) * BLOCK_M + tl.arange(0, BLOCK_M)
+        mask = inner < n_inner
+    else:
+        rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+        outer = rows // n_inner
+        inner = rows % n_inner
+        mask = rows < n_rows
+    return outer, inner, mask
+
+
+# --------------------------------------------------------------------------- layout planning
+
+
+class Layout(NamedTuple):
+    """A tensor set viewed as (n_outer, n_red, n_inner); ``strides`` has (outer, red, inner) per tensor."""
+
+    cols: bool
+    n_outer: int
+    n_red: int
+    n_inner: int
+    strides: tuple
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_outer * self.n_inner
+
+    def needs_int64(self, extra: int = 0) -> bool:
+        spans = (max(self.n_outer - 1, 0) * abs(so) + max(self.n_red - 1, 0) * abs(sk)
+                 + max(self.n_inner - 1, 0) * abs(sn) for so, sk, sn in self.strides)
+        return max(max(spans), self.n_rows, self.n_red, extra) > INT32_SAFE
+
+
+def _merge(shape, dims, strides):
+    """Group ``dims`` (ordered by the first tensor's strides, largest first) into runs that are
+    contiguous with one another in every tensor; returns [(size, per-tensor stride of the run)]."""
+    groups = []
+    for d in sorted(dims, key=lambda d: -strides[0][d]):
+        step = tuple(s[d] for s in strides)
+        if groups:
+            size, last = groups[-1]
+            if all(a == b * shape[d] for a, b in zip(last, step)):
+                groups[-1] = (size * shape[d], step)
+                continue
+        groups.append((shape[d], step))
+    return groups
+
+
+def plan(shape, reduced, strides) -> Layout | None:
+    """The (outer, red, inner) view of tensors of ``shape`` reduced over the dims in ``reduced``.
+
+    strides: one full-rank stride tuple per tensor (an output that lacks the reduced dims gives them
+    stride 0); the first tensor decides the layout. None when the dims do not merge that far.
+    """
+    ntensors = len(strides)
+    zero = (0,) * ntensors
+    kept = [d for d in range(len(shape)) if d not in reduced and shape[d] != 1]
+    if any(shape[d] == 0 for d in reduced):
+        red_groups = [(0, zero)]
+    else:
+        red_groups = _merge(shape, [d for d in reduced if shape[d] != 1], strides)
+        if len(red_groups) > 1:
+            return None
+    kept_groups = _merge(shape, kept, strides)
+    if len(kept_groups) > 2:
+        return None
+    n_red, red_strides = red_groups[0] if red_groups else (1, zero)
+    ones = (1, zero)
+    if kept_groups and abs(kept_groups[-1][1][0]) < abs(red_strides[0]):
+        cols = True
+        (n_outer, outer_strides), (n_inner, inner_strides) = (
+            kept_groups if len(kept_groups) == 2 else (ones, kept_groups[0]))
+    else:
+        cols = False
+        padded = kept_groups + [ones] * (2 - len(kept_groups))
+        (n_outer, outer_strides), (n_inner, inner_strides) = padded
+    return Layout(cols, n_outer, n_red, n_inner,
+                  tuple(zip(outer_strides, red_strides, inner_strides)))
+
+
+# --------------------------------------------------------------------------- configs and plans
+
+
+_rules: dict = {}
+
+
+def config(key: str, layout: Layout) -> dict:
+    """The vendor's heuristics for ``key`` ("reduction", "softmax") evaluated for this layout."""
+    rules = _rules.get(key)
+    if rules is None:
+        rules = _rules[key] = selection.current().heuristics(key)
+    args = {"layout": "cols" if layout.cols else "rows", "n_outer": layout.n_outer, "n_red": layout.n_red,
+            "n_inner": layout.n_inner, "n_rows": layout.n_rows}
+    for name, rule in rules.items():
+        args[name] = rule(args)
+    return args
+
+
+class PlanCache(dict):
+    """Launch plans by (shapes, strides, dtypes, arguments): planning costs tens of microseconds of
+    Python, a lookup about one. Bounded, for processes that see many shapes."""
+
+    LIMIT = 4096
+
+    def put(self, key, value):
+        if len(self) >= self.LIMIT:
+            self.clear()
+        self[key] = value
+        return value
+
+
+class Launch(NamedTuple):
+    """One kernel launch: ``launcher(grid, *tensors, *args, num_warps=num_warps)``."""
+
+    grid: tuple
+    args: tuple  # sizes, strides and constexprs, in the kernel's parameter order
+    num_warps: int
+
+
+def program_count(layout: Layout, block_m: int) -> int:
+    """Programs along the outputs for BLOCK_M outputs each."""
+    if layout.cols:
+        return layout.n_outer * cdiv(layout.n_inner, block_m)
+    return cdiv(layout.n_rows, block_m)
+
+
+def contiguous_strides(shape) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+# --------------------------------------------------------------------------- ATen-facing helpers
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """ATen's maybe_wrap_dim: a 0-d tensor accepts dims -1 and 0."""
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "
+                         f"but got {dim})")
+    return dim % bound
+
+
+def reduced_dims(x: torch.Tensor, dim) -> tuple[int, ...]:
+    """The dims a reduction's ``dim`` argument names; None and [] mean all of them."""
+    ndim = x.dim()
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    if len(dim) == 0:
+        return tuple(range(ndim))
+    seen = []
+    for d in dim:
+        d = wrap_dim(d, ndim)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    return tuple(seen) if ndim else ()
+
+
+def reduced_shape(shape, reduced, keepdim: bool) -> list[int]:
+    if keepdim:
+        return [1 if d in reduced else n for d, n in enumerate(shape)]
+    return [n for d, n in enumerate(shape) if d not in reduced]
+
+
+def check_reduction_out(out: torch.Tensor, device, shape) -> None:
+    if out.device != device:
+        raise RuntimeError(f"Expected out tensor to have device {device}, but got {out.device} instead")
+    if list(out.shape) != shape:
+        out.resize_(shape)
