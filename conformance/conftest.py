@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import gems
+from gems.perf import matrix
 from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
 from gems.testing import compare
@@ -181,6 +182,7 @@ def pytest_sessionfinish(session):
     report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,
                                       notes=run.backend.capabilities.notes)
     run.written = conformance_report.write(run.report_dir, report)
+    run.written += matrix.refresh(run.report_dir)  # a perf.csv there: the joined matrix follows this run
     run.report = report
 
 

@@ -500,7 +500,7 @@ def _perf_damage(rows):
 
     return {
         "missing": (lambda run: (run / "perf.csv").unlink(), "perf.csv: file not found, but perf is gated"),
-        "truncated": (truncate, "field(s), expected 29 (truncated or malformed row)"),
+        "truncated": (truncate, f"field(s), expected {len(PERF_COLUMNS)} (truncated or malformed row)"),
         "empty": (lambda run: (run / "perf.csv").write_text(""), "perf.csv: empty file"),
         "missing column": (drop_column, "perf.csv: missing column(s) ['speedup']"),
         "other torch": (other_torch, "perf.csv: torch is '2.11.0+cu130' but"),

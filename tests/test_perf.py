@@ -37,7 +37,7 @@ EXPECTED_COLUMNS = [
     "vendor", "device", "driver", "torch", "triton", "date", "timer", "flush", "op", "family", "dtype", "shape",
     "size_class", "status", "reason", "aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms",
     "gems_p80_ms", "speedup", "gbps", "tflops", "pct_copy_bw", "aten_percall_us", "gems_percall_us",
-    "percall_ratio", "first_call_ms",
+    "percall_ratio", "first_call_ms", "suite", "commit",
 ]
 STATUSES = {"ok", "mismatch", "fallback", "unsupported", "no-perf", "oom", "error"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -86,8 +86,12 @@ def test_csv_has_the_fixed_columns_and_sane_rows(quick_run):
         if row["status"] != "ok":
             assert row["reason"] and row["speedup"] == ""
             continue
+        bandwidth = ("gbps", "pct_copy_bw")
+        if row["reason"].startswith("bandwidth not reported"):  # above the copy ceiling: flagged, not reported
+            assert row["gbps"] == row["pct_copy_bw"] == "", row
+            bandwidth = ()
         for column in ("aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms", "gems_p80_ms", "speedup",
-                       "gbps", "pct_copy_bw", "first_call_ms"):
+                       "first_call_ms", *bandwidth):
             assert float(row[column]) > 0, (row["op"], column)
         assert float(row["gems_p20_ms"]) <= float(row["gems_ms"]) <= float(row["gems_p80_ms"])
         assert math.isclose(float(row["speedup"]), float(row["aten_ms"]) / float(row["gems_ms"]), rel_tol=1e-4)
@@ -136,6 +140,70 @@ def test_support_matrix_joins_conformance_and_speedup(quick_run):
     page = (quick_run.out / "support_matrix.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<table>" in page and "✅ 1/1" in page
     assert not re.search(r"(src|href)=", page), "the HTML page must be self-contained"
+
+
+def test_conformance_after_perf_keeps_every_joined_output_current(quick_run, tmp_path):
+    """Conformance rewrites the joined matrix (md and html) from conformance.json and perf.csv; each
+    joined output names both runs (kind, date, commit)."""
+    import shutil
+
+    from gems.perf import matrix
+
+    out = tmp_path / "run"
+    shutil.copytree(quick_run.out, out)
+    report = json.loads((out / "conformance.json").read_text())
+    report["date"], report["commit"] = "2030-01-01T00:00:00Z", "abc1234567"
+    (out / "conformance.json").write_text(json.dumps(report))
+    conformance_report.write(out, report)  # what pytest conformance writes: the matrix without perf
+    written = matrix.refresh(out)  # ... and then, as conftest does, the joined outputs again
+    assert {p.name for p in written} == {"support_matrix.md", "support_matrix.html"}
+    markdown, page = (out / "support_matrix.md").read_text(), (out / "support_matrix.html").read_text()
+    perf_date = quick_run.rows[0]["date"]
+    for text in (markdown, page):
+        assert "2030-01-01T00:00:00Z, commit abc1234567" in text
+        assert f"quick suite, {perf_date}, commit" in text
+    add_row = next(line for line in markdown.splitlines() if line.startswith("| add |"))
+    assert re.search(r"✅ 1/1 [0-9.e+-]+x", add_row), add_row
+    assert matrix.refresh(tmp_path) == []  # no perf.csv: nothing to join
+
+
+def _perf_row(op, size, speedup, pct=None, tflops=None, family="pointwise"):
+    return {"op": op, "family": family, "dtype": "float32", "shape": "64", "size_class": size, "status": "ok",
+            "reason": "", "speedup": speedup if size == "large" else None, "aten_ms": 1.0, "gems_ms": 1.0 / speedup,
+            "aten_percall_us": speedup * 10 if size == "small" else None,
+            "gems_percall_us": 10.0 if size == "small" else None, "pct_copy_bw": pct, "tflops": tflops}
+
+
+def _fake_run(rows, copy_gbps=1000.0):
+    env = {"vendor": "fake", "device": "fake device", "date": "2030-01-01T00:00:00Z"}
+    return runner.PerfRun(env=env, suite="core", rows=rows, copy_gbps=copy_gbps, plan=None)
+
+
+def test_speedup_chart_keeps_kernel_and_per_call_speedups_apart():
+    from gems.perf import charts
+
+    run = _fake_run([_perf_row("add", "large", 1.0), _perf_row("add", "small", 0.5), _perf_row("exp", "small", 2.0)])
+    assert charts.per_op_speedups(run.rows) == {"large": {"add": 1.0}, "small": {"add": 0.5, "exp": 2.0}}
+    assert charts.speedup_chart(run).startswith(PNG_SIGNATURE)
+
+
+def test_bandwidth_chart_leaves_out_operators_that_move_no_data_or_compute():
+    from gems.perf import charts
+
+    rows = [_perf_row("add", "large", 1.0, pct=95.0), _perf_row("resolve_conj", "large", 40.0, pct=None),
+            _perf_row("mm", "large", 1.0, pct=30.0, tflops=500.0), _perf_row("exp", "small", 1.0, pct=20.0)]
+    assert set(charts.bandwidth_rows(_fake_run(rows))) == {"add"}
+    assert charts.bandwidth_chart(_fake_run(rows, copy_gbps=None)).startswith(PNG_SIGNATURE)
+
+
+def test_bandwidth_above_the_copy_ceiling_is_flagged_not_reported():
+    row = {"gbps": 5000.0, "reason": "agrees with ATen"}
+    runner._share_of_copy(row, copy_gbps=4000.0)
+    assert row["gbps"] is None and "pct_copy_bw" not in row
+    assert row["reason"].startswith("bandwidth not reported") and "125% of the copy ceiling" in row["reason"]
+    fine = {"gbps": 3000.0, "reason": ""}
+    runner._share_of_copy(fine, copy_gbps=4000.0)
+    assert fine["pct_copy_bw"] == 75.0 and fine["gbps"] == 3000.0
 
 
 # ---------------------------------------------------------------- the runner in-process, with fake operators

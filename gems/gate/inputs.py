@@ -16,6 +16,7 @@ from pathlib import Path
 from gems.perf import COLUMNS as PERF_COLUMNS
 from gems.perf import STATUSES as PERF_STATUSES
 from gems.perf import row_speedup
+from gems.perf.report import OPTIONAL_COLUMNS
 from gems.report import conformance_report
 from gems.testing.conformance import STATUSES as CASE_STATUSES
 
@@ -86,7 +87,8 @@ def load_perf(path: Path) -> list[dict]:
             header = next(reader, None)
             if not header:
                 raise GateInputError(f"{path}: empty file (no header row)")
-            missing = [c for c in PERF_COLUMNS if c not in header]  # gems-perf's fixed columns; extras are ignored
+            # gems-perf's fixed columns (older files lack the optional ones); extras are ignored
+            missing = [c for c in PERF_COLUMNS if c not in header and c not in OPTIONAL_COLUMNS]
             if missing:
                 raise GateInputError(f"{path}: missing column(s) {missing}; found {header}")
             rows = []

@@ -11,8 +11,9 @@ from __future__ import annotations
 import html
 from collections import Counter, defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
-from gems.perf.report import geomean, row_speedup
+from gems.perf.report import geomean, read_csv, row_speedup, write_atomic
 from gems.report import conformance_report
 from gems.report.conformance_report import DTYPE_ORDER, MARKS, ReportError, cell_status, cells
 
@@ -49,7 +50,13 @@ def _load_conformance(out: Path, vendor: str):
         return None, f"Conformance results not joined: {exc}"
     if report["vendor"] != vendor:
         return None, f"Conformance results not joined: {path} is for vendor {report['vendor']!r}, not {vendor!r}."
-    return report, f"Conformance: {report['mode']} mode, {report['date']}; perf: see perf_summary.md."
+    return report, f"Conformance: {_run_name(report)}."
+
+
+def _run_name(env: dict) -> str:
+    """How a joined output names a run it joins: kind, date and gems commit."""
+    kind = f"{env['mode']} mode" if "mode" in env else f"{env.get('suite') or 'unknown'} suite"
+    return f"{kind}, {env.get('date') or 'undated'}, commit {env.get('commit') or 'unknown'}"
 
 
 def _order(dtypes) -> list[str]:
@@ -149,6 +156,22 @@ Hover a cell for details.</p>
 
 def render(run, out: Path) -> dict[str, str]:
     report, note = _load_conformance(out, run.env["vendor"])
+    note += f" Perf: {_run_name({**run.env, 'suite': run.suite})}."
     perf = perf_cells(run.rows)
     return {"support_matrix.md": markdown(run, report, note, perf),
             "support_matrix.html": html_page(run, report, note, perf)}
+
+
+def refresh(out: Path) -> list[Path]:
+    """Rewrite the joined support matrix (md and html) from what ``out`` holds now, so that no joined
+    output keeps an older run: ``pytest conformance`` calls it after writing conformance.json, and
+    gems-perf writes it after perf.csv. Without a perf.csv there is nothing to join: []."""
+    out = Path(out)
+    if not (out / "perf.csv").is_file():
+        return []
+    rows = read_csv(out / "perf.csv")
+    if not rows:
+        return []
+    env = {k: rows[0].get(k) or None for k in ("vendor", "device", "driver", "torch", "triton", "date", "commit")}
+    run = SimpleNamespace(env=env, suite=rows[0].get("suite") or "unknown", rows=rows)
+    return [write_atomic(out / name, text) for name, text in render(run, out).items()]

@@ -14,8 +14,10 @@ COLUMNS = (
     "op", "family", "dtype", "shape", "size_class", "status", "reason",
     "aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms", "gems_p80_ms",
     "speedup", "gbps", "tflops", "pct_copy_bw",
-    "aten_percall_us", "gems_percall_us", "percall_ratio", "first_call_ms",
+    "aten_percall_us", "gems_percall_us", "percall_ratio", "first_call_ms", "suite", "commit",
 )
+# Columns a perf.csv written before they existed lacks; readers (the gate) must not require them.
+OPTIONAL_COLUMNS = ("suite", "commit")
 SPEEDUP_RULE = (
     "A case's speedup is ATen's time divided by gems' (above 1: gems is faster). For a *large* shape it "
     "is kernel time, from the timer named above (on a GPU, `triton.testing.do_bench` with the L2 cache "
@@ -73,7 +75,7 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def _write(path: Path, data) -> Path:
+def write_atomic(path: Path, data) -> Path:
     """Write through a temporary file so that no half-written report is ever left behind."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
@@ -117,7 +119,7 @@ def summary_markdown(run, charts=()) -> str:
         f"# Perf summary: {env['vendor']}",
         "",
         f"Device: {env['device']}; driver: {env.get('driver') or 'n/a'}; torch {env['torch']}; "
-        f"triton {env['triton']}; {env['date']}.",
+        f"triton {env['triton']}; {env['date']}; gems commit {env.get('commit') or 'unknown'}.",
         f"Suite: {run.suite}. Timer: {env['timer']}; cache flush: {env['flush']}; "
         f"{run.plan.rounds} alternating ATen/gems rounds for kernel time, {run.plan.percall_rounds} for per-call time.",
         "Copy bandwidth (device-to-device `copy_`, bytes read + written, measured in this run): "
@@ -155,6 +157,12 @@ def summary_markdown(run, charts=()) -> str:
     slower = [(op, g) for op, (g, _, _, _) in agg["op"].items() if g is not None and g < 1.0]
     lines += ["", f"## Operators slower than ATen ({len(slower)})", ""]
     lines += [f"- {op}: {_fmt(g)}" for op, g in sorted(slower, key=lambda item: item[1])] or ["None."]
+    flagged = [r for r in rows if r["status"] == "ok" and str(r.get("reason", "")).startswith("bandwidth not reported")]
+    if flagged:
+        lines += ["", f"## Bandwidth not reported ({len(flagged)})", "",
+                  "Above the copy ceiling measured in this run, which no memory-bound kernel can beat: the "
+                  "operator's bytes formula counts data its kernel does not move. Its speedup stands.", ""]
+        lines += [f"- {r['op']} {r['dtype']} {r['shape']}: {r['reason']}" for r in flagged]
     problems = [r for r in rows if r["status"] != "ok"]
     if problems:
         lines += ["", f"## Cases not timed ({len(problems)})", "", "| operator | dtype | shape | status | reason |",
@@ -171,9 +179,9 @@ def write_all(run, out: Path) -> list[Path]:
     from gems.perf import charts, matrix
 
     out = Path(out)
-    written = [_write(out / "perf.csv", csv_text(run.rows))]
-    chart_paths = [_write(out / name, png) for name, png in charts.render(run).items()]
+    written = [write_atomic(out / "perf.csv", csv_text(run.rows))]
+    chart_paths = [write_atomic(out / name, png) for name, png in charts.render(run).items()]
     written += chart_paths
-    written.append(_write(out / "perf_summary.md", summary_markdown(run, chart_paths)))
-    written += [_write(out / name, text) for name, text in matrix.render(run, out).items()]
+    written.append(write_atomic(out / "perf_summary.md", summary_markdown(run, chart_paths)))
+    written += [write_atomic(out / name, text) for name, text in matrix.render(run, out).items()]
     return written

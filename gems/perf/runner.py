@@ -282,6 +282,22 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
 
 # ---------------------------------------------------------------- a whole run
 
+# Above the copy ceiling a memory-bound figure is physically impossible: the bytes formula counts data
+# the kernel did not move (a no-op, a view). 5% covers the spread of two medians.
+IMPOSSIBLE_PCT_OF_COPY = 105.0
+
+
+def _share_of_copy(row: dict, copy_gbps: float) -> None:
+    """pct_copy_bw for the row, or, when that is impossible, no bandwidth and a reason that says why."""
+    pct = 100.0 * row["gbps"] / copy_gbps
+    if pct <= IMPOSSIBLE_PCT_OF_COPY:
+        row["pct_copy_bw"] = pct
+        return
+    row["reason"] = (f"bandwidth not reported: {row['gbps']:.4g} GB/s would be {pct:.3g}% of the copy ceiling "
+                     f"({copy_gbps:.4g} GB/s), so the bytes formula counts data the kernel does not move")
+    row["gbps"] = None
+
+
 def _registered(specs, cases):
     """Register gems for the operators that have cases to time (as a user's gems.enable() would)."""
     from gems import ops
@@ -334,12 +350,12 @@ def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, pla
             bar.start(case.label)
             row = run_case(case, backend, timer, overrides)
             if row["gbps"] and copy_gbps:
-                row["pct_copy_bw"] = 100.0 * row["gbps"] / copy_gbps
+                _share_of_copy(row, copy_gbps)
             rows.append(row)
             bar.done(_outcome(row))
     bar.close()
-    rows = [{**{k: env.get(k) for k in ("vendor", "device", "driver", "torch", "triton", "date", "timer", "flush")},
-             **row} for row in rows]
+    rows = [{**{k: env.get(k) for k in ("vendor", "device", "driver", "torch", "triton", "date", "timer", "flush",
+                                        "commit")}, "suite": suite, **row} for row in rows]
     return PerfRun(env=env, suite=suite, rows=rows, copy_gbps=copy_gbps, plan=plan)
 
 

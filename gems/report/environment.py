@@ -33,6 +33,21 @@ def device_name(backend) -> str:
     return get_name() if get_name else backend.device
 
 
+def source_commit() -> str | None:
+    """The gems checkout's commit (short hash, "+dirty" with uncommitted changes), or None outside git."""
+    where = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(where), "rev-parse", "--short=10", "HEAD"],
+                              capture_output=True, text=True, timeout=30)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
 def environment(backend) -> dict:
     import triton  # after the vendor chose Triton's mode (the interpreter vendor sets it)
 
@@ -44,4 +59,5 @@ def environment(backend) -> dict:
         "triton": triton.__version__,
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": source_commit(),
     }
