@@ -54,7 +54,7 @@ class ConformanceRun:
 
 def _select_vendor(name):
     try:
-        backend = gems.select_vendor(name) if name else selection.current()
+        backend = selection.select(name, why="the --vendor option") if name else selection.current()
     except gems.VendorError as exc:
         raise pytest.UsageError(f"--vendor: {exc}") from exc
     return backend
@@ -137,6 +137,15 @@ def pytest_configure(config):
     _group_cases_by_kernels(config)
     for spec in run.all_specs:
         config.addinivalue_line("markers", f"{spec.name}: conformance cases of the {spec.name} operator")
+
+
+def pytest_report_header(config):
+    run = getattr(config, "gems_conformance", None)
+    if run is not None:
+        return [f"gems conformance: vendor {run.backend.name} ({selection.selected_because()}), device "
+                f"{run.backend.device}, {'quick' if run.quick else 'full'} mode, {len(run.cases)} cases, "
+                f"results to {run.report_dir}"]
+    return []
 
 
 def pytest_generate_tests(metafunc):

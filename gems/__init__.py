@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 def select_vendor(name: str):
     """Choose the vendor for this process (before any operator is used)."""
-    return selection.select(name)
+    return selection.select(name, why="gems.select_vendor()")
 
 
 def vendor():

@@ -72,6 +72,9 @@ def test_quick_run_succeeds_and_writes_every_output(quick_run):
         assert (quick_run.out / name).is_file(), name
         assert f"wrote {quick_run.out / name}" in quick_run.proc.stdout
     assert re.search(r"\[[#.]+\] \d+/\d+", quick_run.proc.stderr), "no progress bar on stderr"
+    # The vendor and why it was chosen come first, before any case is timed.
+    first = quick_run.proc.stderr.lstrip().splitlines()[0]
+    assert first.startswith("gems-perf: vendor interpreter (the GEMS_VENDOR environment variable)"), first
 
 
 def test_csv_has_the_fixed_columns_and_sane_rows(quick_run):

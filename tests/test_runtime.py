@@ -1,11 +1,16 @@
 """Vendor selection, configs, registration, fallbacks and the launcher (interpreter vendor)."""
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
 
 import gems
 from gems.runtime import configs, launch, registration, selection
 from gems.runtime.vendor import Capabilities, VendorError, VendorInfoBase, known_vendors
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +52,24 @@ def test_failing_device_query_names_command_and_status():
 def test_missing_query_program_is_reported():
     with pytest.raises(VendorError, match="not on PATH"):
         selection.check_available(_fake_backend("no-such-query-tool --list"))
+
+
+def test_selection_says_why_the_vendor_was_chosen():
+    name, why = selection.detect_vendor()
+    assert name in selection.known_vendors() and why.startswith(("detected: `", "the default: "))
+    assert selection.selected_because()  # whatever chose this process's vendor left its reason
+
+
+def test_conformance_names_the_vendor_and_why_before_running():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance", "--quick", "--ops", "abs", "--co"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    header = proc.stdout.split("collected", 1)[0]
+    assert "gems conformance: vendor interpreter (the GEMS_VENDOR environment variable), device cpu, quick mode" \
+        in header, proc.stdout[:2000]
 
 
 def test_vendor_is_fixed_once_chosen():

@@ -71,7 +71,8 @@ def _interp(area, vendor="acme", **extra):
     ("foo bar", "not a valid Python identifier"),
     ("", "empty"),
     ("Acme", "lower-case"),
-    ("class", "lower-case"),  # a keyword: the vendor rule refuses it with the same message
+    ("class", "is a Python keyword"),
+    ("match", "is a Python keyword"),  # a soft keyword: a module of that name is legal but confusing
 ])
 def test_bad_names_are_refused_and_nothing_is_written(area, name, reason):
     before = _tree(*area)
@@ -136,6 +137,16 @@ def test_force_replaces_a_scaffolded_vendor_but_keeps_its_baseline(area):
     assert any("kept as it is" in note for note in made.notes) and ("keep", baseline.parent) in made.paths()
     assert area[0] / "_acme" / "__init__.py" in written
     assert not [p for p in area[0].iterdir() if p.name.startswith(".")]  # no staging or set-aside leftovers
+
+
+def test_cli_says_replaced_when_force_replaces(area, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "plan", lambda vendor, **kw: sc.plan(vendor, **{**kw, **_opts(area)}))
+    args = ["--vendor", "acme", "--base", "interpreter", "--device-name", "cpu"]
+    assert cli.main(args) == 0
+    assert "gems-scaffold: created vendor 'acme'" in capsys.readouterr().out
+    assert cli.main([*args, "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "gems-scaffold: replaced vendor 'acme'" in out and "replaced" in out.splitlines()[1]
 
 
 @pytest.mark.parametrize(("options", "message"), [

@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
                             "write --perf-args=\"--suite core\"")
     check.add_argument("--allow-version-change", action="store_true",
                        help="compare even though torch/triton differ from the baseline's (an upgrade)")
+    # `gems-gate --help` lists the check options too: check is the default command, usually run without its name.
+    options = check.format_help().split("options:", 1)[-1]
+    options = "\n".join(line for line in options.splitlines() if "show this help" not in line)
+    parser.epilog = "options of check (the default command):" + options
     prom = commands.add_parser("promote", help="make a run the vendor's baseline in reports/<vendor>/",
                                epilog="exit status: 0 promoted, 1 refused (failures), 2 unusable input")
     prom.add_argument("--vendor", required=True, help="the vendor whose baseline is replaced")

@@ -33,7 +33,7 @@ def _table(vendor: str) -> dict[str, list[str]]:
     import gems
     from gems.runtime import selection
 
-    selection.select(vendor, explicit=False)  # no device query: listing needs no device
+    selection.select(vendor, why="the gate's --vendor", explicit=False)  # no device query: listing needs no device
     table = defaultdict(list)
     for overload, (_, _, owner) in gems._implementation_table().items():
         table[owner or overload].append(overload)

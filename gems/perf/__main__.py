@@ -15,8 +15,9 @@ def parser() -> argparse.ArgumentParser:
                     "perf_summary.md, PNG charts and the support matrix (joined with conformance.json when "
                     "--out holds one).",
         epilog="Exit status: 0 when every case was timed or recorded with a reason; 1 when a case gave a wrong "
-               "result (mismatch) or raised (error); 2 for bad options, an unknown or absent vendor, or an "
-               "unwritable --out. Publishing to reports/<vendor>/ is an explicit step: --out reports/<vendor>.",
+               "result (mismatch) or raised (error); 2 for bad options, an unknown or absent vendor, an "
+               "unwritable --out or a malformed shapes file. Publishing to reports/<vendor>/ is an explicit "
+               "step: --out reports/<vendor>.",
     )
     p.add_argument("--vendor", help="vendor backend (default: GEMS_VENDOR, else detected, else interpreter)")
     p.add_argument("--ops", help="comma-separated operators (default: all declared)")

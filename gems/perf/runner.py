@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import gc
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -386,7 +387,7 @@ def run_perf(ops=None, dtypes=None, suite: str = "core", quick: bool = False, ou
     if vendor and vendor not in known_vendors():
         raise PerfError(f"--vendor: unknown vendor {vendor!r}; known vendors: {', '.join(known_vendors())}")
     try:
-        backend = gems.select_vendor(vendor) if vendor else selection.current()
+        backend = selection.select(vendor, why="the vendor argument (--vendor)") if vendor else selection.current()
     except gems.VendorError as exc:
         raise PerfError(f"--vendor: {exc}") from exc
     specs, dtypes = select_specs(ops), parse_dtypes(dtypes)
@@ -395,6 +396,8 @@ def run_perf(ops=None, dtypes=None, suite: str = "core", quick: bool = False, ou
     except shapes.ShapesError as exc:
         raise PerfError(str(exc)) from exc
     out = check_out_dir(Path(out) if out else environment.default_run_dir(backend.name))
+    print(f"gems-perf: vendor {backend.name} ({selection.selected_because()}), device {backend.device}, "
+          f"{suite} suite, results to {out}", file=sys.stderr, flush=True)
     run = measure(specs, book, suite, backend, dtypes, plan, progress)
     run.out = out
     run.written = report.write_all(run, out)

@@ -142,8 +142,9 @@ def check_available(backend: Backend) -> None:
         )
 
 
-def detect_vendor() -> str:
-    """The first vendor (other than the interpreter) whose device is present, else the interpreter."""
+def detect_vendor() -> tuple[str, str]:
+    """(vendor, why): the first vendor (other than the interpreter) whose device is present, else the
+    interpreter."""
     for name in known_vendors():
         if name == DEFAULT_VENDOR:
             continue
@@ -153,24 +154,34 @@ def detect_vendor() -> str:
             warnings.warn(f"skipping vendor {name!r} during detection: {exc}", stacklevel=2)
             continue
         if backend.info.device_query_cmd and run_device_query(backend.info)[0] and check_torch_device(backend.info)[0]:
-            return name
-    return DEFAULT_VENDOR
+            return name, f"detected: `{backend.info.device_query_cmd}` succeeded"
+    return DEFAULT_VENDOR, "the default: no other vendor's device was detected"
 
 
 _current: Backend | None = None
+_why = ""
 
 
 def current() -> Backend:
     """The vendor of this process, chosen and activated on first use."""
     if _current is None:
         name = os.environ.get("GEMS_VENDOR") or None
-        select(name) if name else select(detect_vendor(), explicit=False)
+        if name:
+            select(name, why="the GEMS_VENDOR environment variable")
+        else:
+            select(*detect_vendor(), explicit=False)
     return _current
 
 
-def select(name: str, explicit: bool = True) -> Backend:
-    """Make ``name`` the vendor of this process. Kernels are compiled for one vendor per process."""
-    global _current
+def selected_because() -> str:
+    """Why the current vendor was chosen ("the GEMS_VENDOR environment variable", "detected: ...")."""
+    return _why
+
+
+def select(name: str, why: str = "selected explicitly", explicit: bool = True) -> Backend:
+    """Make ``name`` the vendor of this process. Kernels are compiled for one vendor per process.
+    ``why`` says what chose it, for the messages that name the vendor."""
+    global _current, _why
     if _current is not None:
         if _current.name == name:
             return _current
@@ -185,5 +196,5 @@ def select(name: str, explicit: bool = True) -> Backend:
         activate = getattr(member._module, "activate", None)
         if activate is not None:
             activate()
-    _current = backend
+    _current, _why = backend, why
     return backend

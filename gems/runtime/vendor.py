@@ -79,7 +79,10 @@ def known_vendors() -> list[str]:
 
 
 def check_vendor_name(name: str) -> None:
-    if not VENDOR_NAME_RE.match(name) or keyword.iskeyword(name):
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise VendorError(f"invalid vendor name {name!r}: it is a Python keyword, and a vendor's name is a Python "
+                          f"module name (gems.runtime.backend._{name}); pick another, such as {name}_dev")
+    if not VENDOR_NAME_RE.match(name):
         raise VendorError(
             f"invalid vendor name {name!r}: use lower-case letters, digits and '_', starting with a letter"
         )

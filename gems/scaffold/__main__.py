@@ -58,7 +58,8 @@ def main(argv=None) -> int:
     if args.dry_run:
         print(f"gems-scaffold: dry run for vendor {made.vendor!r} ({where}); nothing written. It would:")
     else:
-        print(f"gems-scaffold: created vendor {made.vendor!r} ({where}):")
+        replaced = any(target.replace for target in made.targets)
+        print(f"gems-scaffold: {'replaced' if replaced else 'created'} vendor {made.vendor!r} ({where}):")
     for verb, path in made.paths():
         verb = {"create": "created", "replace": "replaced", "keep": "kept"}[verb] if not args.dry_run else verb
         print(f"  {verb:<8} {_show(path, made.root)}")
