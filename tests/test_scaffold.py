@@ -139,6 +139,22 @@ def test_force_replaces_a_scaffolded_vendor_but_keeps_its_baseline(area):
     assert not [p for p in area[0].iterdir() if p.name.startswith(".")]  # no staging or set-aside leftovers
 
 
+@pytest.mark.parametrize("vendor", sorted(sc.PRESETS))
+def test_known_vendors_get_their_device_query_and_dispatch_key(area, vendor):
+    preset = sc.PRESETS[vendor]
+    made = sc.plan(vendor, **_opts(area))
+    assert (made.device_name, made.query_cmd, made.dispatch_key) == (
+        preset.device_name, preset.query_cmd, preset.dispatch_key)
+    assert any("known facts for " + vendor in note and "checked 2026-11-22" in note for note in made.notes)
+    assert any(note.startswith(f"not verified for {vendor}") for note in made.notes) == bool(preset.unverified)
+
+
+def test_explicit_options_win_over_a_preset(area):
+    made = sc.plan("ascend", **_opts(area, base="interpreter", device_name="cpu"))
+    assert (made.device_name, made.dispatch_key) == ("cpu", "CPU")
+    assert not any("known facts" in note for note in made.notes)
+
+
 def test_cli_says_replaced_when_force_replaces(area, capsys, monkeypatch):
     monkeypatch.setattr(cli, "plan", lambda vendor, **kw: sc.plan(vendor, **{**kw, **_opts(area)}))
     args = ["--vendor", "acme", "--base", "interpreter", "--device-name", "cpu"]

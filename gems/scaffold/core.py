@@ -19,6 +19,7 @@ import yaml
 
 import gems
 from gems.runtime.vendor import VendorError, VendorInfoBase, check_vendor_name
+from gems.scaffold.presets import PRESETS, SOURCE
 
 # Vendors that ship with gems: never replaced, not even with --force.
 BUILTIN_VENDORS = ("interpreter", "nvidia")
@@ -223,6 +224,15 @@ def plan(vendor: str, *, base: str = "nvidia", device_name: str | None = None, q
         raise ScaffoldError(f"--base {base!r}: a vendor cannot be its own base")
     base_info = _base_info(backend_dir, base)
 
+    preset_notes = []
+    preset = PRESETS.get(vendor)
+    if preset is not None and (device_name, query_cmd, dispatch_key) == (None, None, None):
+        device_name, query_cmd, dispatch_key = preset.device_name, preset.query_cmd, preset.dispatch_key
+        preset_notes.append(f"device {device_name}, query `{query_cmd}` and dispatch key {dispatch_key} are "
+                            f"the known facts for {vendor} ({SOURCE}); pass --device-name, --query-cmd and "
+                            f"--dispatch-key to set them yourself")
+        if preset.unverified:
+            preset_notes.append(f"not verified for {vendor}: {preset.unverified}")
     device_name = device_name or base_info.device_name
     if not _DEVICE_RE.match(device_name):
         raise ScaffoldError(f"--device-name {device_name!r}: give a torch device type such as 'cuda' or 'cpu' "
@@ -254,6 +264,7 @@ def plan(vendor: str, *, base: str = "nvidia", device_name: str | None = None, q
     _check_rendered("workflow.yml", workflow, WORKFLOW_TEMPLATE)
 
     result = Plan(vendor, base, device_name, info.key, query_cmd, root)
+    result.notes += preset_notes
     result.targets.append(Target(target, backend_files, replace=replace))
     reports = root / "reports" / vendor
     result.targets.append(Target(reports, {".gitkeep": ""}, keep=reports.exists()))
