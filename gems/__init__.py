@@ -17,10 +17,11 @@ import contextlib
 from gems.runtime import registration, selection
 from gems.runtime.registration import Fallback, aten_only, registered_ops
 from gems.runtime.vendor import Autograd, Capabilities, VendorError, VendorInfoBase
+from gems.tracing import trace
 
 __all__ = [
     "Autograd", "Capabilities", "Fallback", "VendorError", "VendorInfoBase", "aten_only", "call_counts",
-    "disable", "enable", "registered_ops", "reset_counts", "select_vendor", "use_gems", "vendor",
+    "disable", "enable", "registered_ops", "reset_counts", "select_vendor", "trace", "use_gems", "vendor",
 ]
 __version__ = "0.1.0"
 
