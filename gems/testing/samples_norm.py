@@ -317,3 +317,56 @@ def rope_inputs():
         return Sample("perf", (make_tensor(shape, dtype, device), *_angles(shape[-3], shape[-1] // 2, dtype, device)))
 
     return inputs
+
+
+# --------------------------------------------------------------------------- group_norm
+
+
+def group_norm_samples():
+    return _group_norm_samples
+
+
+def _group_norm_samples(dtype, device, quick):
+    """F.group_norm(x, num_groups, weight, bias, eps=) on (N, C, *) inputs, and the backward directly."""
+    make = lambda s: make_tensor(s, dtype, device)
+    long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
+    n, c, hw = (3, 6, 5) if quick else (8, 32, 129)
+    both = ("native_group_norm", "native_group_norm_backward")
+    case = _case("native_group_norm")
+    backward = torch.ops.aten.native_group_norm_backward.default
+
+    def backward_args(x, dy, groups, mask):
+        with torch.no_grad():
+            _, mean, rstd = torch.ops.aten.native_group_norm.default(x, None, None, n, c, hw, groups, 1e-5)
+        return dy, x, mean, rstd, make((c,)), n, c, hw, groups, mask
+
+    return [
+        case("contiguous", lambda: (make((n, c, hw)), 2, make((c,)), make((c,))), c // 2 * hw),
+        case("no-affine", lambda: (make((n, c, hw)), 3), c // 3 * hw),
+        case("one-group", lambda: (make((n, c, hw)), 1, make((c,)), make((c,))), c * hw),
+        case("group-per-channel", lambda: (make((n, c, hw)), c, make((c,)), make((c,))), hw),
+        case("2d", lambda: (make((n, c)), 2, make((c,)), make((c,))), c // 2),
+        case("4d", lambda: (make((2, c, 3, 4)), 3, make((c,)), make((c,))), c // 3 * 12),
+        case("group-of-one", lambda: (make((n, c, 1)), c, make((c,)), make((c,))), 1),
+        case("1xN", lambda: (make((1, c, hw)), 2, make((c,)), make((c,))), c // 2 * hw),
+        case("long-groups", lambda: (make((2, 4, long)), 2, make((4,)), make((4,))), 2 * long),
+        case("noncontiguous", lambda: (make((n, hw, c)).transpose(1, 2), 2, make((c,)), make((c,))), c // 2 * hw),
+        case("empty", lambda: (make((0, c, hw)), 2, make((c,)), make((c,))), 1),
+        case("special-values", lambda: (norm_special_rows(dtype, device).view(2, 4, 6), 2), 12),
+        case("eps", lambda: (make((n, c, hw)), 2), c // 2 * hw, {"eps": 0.25}),
+        case("error-groups-not-dividing", lambda: (make((n, c, hw)), 4), 1),
+        case("error-weight-shape", lambda: (make((n, c, hw)), 2, make((c + 1,))), 1),
+        case("grad", lambda: (_grad(make((n, c, hw))), 2, _grad(make((c,))), _grad(make((c,)))), n * hw,
+             expects=both, grad=True),
+        case("grad-no-affine", lambda: (_grad(make((n, c, hw))), 3), c // 3 * hw, expects=both, grad=True),
+        case("grad-long-groups", lambda: (_grad(make((2, 4, long))), 2, _grad(make((4,))), _grad(make((4,)))),
+             2 * long, expects=both, grad=True),
+        case("grad-4d", lambda: (_grad(make((2, c, 3, 4))), 3, _grad(make((c,))), _grad(make((c,)))), 24,
+             expects=both, grad=True),
+        case("backward-mask-dx", lambda: backward_args(make((n, c, hw)), make((n, c, hw)), 2, [True, False, False]),
+             hw, expects="native_group_norm_backward", call=backward),
+        case("backward-mask-dw-db", lambda: backward_args(make((n, c, hw)), make((n, c, hw)), 3, [False, True, True]),
+             n * hw, expects="native_group_norm_backward", call=backward),
+        # No non-contiguous grad_out case: ATen's CPU kernel (the oracle) reads it as if it were contiguous
+        # (torch 2.13: dx, dw, db off by up to 15 for a transposed grad_out); gems makes it contiguous.
+    ]
