@@ -370,3 +370,110 @@ def _group_norm_samples(dtype, device, quick):
         # No non-contiguous grad_out case: ATen's CPU kernel (the oracle) reads it as if it were contiguous
         # (torch 2.13: dx, dw, db off by up to 15 for a transposed grad_out); gems makes it contiguous.
     ]
+
+
+# --------------------------------------------------------------------------- batch_norm
+
+
+class _BatchNorm:
+    """``F.batch_norm`` (or a direct overload when ``op`` is given) returning its results and the running
+    statistics it updated in place, so those are compared too. cuDNN is off for the torch-level call:
+    on CUDA, ATen would take cudnn_batch_norm for fp32 inputs with weight and bias, which gems does not
+    serve (F.batch_norm then runs ATen's kernel: a fallback, not a wrong result)."""
+
+    def __init__(self, op=None, running=True):
+        self.op, self.running = op, running
+
+    def __repr__(self):
+        return f"batch_norm({self.op or 'F.batch_norm'}) + running stats"
+
+    def __call__(self, x, *args):
+        if self.op is not None:  # (x, weight, bias, running_mean, running_var, ...)
+            return (*self.op(x, *args), *(args[2:4] if self.running else ()))
+        with torch.backends.cudnn.flags(enabled=False):
+            y = F.batch_norm(x, *args)
+        return (y, *(a for a in args[:2] if a is not None))
+
+
+def batch_norm_samples():
+    return _batch_norm_samples
+
+
+def _batch_norm_samples(dtype, device, quick):
+    """F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps) and the ATen
+    forms directly; x is (N, C, *)."""
+    make = lambda s: make_tensor(s, dtype, device)
+    ones = lambda c: (make((c,)).abs() + 0.5)  # a running variance
+    long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
+    n, c, hw = (3, 4, 5) if quick else (16, 32, 257)
+    A = torch.ops.aten
+    both = ("native_batch_norm", "native_batch_norm_backward")
+    case = _case("native_batch_norm")
+    torch_call, native = _BatchNorm(), _BatchNorm(A.native_batch_norm.default)
+
+    def stats(ch=c):
+        return make((ch,)), ones(ch)
+
+    def train(x, ch=c, affine=True, momentum=0.1, eps=1e-5):
+        return (x, *stats(ch), *((make((ch,)), make((ch,))) if affine else (None, None)), True, momentum, eps)
+
+    def evaluate(x, ch=c, affine=True):
+        return (x, *stats(ch), *((make((ch,)), make((ch,))) if affine else (None, None)), False, 0.1, 1e-5)
+
+    def native_args(x, training=True, ch=c):
+        return (x, make((ch,)), make((ch,)), *stats(ch), training, 0.1, 1e-5)
+
+    def backward_args(x, dy, training, mask):
+        w, (rm, rv) = make((c,)), stats()
+        with torch.no_grad():
+            _, save_mean, save_invstd = A.native_batch_norm.default(x, w, None, rm, rv, training, 0.1, 1e-5)
+        return dy, x, w, rm, rv, save_mean, save_invstd, training, 1e-5, mask
+
+    grad_train = lambda x, ch=c: (_grad(x), *stats(ch), _grad(make((ch,))), _grad(make((ch,))), True, 0.1, 1e-5)
+    backward = A.native_batch_norm_backward.default
+    return [
+        case("train", lambda: train(make((n, c, hw))), n * hw, call=torch_call),
+        case("train-2d", lambda: train(make((6, c))), 6, call=torch_call),
+        case("train-4d", lambda: train(make((2, c, 3, 3))), 18, call=torch_call),
+        case("train-no-affine", lambda: train(make((n, c, hw)), affine=False), n * hw, call=torch_call),
+        case("train-no-running-stats", lambda: (make((n, c, hw)), None, None, make((c,)), make((c,)), True),
+             n * hw, call=torch_call),
+        case("train-momentum-eps", lambda: train(make((n, c, hw)), momentum=0.3, eps=0.25), n * hw, call=torch_call),
+        case("train-long-channels", lambda: train(make((2, 3, long))), 2 * long, call=torch_call),
+        case("train-1xN", lambda: train(make((1, c, hw))), hw, call=torch_call),
+        case("train-Nx1", lambda: train(make((13, 1)), ch=1), 13, call=torch_call),
+        case("train-noncontiguous", lambda: train(make((n, hw, c)).transpose(1, 2)), n * hw, call=torch_call),
+        case("train-special-values", lambda: train(norm_special_rows(dtype, device).view(2, 4, 6)), 12,
+             call=torch_call),
+        case("eval", lambda: evaluate(make((n, c, hw))), n * hw, call=torch_call),
+        case("eval-no-affine", lambda: evaluate(make((n, c, hw)), affine=False), n * hw, call=torch_call),
+        # F.batch_norm answers an empty input itself (torch's composite), so the overload is called directly.
+        case("eval-empty", lambda: native_args(make((0, c, hw)), training=False), 1, call=native),
+        case("eval-special-values", lambda: evaluate(norm_special_rows(dtype, device).view(2, 4, 6)), 1,
+             call=torch_call),
+        case("native-train", lambda: native_args(make((n, c, hw))), n * hw, call=native),
+        case("native-eval", lambda: native_args(make((n, c, hw)), training=False), n * hw, call=native),
+        case("legit", lambda: native_args(make((n, c, hw))), n * hw, expects="_native_batch_norm_legit",
+             call=_BatchNorm(A._native_batch_norm_legit.default)),
+        case("legit-no-stats", lambda: (make((n, c, hw)), make((c,)), make((c,)), True, 0.1, 1e-5), n * hw,
+             expects="_native_batch_norm_legit.no_stats", call=_BatchNorm(A._native_batch_norm_legit.no_stats, running=False)),
+        case("legit-no-training", lambda: (make((n, c, hw)), make((c,)), make((c,)), *stats(), 0.1, 1e-5), n * hw,
+             expects="_native_batch_norm_legit_no_training",
+             call=_BatchNorm(A._native_batch_norm_legit_no_training.default)),
+        case("with-update", lambda: (make((n, c, hw)), make((c,)), make((c,)), *stats(), 0.1, 1e-5), n * hw,
+             expects="_batch_norm_with_update", call=_BatchNorm(A._batch_norm_with_update.default)),
+        case("grad-train", lambda: grad_train(make((n, c, hw))), n * hw, expects=both, grad=True, call=torch_call),
+        case("grad-train-long", lambda: grad_train(make((2, 3, long)), 3), 2 * long, expects=both, grad=True,
+             call=torch_call),
+        case("grad-eval", lambda: (_grad(make((n, c, hw))), *stats(), _grad(make((c,))), _grad(make((c,))), False),
+             n * hw, expects=both, grad=True, call=torch_call),
+        case("grad-no-affine", lambda: (_grad(make((n, c, hw))), *stats(), None, None, True), n * hw, expects=both,
+             grad=True, call=torch_call),
+        case("backward-mask-dx", lambda: backward_args(make((n, c, hw)), make((n, c, hw)), True, [True, False, False]),
+             n * hw, expects="native_batch_norm_backward", call=backward),
+        case("backward-eval", lambda: backward_args(make((n, c, hw)), make((n, c, hw)), False, [True, True, True]),
+             n * hw, expects="native_batch_norm_backward", call=backward),
+        case("backward-noncontiguous-grad",
+             lambda: backward_args(make((n, c, hw)), make((n, hw, c)).transpose(1, 2), True, [True, True, True]),
+             n * hw, expects="native_batch_norm_backward", call=backward),
+    ]
