@@ -478,3 +478,60 @@ def _batch_norm_samples(dtype, device, quick):
              lambda: backward_args(make((n, c, hw)), make((n, hw, c)).transpose(1, 2), True, [True, True, True]),
              n * hw, expects="native_batch_norm_backward", call=backward),
     ]
+
+
+# --------------------------------------------------------------------------- weight_norm
+
+
+def weight_norm_samples():
+    return _weight_norm_samples
+
+
+def _weight_norm_samples(dtype, device, quick):
+    """torch._weight_norm(v, g, dim) for dim 0 and the last dim (the ones that reach
+    _weight_norm_interface), and the backward directly."""
+    make = lambda s: make_tensor(s, dtype, device)
+    long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
+    shape = (4, 3, 5) if quick else (64, 33, 65)
+    both = ("_weight_norm_interface", "_weight_norm_interface_backward")
+    case = _case("_weight_norm_interface")
+
+    def g_for(v_shape, dim):
+        return make([n if d == dim else 1 for d, n in enumerate(v_shape)])
+
+    def special():
+        rows = norm_special_rows(dtype, device)
+        rows[5] = 0  # an all-zero row: norm 0, so w = v * g / 0 is NaN, as in ATen
+        return rows
+
+    def backward_args(v_shape, dim):
+        v, g = make(v_shape), g_for(v_shape, dim)
+        with torch.no_grad():
+            _, norms = torch.ops.aten._weight_norm_interface.default(v, g, dim)
+        return make(v_shape), v, g, norms, dim
+
+    last = len(shape) - 1
+    return [
+        case("dim0", lambda: (make(shape), g_for(shape, 0), 0), shape[1] * shape[2]),
+        case("dim-last", lambda: (make(shape), g_for(shape, last), last), shape[0] * shape[1]),
+        case("2d-dim0", lambda: (make((6, 7)), g_for((6, 7), 0), 0), 7),
+        case("2d-dim1", lambda: (make((6, 7)), g_for((6, 7), 1), 1), 6),
+        case("1d", lambda: (make((7,)), make((7,)), 0), 1),
+        case("1xN", lambda: (make((1, 9)), g_for((1, 9), 0), 0), 9),
+        case("Nx1", lambda: (make((9, 1)), g_for((9, 1), 1), 1), 9),
+        case("long-rows", lambda: (make((3, long)), g_for((3, long), 0), 0), long),
+        case("long-columns", lambda: (make((long, 3)), g_for((long, 3), 1), 1), long),
+        case("noncontiguous", lambda: (make((7, 6)).t(), g_for((6, 7), 0), 0), 7),
+        case("empty", lambda: (make((0, 5)), g_for((0, 5), 0), 0), 1),
+        case("special-values", lambda: (special(), g_for((8, 6), 0), 0), 6),
+        case("grad-dim0", lambda: (_grad(make(shape)), _grad(g_for(shape, 0)), 0), shape[1] * shape[2],
+             expects=both, grad=True),
+        case("grad-dim-last", lambda: (_grad(make(shape)), _grad(g_for(shape, last)), last), shape[0] * shape[1],
+             expects=both, grad=True),
+        case("grad-long-rows", lambda: (_grad(make((3, long))), _grad(g_for((3, long), 0)), 0), long, expects=both,
+             grad=True),
+        case("backward-dim0", lambda: backward_args(shape, 0), shape[1] * shape[2],
+             expects="_weight_norm_interface_backward", call=torch.ops.aten._weight_norm_interface_backward.default),
+        case("backward-dim-last", lambda: backward_args(shape, last), shape[0] * shape[1],
+             expects="_weight_norm_interface_backward", call=torch.ops.aten._weight_norm_interface_backward.default),
+    ]
