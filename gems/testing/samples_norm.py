@@ -24,7 +24,8 @@ QUICK_3D, FULL_3D = (3, 5, 7), (7, 33, 65)
 QUICK_MANY_ROWS, FULL_MANY_ROWS = 600, 4099
 
 
-def _grad(t: torch.Tensor) -> torch.Tensor:
+def rg(t: torch.Tensor) -> torch.Tensor:
+    """``t`` requiring grad (a leaf: samples are built without autograd history)."""
     return t.requires_grad_()
 
 
@@ -40,7 +41,7 @@ def norm_special_rows(dtype, device, length=6):
     return torch.tensor(rows, dtype=torch.float64).to(dtype).to(device)
 
 
-def _case(expects):
+def case_maker(expects):
     def case(variant, args, size, kwargs=None, expects=expects, **extra):
         return Sample(variant, args, dict(kwargs or {}), expects=expects, reduction_size=size, **extra)
 
@@ -65,7 +66,7 @@ def _row_norm_common(dtype, device, quick, rms):
 
     fwd, both = ("rms_norm", "rms_norm") if rms else ("native_layer_norm", ("native_layer_norm",
                                                                          "native_layer_norm_backward"))
-    case = _case(fwd)
+    case = case_maker(fwd)
     n3 = tail[0] * tail[1]
     return [
         case("contiguous", lambda: (make(shape), (cols,), *params((cols,))), cols),
@@ -85,22 +86,22 @@ def _row_norm_common(dtype, device, quick, rms):
         case("eps", lambda: (make(shape), (cols,), *params((cols,))), cols, {"eps": 0.25}),
         case("error-shape-mismatch", lambda: (make(shape), (cols + 1,)), 1),
         case("error-weight-shape", lambda: (make(shape), (cols,), make((cols + 1,))), 1),
-        case("grad", lambda: (_grad(make(shape)), (cols,), *map(_grad, params((cols,)))), max(shape), expects=both,
+        case("grad", lambda: (rg(make(shape)), (cols,), *map(rg, params((cols,)))), max(shape), expects=both,
              grad=True),
-        case("grad-no-weight", lambda: (_grad(make(shape)), (cols,)), cols, expects=both, grad=True),
-        case("grad-3d-two-dims", lambda: (_grad(make(shape3)), tail, *map(_grad, params(tail))), max(n3, shape3[0]),
+        case("grad-no-weight", lambda: (rg(make(shape)), (cols,)), cols, expects=both, grad=True),
+        case("grad-3d-two-dims", lambda: (rg(make(shape3)), tail, *map(rg, params(tail))), max(n3, shape3[0]),
              expects=both, grad=True),
-        case("grad-long-rows", lambda: (_grad(make((3, long))), (long,), *map(_grad, params((long,)))), long,
+        case("grad-long-rows", lambda: (rg(make((3, long))), (long,), *map(rg, params((long,)))), long,
              expects=both, grad=True),
-        case("grad-many-rows", lambda: (_grad(make((many, cols))), (cols,), *map(_grad, params((cols,)))),
+        case("grad-many-rows", lambda: (rg(make((many, cols))), (cols,), *map(rg, params((cols,)))),
              many, expects=both, grad=True),
-        case("grad-noncontiguous", lambda: (_grad(transposed(shape, dtype, device)), (cols,),
-                                            *map(_grad, params((cols,)))), max(shape), expects=both, grad=True),
+        case("grad-noncontiguous", lambda: (rg(transposed(shape, dtype, device)), (cols,),
+                                            *map(rg, params((cols,)))), max(shape), expects=both, grad=True),
         # One element per row: rms_norm's dx is g * rstd * eps / (x^2 + eps), rounding noise at a tiny eps
         # (ATen's too); a larger eps makes it a value that can be checked.
-        case("grad-row-of-one", lambda: (_grad(make((rows, 1))), (1,), *map(_grad, params((1,)))), rows,
+        case("grad-row-of-one", lambda: (rg(make((rows, 1))), (1,), *map(rg, params((1,)))), rows,
              {"eps": 0.05}, expects=both, grad=True),
-        case("grad-input-only", lambda: (_grad(make(shape)), (cols,), *params((cols,))), cols, expects=both, grad=True),
+        case("grad-input-only", lambda: (rg(make(shape)), (cols,), *params((cols,))), cols, expects=both, grad=True),
     ]
 
 
@@ -115,7 +116,7 @@ def rms_norm_samples():
 def _layer_norm_samples(dtype, device, quick):
     rows, cols = shape = shape_for(quick)
     make = lambda s: make_tensor(s, dtype, device)
-    case = _case("native_layer_norm_backward")
+    case = case_maker("native_layer_norm_backward")
     backward = torch.ops.aten.native_layer_norm_backward.default
 
     def backward_args(x, dy):
@@ -141,7 +142,7 @@ def _layer_norm_samples(dtype, device, quick):
 def _rms_norm_samples(dtype, device, quick):
     _, cols = shape = shape_for(quick)
     make = lambda s: make_tensor(s, dtype, device)
-    case = _case("rms_norm")
+    case = case_maker("rms_norm")
     tiny = lambda: make(shape) * 1e-3  # mean(x^2) near the default eps: eps=None must be ATen's
     return _row_norm_common(dtype, device, quick, rms=True) + [
         case("eps-default-small-values", lambda: (tiny(), (cols,), make((cols,))), cols),
@@ -171,154 +172,6 @@ def io_bytes(reads=1):
     return bytes_moved
 
 
-# --------------------------------------------------------------------------- fused (gems.fused)
-
-_FUSED_GRAD = "grad"  # a deliberate fallback: gems.fused kernels have no backward
-
-
-def residual_norm_samples(kind):
-    """fused_add_rms_norm(x, residual, weight, eps=) (kind "rms") and skip_layer_norm(x, skip, weight,
-    bias, eps=) (kind "layer")."""
-
-    def samples(dtype, device, quick):
-        rows, cols = shape = shape_for(quick)
-        shape3 = QUICK_3D if quick else FULL_3D
-        long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
-        make = lambda s: make_tensor(s, dtype, device)
-        params = lambda n: (make((n,)),) if kind == "rms" else (make((n,)), make((n,)))
-        case = _case(None)
-        return [
-            case("contiguous", lambda: (make(shape), make(shape), *params(cols)), cols),
-            case("no-weight", lambda: (make(shape), make(shape), None), cols),
-            case("3d", lambda: (make(shape3), make(shape3), *params(shape3[-1])), shape3[-1]),
-            case("row-of-one", lambda: (make((rows, 1)), make((rows, 1)), *params(1)), 1),
-            case("1xN", lambda: (make((1, cols)), make((1, cols)), *params(cols)), cols),
-            case("long-rows", lambda: (make((3, long)), make((3, long)), *params(long)), long),
-            case("noncontiguous", lambda: (transposed(shape, dtype, device), strided(shape, dtype, device),
-                                           *params(cols)), cols),
-            case("noncontiguous-permuted", lambda: (make((5, 3, 7)).permute(1, 0, 2), make((3, 5, 7)), *params(7)), 7),
-            case("empty", lambda: (make((0, cols)), make((0, cols)), *params(cols)), cols),
-            case("special-values", lambda: (norm_special_rows(dtype, device), make((8, 6)), *params(6)), 6),
-            case("eps", lambda: (make(shape), make(shape), *params(cols)), cols, {"eps": 0.25}),
-            case("error-shape-mismatch", lambda: (make(shape), make((rows, cols + 1)), *params(cols)), 1),
-            case("error-weight-shape", lambda: (make(shape), make(shape), *params(cols + 1)), 1),
-            case(_FUSED_GRAD, lambda: (_grad(make(shape)), make(shape), *params(cols)), cols),
-        ]
-
-    return samples
-
-
-def residual_norm_inputs(kind):
-    def inputs(shape, dtype, device):
-        n = shape[-1]
-        params = (make_tensor((n,), dtype, device),) * (1 if kind == "rms" else 2)
-        return Sample("perf", (make_tensor(shape, dtype, device), make_tensor(shape, dtype, device), *params),
-                      reduction_size=n)
-
-    return inputs
-
-
-def _gated_special(dtype, device):
-    """Gate halves with NaN, -Inf, saturating values and signed zeros; value halves with +-Inf and NaN.
-    The gate half has no +Inf: ATen's CPU erf-gelu gives NaN there (inf on CUDA), a CPU quirk the
-    float64 oracle would carry."""
-    info = torch.finfo(dtype)
-    gate = [math.nan, -math.inf, -100.0, 100.0, 0.0, -0.0, min(info.max / 4, 1e4), -3.0]
-    value = [1.0, 2.0, math.inf, -math.inf, math.nan, 3.0, 0.5, -0.25]
-    return torch.tensor([gate + value, value[::-1] + gate[::-1]], dtype=torch.float64).to(dtype).to(device)
-
-
-def gated_samples(extra):
-    """silu_and_mul(x) / gelu_and_mul(x, approximate=): extra {name: kwargs} adds variants with kwargs."""
-
-    def samples(dtype, device, quick):
-        rows, cols = shape_for(quick)
-        shape = (rows, 2 * cols)
-        long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
-        make = lambda s: make_tensor(s, dtype, device)
-        case = _case(None)
-        cases = [
-            case("contiguous", lambda: (make(shape),), 1),
-            case("3d", lambda: (make((3, 5, 14)),), 1),
-            case("pair-per-row", lambda: (make((rows, 2)),), 1),
-            case("1xN", lambda: (make((1, 2 * cols)),), 1),
-            case("1d", lambda: (make((2 * cols,)),), 1),
-            case("long-rows", lambda: (make((3, 2 * long)),), 1),
-            case("noncontiguous-transposed", lambda: (transposed(shape, dtype, device),), 1),
-            case("noncontiguous-strided", lambda: (strided(shape, dtype, device),), 1),
-            case("empty", lambda: (make((0, 2 * cols)),), 1),
-            case("empty-last-dim", lambda: (make((rows, 0)),), 1),
-            case("special-values", lambda: (_gated_special(dtype, device),), 1),
-            case("error-odd-last-dim", lambda: (make((rows, 2 * cols + 1)),), 1),
-            case("error-0d", lambda: (make(()),), 1),
-            case(_FUSED_GRAD, lambda: (_grad(make(shape)),), 1),
-        ]
-        for name, kwargs in extra.items():
-            cases += [case(name, lambda: (make(shape),), 1, kwargs),
-                      case(f"{name}-special-values", lambda: (_gated_special(dtype, device),), 1, kwargs)]
-        return cases
-
-    return samples
-
-
-def gated_inputs():
-    def inputs(shape, dtype, device):
-        return Sample("perf", (make_tensor(shape, dtype, device),))
-
-    return inputs
-
-
-def _angles(seq, half, dtype, device):
-    """(cos, sin) of position * frequency, as RoPE tables are built."""
-    if str(device) == "meta":
-        return (torch.empty((seq, half), dtype=dtype, device="meta"),) * 2
-    freqs = 1.0 / (10000.0 ** (torch.arange(half, dtype=torch.float64) / max(half, 1)))
-    theta = torch.arange(seq, dtype=torch.float64)[:, None] * freqs[None, :]
-    return theta.cos().to(dtype).to(device), theta.sin().to(dtype).to(device)
-
-
-def rope_samples():
-    def samples(dtype, device, quick):
-        make = lambda s: make_tensor(s, dtype, device)
-        batch, seq, heads, dim = (2, 5, 3, 8) if quick else (4, 129, 8, 128)
-        x4 = (batch, seq, heads, dim)
-        angles = lambda s=seq, d=dim: _angles(s, d // 2, dtype, device)
-        case = _case(None)
-        cases = []
-        for layout, kwargs in (("neox", {}), ("gptj", {"interleaved": True})):
-            cases += [
-                case(f"{layout}-contiguous", lambda: (make(x4), *angles()), 1, kwargs),
-                case(f"{layout}-3d", lambda: (make((seq, heads, dim)), *angles()), 1, kwargs),
-                case(f"{layout}-one-pair", lambda: (make((batch, seq, heads, 2)), *angles(seq, 2)), 1, kwargs),
-                case(f"{layout}-many-rows", lambda: (make((2, 64, 8, 64)), *angles(64, 64)), 1, kwargs),
-                # (batch, heads, seq, dim) memory seen as (batch, seq, heads, dim): rows do not merge, copied.
-                case(f"{layout}-noncontiguous-transposed",
-                     lambda: (make((batch, heads, seq, dim)).transpose(1, 2), *angles()), 1, kwargs),
-                case(f"{layout}-noncontiguous-strided",
-                     lambda: (make((batch, seq, heads, 2 * dim))[..., ::2],
-                              *(t.t().contiguous().t() for t in angles())), 1, kwargs),
-                case(f"{layout}-empty", lambda: (make((batch, 0, heads, dim)), *angles(0)), 1, kwargs),
-                case(f"{layout}-special-values",
-                     lambda: (norm_special_rows(dtype, device)[:, :4].reshape(2, 4, 1, 4), *angles(4, 4)), 1, kwargs),
-            ]
-        cases += [
-            case("error-odd-head-dim", lambda: (make((batch, seq, heads, 7)), *angles(seq, 8)), 1),
-            case("error-angles-shape", lambda: (make(x4), *angles(seq + 1)), 1),
-            case("error-2d", lambda: (make((seq, dim)), *angles()), 1),
-            case(_FUSED_GRAD, lambda: (_grad(make(x4)), *angles()), 1),
-        ]
-        return cases
-
-    return samples
-
-
-def rope_inputs():
-    def inputs(shape, dtype, device):
-        return Sample("perf", (make_tensor(shape, dtype, device), *_angles(shape[-3], shape[-1] // 2, dtype, device)))
-
-    return inputs
-
-
 # --------------------------------------------------------------------------- group_norm
 
 
@@ -332,7 +185,7 @@ def _group_norm_samples(dtype, device, quick):
     long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
     n, c, hw = (3, 6, 5) if quick else (8, 32, 129)
     both = ("native_group_norm", "native_group_norm_backward")
-    case = _case("native_group_norm")
+    case = case_maker("native_group_norm")
     backward = torch.ops.aten.native_group_norm_backward.default
 
     def backward_args(x, dy, groups, mask):
@@ -356,12 +209,12 @@ def _group_norm_samples(dtype, device, quick):
         case("eps", lambda: (make((n, c, hw)), 2), c // 2 * hw, {"eps": 0.25}),
         case("error-groups-not-dividing", lambda: (make((n, c, hw)), 4), 1),
         case("error-weight-shape", lambda: (make((n, c, hw)), 2, make((c + 1,))), 1),
-        case("grad", lambda: (_grad(make((n, c, hw))), 2, _grad(make((c,))), _grad(make((c,)))), n * hw,
+        case("grad", lambda: (rg(make((n, c, hw))), 2, rg(make((c,))), rg(make((c,)))), n * hw,
              expects=both, grad=True),
-        case("grad-no-affine", lambda: (_grad(make((n, c, hw))), 3), c // 3 * hw, expects=both, grad=True),
-        case("grad-long-groups", lambda: (_grad(make((2, 4, long))), 2, _grad(make((4,))), _grad(make((4,)))),
+        case("grad-no-affine", lambda: (rg(make((n, c, hw))), 3), c // 3 * hw, expects=both, grad=True),
+        case("grad-long-groups", lambda: (rg(make((2, 4, long))), 2, rg(make((4,))), rg(make((4,)))),
              2 * long, expects=both, grad=True),
-        case("grad-4d", lambda: (_grad(make((2, c, 3, 4))), 3, _grad(make((c,))), _grad(make((c,)))), 24,
+        case("grad-4d", lambda: (rg(make((2, c, 3, 4))), 3, rg(make((c,))), rg(make((c,)))), 24,
              expects=both, grad=True),
         case("backward-mask-dx", lambda: backward_args(make((n, c, hw)), make((n, c, hw)), 2, [True, False, False]),
              hw, expects="native_group_norm_backward", call=backward),
@@ -408,7 +261,7 @@ def _batch_norm_samples(dtype, device, quick):
     n, c, hw = (3, 4, 5) if quick else (16, 32, 257)
     A = torch.ops.aten
     both = ("native_batch_norm", "native_batch_norm_backward")
-    case = _case("native_batch_norm")
+    case = case_maker("native_batch_norm")
     torch_call, native = _BatchNorm(), _BatchNorm(A.native_batch_norm.default)
 
     def stats(ch=c):
@@ -429,7 +282,7 @@ def _batch_norm_samples(dtype, device, quick):
             _, save_mean, save_invstd = A.native_batch_norm.default(x, w, None, rm, rv, training, 0.1, 1e-5)
         return dy, x, w, rm, rv, save_mean, save_invstd, training, 1e-5, mask
 
-    grad_train = lambda x, ch=c: (_grad(x), *stats(ch), _grad(make((ch,))), _grad(make((ch,))), True, 0.1, 1e-5)
+    grad_train = lambda x, ch=c: (rg(x), *stats(ch), rg(make((ch,))), rg(make((ch,))), True, 0.1, 1e-5)
     backward = A.native_batch_norm_backward.default
     return [
         case("train", lambda: train(make((n, c, hw))), n * hw, call=torch_call),
@@ -466,9 +319,9 @@ def _batch_norm_samples(dtype, device, quick):
         case("grad-train", lambda: grad_train(make((n, c, hw))), n * hw, expects=both, grad=True, call=torch_call),
         case("grad-train-long", lambda: grad_train(make((2, 3, long)), 3), 2 * long, expects=both, grad=True,
              call=torch_call),
-        case("grad-eval", lambda: (_grad(make((n, c, hw))), *stats(), _grad(make((c,))), _grad(make((c,))), False),
+        case("grad-eval", lambda: (rg(make((n, c, hw))), *stats(), rg(make((c,))), rg(make((c,))), False),
              n * hw, expects=both, grad=True, call=torch_call),
-        case("grad-no-affine", lambda: (_grad(make((n, c, hw))), *stats(), None, None, True), n * hw, expects=both,
+        case("grad-no-affine", lambda: (rg(make((n, c, hw))), *stats(), None, None, True), n * hw, expects=both,
              grad=True, call=torch_call),
         case("backward-mask-dx", lambda: backward_args(make((n, c, hw)), make((n, c, hw)), True, [True, False, False]),
              n * hw, expects="native_batch_norm_backward", call=backward),
@@ -494,7 +347,7 @@ def _weight_norm_samples(dtype, device, quick):
     long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
     shape = (4, 3, 5) if quick else (64, 33, 65)
     both = ("_weight_norm_interface", "_weight_norm_interface_backward")
-    case = _case("_weight_norm_interface")
+    case = case_maker("_weight_norm_interface")
 
     def g_for(v_shape, dim):
         return make([n if d == dim else 1 for d, n in enumerate(v_shape)])
@@ -524,11 +377,11 @@ def _weight_norm_samples(dtype, device, quick):
         case("noncontiguous", lambda: (make((7, 6)).t(), g_for((6, 7), 0), 0), 7),
         case("empty", lambda: (make((0, 5)), g_for((0, 5), 0), 0), 1),
         case("special-values", lambda: (special(), g_for((8, 6), 0), 0), 6),
-        case("grad-dim0", lambda: (_grad(make(shape)), _grad(g_for(shape, 0)), 0), shape[1] * shape[2],
+        case("grad-dim0", lambda: (rg(make(shape)), rg(g_for(shape, 0)), 0), shape[1] * shape[2],
              expects=both, grad=True),
-        case("grad-dim-last", lambda: (_grad(make(shape)), _grad(g_for(shape, last)), last), shape[0] * shape[1],
+        case("grad-dim-last", lambda: (rg(make(shape)), rg(g_for(shape, last)), last), shape[0] * shape[1],
              expects=both, grad=True),
-        case("grad-long-rows", lambda: (_grad(make((3, long))), _grad(g_for((3, long), 0)), 0), long, expects=both,
+        case("grad-long-rows", lambda: (rg(make((3, long))), rg(g_for((3, long), 0)), 0), long, expects=both,
              grad=True),
         case("backward-dim0", lambda: backward_args(shape, 0), shape[1] * shape[2],
              expects="_weight_norm_interface_backward", call=torch.ops.aten._weight_norm_interface_backward.default),

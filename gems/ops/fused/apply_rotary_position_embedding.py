@@ -109,10 +109,10 @@ SPECS = [
         name="apply_rotary_position_embedding", family="fused", impls={},
         api={NAME: apply_rotary_position_embedding}, reference=reference,
         call=apply_rotary_position_embedding,
-        samples=lazy("gems.testing.samples_norm", "rope_samples"),
+        samples=lazy("gems.testing.samples_fused", "rope_samples"),
         dtypes=FLOATS,
         deliberate_fallbacks={"grad": "gems.fused kernels have no backward: the eager composite runs"},
-        perf=PerfSpec(inputs=lazy("gems.testing.samples_norm", "rope_inputs"), shapes="rope",
+        perf=PerfSpec(inputs=lazy("gems.testing.samples_fused", "rope_inputs"), shapes="rope",
                       bytes=lazy("gems.testing.samples_norm", "io_bytes")),
     ),
 ]

@@ -60,11 +60,11 @@ SPECS = [
     OpSpec(
         name="fused_add_rms_norm", family="fused", impls={}, api={NAME: fused_add_rms_norm}, reference=reference,
         call=fused_add_rms_norm,
-        samples=lazy("gems.testing.samples_norm", "residual_norm_samples", "rms"),
+        samples=lazy("gems.testing.samples_fused", "residual_norm_samples", "rms"),
         dtypes=FLOATS,
         tolerance="reduction",
         deliberate_fallbacks={"grad": "gems.fused kernels have no backward: the eager composite runs"},
-        perf=PerfSpec(inputs=lazy("gems.testing.samples_norm", "residual_norm_inputs", "rms"), shapes="fused_norm",
+        perf=PerfSpec(inputs=lazy("gems.testing.samples_fused", "residual_norm_inputs", "rms"), shapes="fused_norm",
                       bytes=lazy("gems.testing.samples_norm", "io_bytes", 2)),
     ),
 ]

@@ -42,10 +42,10 @@ SPECS = [
     OpSpec(
         name="gelu_and_mul", family="fused", impls={}, api={NAME: gelu_and_mul}, reference=reference,
         call=gelu_and_mul,
-        samples=lazy("gems.testing.samples_norm", "gated_samples", {"tanh": {"approximate": "tanh"}}),
+        samples=lazy("gems.testing.samples_fused", "gated_samples", {"tanh": {"approximate": "tanh"}}),
         dtypes=FLOATS,
         deliberate_fallbacks={"grad": "gems.fused kernels have no backward: the eager composite runs"},
-        perf=PerfSpec(inputs=lazy("gems.testing.samples_norm", "gated_inputs"), shapes="gated",
+        perf=PerfSpec(inputs=lazy("gems.testing.samples_fused", "gated_inputs"), shapes="gated",
                       bytes=lazy("gems.testing.samples_norm", "io_bytes")),
     ),
 ]

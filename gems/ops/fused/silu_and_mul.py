@@ -38,10 +38,10 @@ SPECS = [
     OpSpec(
         name="silu_and_mul", family="fused", impls={}, api={NAME: silu_and_mul}, reference=reference,
         call=silu_and_mul,
-        samples=lazy("gems.testing.samples_norm", "gated_samples", {}),
+        samples=lazy("gems.testing.samples_fused", "gated_samples", {}),
         dtypes=FLOATS,
         deliberate_fallbacks={"grad": "gems.fused kernels have no backward: the eager composite runs"},
-        perf=PerfSpec(inputs=lazy("gems.testing.samples_norm", "gated_inputs"), shapes="gated",
+        perf=PerfSpec(inputs=lazy("gems.testing.samples_fused", "gated_inputs"), shapes="gated",
                       bytes=lazy("gems.testing.samples_norm", "io_bytes")),
     ),
 ]

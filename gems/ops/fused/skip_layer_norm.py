@@ -42,11 +42,11 @@ SPECS = [
     OpSpec(
         name="skip_layer_norm", family="fused", impls={}, api={NAME: skip_layer_norm}, reference=reference,
         call=skip_layer_norm,
-        samples=lazy("gems.testing.samples_norm", "residual_norm_samples", "layer"),
+        samples=lazy("gems.testing.samples_fused", "residual_norm_samples", "layer"),
         dtypes=FLOATS,
         tolerance="reduction",
         deliberate_fallbacks={"grad": "gems.fused kernels have no backward: the eager composite runs"},
-        perf=PerfSpec(inputs=lazy("gems.testing.samples_norm", "residual_norm_inputs", "layer"), shapes="fused_norm",
+        perf=PerfSpec(inputs=lazy("gems.testing.samples_fused", "residual_norm_inputs", "layer"), shapes="fused_norm",
                       bytes=lazy("gems.testing.samples_norm", "io_bytes", 2)),
     ),
 ]

@@ -1,31 +1,28 @@
 """Row normalization that layer_norm, rms_norm, group_norm's forward and the fused add+rms_norm and
-skip+layer_norm operators share.
-
-A tensor is viewed as (n_rows, n_cols) through its strides and every row is normalized on its own:
+skip+layer_norm operators share. A tensor is viewed as (n_rows, n_cols) through its strides:
 
     layer:  mean = sum(x) / n,  rstd = 1 / sqrt(sum((x - mean)^2) / n + eps),  y = (x - mean) * rstd * w + b
     rms:    rstd = 1 / sqrt(sum(x^2) / n + eps),                               y = x * rstd * w
-    backward: xhat = (x - mean) * rstd,  g = w * dy,
-              dx = rstd * (g - xhat * sum(g * xhat) / n - sum(g) / n)   (rms: without the last term)
-              dw = sum over rows of dy * xhat,  db = sum over rows of dy
+    backward: xhat = (x - mean) * rstd,  g = w * dy,  dx = rstd * (g - xhat * sum(g * xhat) / n - sum(g) / n)
+              (rms: without the last term);  dw = sum over rows of dy * xhat,  db = sum over rows of dy
 
 A row up to ``one_pass`` elements is loaded once into registers (one read of x, one write of y;
-statistics in fp32, or fp64 for fp64 tensors). Longer rows loop over blocks: two sweeps for the
-statistics (mean, then the centred sum of squares, which stays accurate where sum(x^2) - n mean^2
-cancels) and one for y. The backward kernel also writes, per program, partial sums of dw and db over
-its rows; ``column_sum_kernel`` adds them up (a fixed order: the result does not depend on timing).
+statistics in fp32, fp64 for fp64). Longer rows loop over blocks: two sweeps for the statistics (the
+mean, then the centred sum of squares, accurate where sum(x^2) - n mean^2 would cancel), one for y. The
+backward writes per-program partial dw/db rows, which ``column_sum_kernel`` adds in a fixed order.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import torch
 import triton
 import triton.language as tl
 
-from gems.ops.reduction.planning import INT32_SAFE, reduce_sum
+from gems.ops.reduction.planning import INT32_SAFE, reduce_sum, tile_k
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
 # GPU: a row up to this length stays in registers (32 fp32 values per thread at 16 warps); longer rows
@@ -40,11 +37,9 @@ INTERP_TILE = 1 << 14
 INTERP_ONE_PASS = 4096
 INTERP_LOOP_BLOCK = 2048
 
-TL_COMPUTE = {torch.float64: tl.float64}  # every other float computes in fp32
-
-
 def compute_dtype(dtype: torch.dtype):
-    return TL_COMPUTE.get(dtype, tl.float32)
+    """fp64 computes in fp64, every other float in fp32."""
+    return tl.float64 if dtype == torch.float64 else tl.float32
 
 
 class RowConfig(NamedTuple):
@@ -106,10 +101,7 @@ def normalized_numel(x: torch.Tensor, normalized_shape, weight, bias) -> int:
     if x.dim() < len(shape) or list(x.shape[x.dim() - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+    return math.prod(shape)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -127,8 +119,8 @@ def rsqrt_rn(v):
 @triton.jit
 def _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, FIRST: tl.constexpr,
                 HAS_RESIDUAL: tl.constexpr, COMPUTE: tl.constexpr):
-    """The tile to normalize. With a residual, the first sweep forms s = x + r rounded to s's dtype (as
-    the unfused add would) and stores it; later sweeps read s back."""
+    """The tile to normalize; with a residual, s = x + r rounded as the unfused add would, stored by the
+    first sweep and read back by later ones."""
     if HAS_RESIDUAL:
         if FIRST:
             x = tl.load(x_rows[:, None] + offs[None, :] * stride_xn, mask=mask, other=0).to(COMPUTE)
@@ -182,8 +174,7 @@ def row_forward_kernel(
     s_rows = s_ptr + rows * n_cols
     y_rows = y_ptr + rows * n_cols
     if ONE_PASS:
-        offs = tl.arange(0, BLOCK_N)
-        mask = mask_m[:, None] & (offs[None, :] < n_cols)
+        offs, mask = tile_k(0, n_cols, mask_m, INT64, BLOCK_N)
         x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, True, HAS_RESIDUAL, COMPUTE)
         if RMS:
             mean = tl.full([BLOCK_M], 0, COMPUTE)
@@ -200,8 +191,7 @@ def row_forward_kernel(
     else:
         acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
         for k in range(0, n_cols, BLOCK_N):
-            offs = k + tl.arange(0, BLOCK_N)
-            mask = mask_m[:, None] & (offs[None, :] < n_cols)
+            offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
             x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, True, HAS_RESIDUAL, COMPUTE)
             if RMS:
                 acc += x * x
@@ -214,16 +204,14 @@ def row_forward_kernel(
             mean = reduce_sum(acc, 1) / n_cols
             acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
             for k in range(0, n_cols, BLOCK_N):
-                offs = k + tl.arange(0, BLOCK_N)
-                mask = mask_m[:, None] & (offs[None, :] < n_cols)
+                offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
                 x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL,
                                 COMPUTE)
                 d = tl.where(mask, x - mean[:, None], 0)
                 acc += d * d
             rstd = rsqrt_rn(reduce_sum(acc, 1) / n_cols + eps)
         for k in range(0, n_cols, BLOCK_N):
-            offs = k + tl.arange(0, BLOCK_N)
-            mask = mask_m[:, None] & (offs[None, :] < n_cols)
+            offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
             x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL, COMPUTE)
             xhat = (x - mean[:, None]) * rstd[:, None]
             y = _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W, HAS_B, GROUPED,
@@ -277,8 +265,7 @@ def row_backward_kernel(
         if not RMS:
             mean = tl.load(mean_ptr + rows, mask=mask_m, other=0).to(COMPUTE)
         if ONE_PASS:
-            offs = tl.arange(0, BLOCK_N)
-            mask = mask_m[:, None] & (offs[None, :] < n_cols)
+            offs, mask = tile_k(0, n_cols, mask_m, INT64, BLOCK_N)
             dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs, mask,
                                          n_cols, RMS, HAS_W, COMPUTE)
             if DX:
@@ -297,8 +284,7 @@ def row_backward_kernel(
             acc2 = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
             if DX:
                 for k in range(0, n_cols, BLOCK_N):
-                    offs = k + tl.arange(0, BLOCK_N)
-                    mask = mask_m[:, None] & (offs[None, :] < n_cols)
+                    offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
                     dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs,
                                                  mask, n_cols, RMS, HAS_W, COMPUTE)
                     acc1 += g * xhat
@@ -306,9 +292,8 @@ def row_backward_kernel(
             c1 = reduce_sum(acc1, 1) / n_cols
             c2 = reduce_sum(acc2, 1) / n_cols
             for k in range(0, n_cols, BLOCK_N):
-                offs = k + tl.arange(0, BLOCK_N)
+                offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
                 mask_n = offs < n_cols
-                mask = mask_m[:, None] & mask_n[None, :]
                 dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs,
                                              mask, n_cols, RMS, HAS_W, COMPUTE)
                 if DX:
@@ -354,18 +339,14 @@ _column_sum = Launcher(column_sum_kernel)
 # --------------------------------------------------------------------------- launchers
 
 
-def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, y_dtype=None, stats_dtype=None,
-                groups=None):
+def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, stats_dtype=None, groups=None):
     """Normalize the rows of the 2-D view ``x2``. Returns (y, s, mean, rstd): y and s (the residual sum,
     or None) contiguous (n_rows, n_cols); mean and rstd (n_rows,) in ``stats_dtype`` or None when it
     is None. groups: (n_groups, group_cols) for group norm's per-channel weight and bias."""
     n_rows, n_cols = x2.shape
-    y = torch.empty((n_rows, n_cols), dtype=y_dtype or x2.dtype, device=x2.device)
+    y = torch.empty((n_rows, n_cols), dtype=x2.dtype, device=x2.device)
     s = torch.empty_like(y) if residual is not None else None
-    mean = rstd = None
-    if stats_dtype is not None:
-        mean = torch.empty(n_rows, dtype=stats_dtype, device=x2.device)
-        rstd = torch.empty(n_rows, dtype=stats_dtype, device=x2.device)
+    mean, rstd = [torch.empty(n_rows, dtype=stats_dtype, device=x2.device) if stats_dtype else None for _ in "mr"]
     if n_rows == 0 or n_cols == 0:
         return y, s, mean, rstd
     cfg = row_config(n_rows, n_cols)
@@ -395,6 +376,8 @@ def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype):
     """(dx (n_rows, n_cols) contiguous or None, dw or None, db or None) as ``mask`` (dx, dw, db) asks."""
     n_rows, n_cols = x2.shape
     want_dx, want_dw, want_db = mask
+    if not any(mask):
+        return None, None, None
     dx = torch.empty((n_rows, n_cols), dtype=dx_dtype, device=x2.device) if want_dx else None
     acc = torch.float64 if x2.dtype == torch.float64 else torch.float32
     param_dtype = weight.dtype if weight is not None else x2.dtype
@@ -405,8 +388,8 @@ def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype):
     programs = min(cdiv(n_rows, cfg.block_m), parallel_programs(x2.device))
     rows_per_program = cdiv(cdiv(n_rows, programs), cfg.block_m) * cfg.block_m
     programs = cdiv(n_rows, rows_per_program)
-    dw_part = torch.zeros((programs, n_cols), dtype=acc, device=x2.device) if want_dw else None
-    db_part = torch.zeros((programs, n_cols), dtype=acc, device=x2.device) if want_db else None
+    dw_part, db_part = [torch.zeros((programs, n_cols), dtype=acc, device=x2.device) if want else None
+                        for want in (want_dw, want_db)]
     any_out = dx if dx is not None else (dw_part if dw_part is not None else db_part)
     _backward(
         (programs,), dy2, x2, x2 if weight is None else weight, rstd if mean is None else mean, rstd,
@@ -414,6 +397,4 @@ def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype):
         n_rows, n_cols, rows_per_program, dy2.stride(0), dy2.stride(1), x2.stride(0), x2.stride(1),
         rms, weight is not None, want_dx, want_dw, want_db, compute_dtype(x2.dtype), needs_int64(x2, dy2),
         cfg.one_pass, cfg.block_m, cfg.block_n, num_warps=cfg.num_warps)
-    dw = column_sum(dw_part, param_dtype) if want_dw else None
-    db = column_sum(db_part, param_dtype) if want_db else None
-    return dx, dw, db
+    return dx, *(column_sum(part, param_dtype) if part is not None else None for part in (dw_part, db_part))
