@@ -25,17 +25,13 @@ import triton.language as tl
 from gems.ops.reduction.planning import INT32_SAFE, reduce_sum, tile_k
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
-# GPU: a row up to this length stays in registers (32 fp32 values per thread at 16 warps); longer rows
-# loop over blocks of GPU_LOOP_BLOCK, whose re-reads mostly hit L2.
-GPU_ONE_PASS = 16384
-GPU_LOOP_BLOCK = 4096
-# Short rows share a program up to this many elements, so a program still reads a few KiB.
-GPU_TILE = 2048
+# GPU: a row up to GPU_ONE_PASS stays in registers (32 fp32 values per thread at 16 warps); longer rows
+# loop over blocks of GPU_LOOP_BLOCK, whose re-reads mostly hit L2. Short rows share a program up to
+# GPU_TILE elements, so a program still reads a few KiB.
+GPU_ONE_PASS, GPU_LOOP_BLOCK, GPU_TILE = 16384, 4096, 2048
 # Interpreter: programs run one after another in Python (about 1 ms each), so tiles are large. Rows
 # longer than INTERP_ONE_PASS loop, so that quick samples of a few thousand columns reach that path.
-INTERP_TILE = 1 << 14
-INTERP_ONE_PASS = 4096
-INTERP_LOOP_BLOCK = 2048
+INTERP_TILE, INTERP_ONE_PASS, INTERP_LOOP_BLOCK = 1 << 14, 4096, 2048
 
 def compute_dtype(dtype: torch.dtype):
     """fp64 computes in fp64, every other float in fp32."""
