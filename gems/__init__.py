@@ -46,7 +46,9 @@ def _implementation_table(include=None, exclude=None, unused=None) -> dict:
     from gems import ops
 
     backend = selection.current()
-    table = {overload: (fn, Autograd.disable, owner) for overload, (fn, owner) in ops.implementations().items()}
+    own_backward = {overload for spec in ops.all_specs() for overload in spec.autograd_enabled}
+    table = {overload: (fn, Autograd.enable if overload in own_backward else Autograd.disable, owner)
+             for overload, (fn, owner) in ops.implementations().items()}
     for overload, (fn, autograd) in backend.specific_ops().items():
         owner = table[overload][2] if overload in table else None
         table[overload] = (fn, autograd, owner)
@@ -89,6 +91,16 @@ def use_gems(include=None, exclude=None):
         yield
     finally:
         registration.apply(previous, selection.current().dispatch_key)
+
+
+def __getattr__(name):
+    # gems.fused (the fused-operator API) loads on first use: importing it defines kernels, which needs
+    # the vendor chosen, and ``import gems`` chooses nothing.
+    if name == "fused":
+        import importlib
+
+        return importlib.import_module("gems.fused")
+    raise AttributeError(f"module 'gems' has no attribute {name!r}")
 
 
 def call_counts() -> dict:

@@ -84,6 +84,13 @@ class OpSpec:
         expected to fail and turn red once they pass, so the record is kept true.
     skips: the same keys, for cases that cannot run at all on a vendor (ATen itself crashes there);
         they are reported as unsupported with the reason.
+    autograd_enabled: overloads of ``impls`` that bring their own backward (a torch.autograd.Function)
+        and are registered with ``Autograd.enable``, under Autograd<key>, where a CompositeImplicitAutograd
+        kernel would otherwise decompose them (rms_norm).
+    api: a gems Python API that serves no ATen overload (``gems.fused``): {"gems.fused.name": function}.
+        Its calls are counted under that name, as registered overloads are, so proof of execution works.
+    reference: for an ``api`` operator, the eager PyTorch composite that computes the same thing: ATen's
+        result and the float64 oracle come from it, in place of the sample's call.
     """
 
     name: str
@@ -97,6 +104,9 @@ class OpSpec:
     deliberate_fallbacks: Mapping[str, str] = field(default_factory=dict)
     known_failures: Mapping[tuple, str] = field(default_factory=dict)
     skips: Mapping[tuple, str] = field(default_factory=dict)
+    autograd_enabled: tuple = ()
+    api: Mapping[str, Callable] = field(default_factory=dict)
+    reference: Callable | None = None
 
     def __post_init__(self):
         problems = []
@@ -104,8 +114,16 @@ class OpSpec:
             problems.append("name must be a non-empty identifier")
         if self.family not in FAMILIES:
             problems.append(f"family {self.family!r} is not one of {FAMILIES}")
-        if not self.impls:
-            problems.append("impls is empty: declare at least one ATen overload")
+        if not self.impls and not self.api:
+            problems.append("impls is empty: declare at least one ATen overload (or a gems API in api)")
+        for overload in self.autograd_enabled:
+            if overload not in self.impls:
+                problems.append(f"autograd_enabled names {overload!r}, which impls does not declare")
+        for name, fn in self.api.items():
+            if not callable(fn) or name in self.impls:
+                problems.append(f"api[{name!r}] must be a callable that is not an ATen overload")
+        if self.api and not callable(self.reference):
+            problems.append("an api operator needs a reference (its eager PyTorch composite)")
         for overload, fn in self.impls.items():
             if not callable(fn):
                 problems.append(f"impls[{overload!r}] is not callable")
@@ -125,7 +143,8 @@ class OpSpec:
 
     @property
     def overloads(self) -> tuple[str, ...]:
-        return tuple(self.impls)
+        """The ATen overloads, then the gems API names: everything whose calls prove gems ran."""
+        return (*self.impls, *self.api)
 
     def known_failure(self, vendor: str, dtype: torch.dtype, variant: str) -> str | None:
         return _lookup(self.known_failures, vendor, dtype, variant)

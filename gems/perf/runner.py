@@ -242,7 +242,9 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
         sample = perf.inputs(case.shape.dims, case.dtype, device).built()
         call, args, kwargs = sample.call or spec.call, sample.args, sample.kwargs
         fn = lambda: call(*args, **kwargs)
-        aten_result = fn()  # ATen's answer, and its warm-up
+        # An API operator (gems.fused) is timed against its eager PyTorch composite.
+        aten_fn = (lambda: spec.reference(*args, **kwargs)) if spec.reference is not None else fn
+        aten_result = aten_fn()  # ATen's answer, and its warm-up
 
     before = _counts(spec)
     gems_result, row["first_call_ms"] = timing.first_call(fn, device)
@@ -259,7 +261,8 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
     flops = perf.flops(sample, gems_result) if perf.flops else None
     del aten_result, gems_result
 
-    providers = [timing.Provider("aten", fn, lambda: gems_off(backend.dispatch_key)), timing.Provider("gems", fn)]
+    providers = [timing.Provider("aten", aten_fn, lambda: gems_off(backend.dispatch_key)),
+                 timing.Provider("gems", fn)]
     before = _counts(spec)
     kernel = timing.kernel_times(timer, providers)
     percall = timing.per_call_times(device, timer.plan, providers) if case.shape.size_class == "small" else None
@@ -304,7 +307,8 @@ def _registered(specs, cases):
     from gems import ops
 
     known = set(ops.names())
-    names = sorted({c.spec.name for c in cases if c.status is None and c.spec.name in known})
+    # An API operator (gems.fused) registers nothing: its functions run gems kernels whenever called.
+    names = sorted({c.spec.name for c in cases if c.status is None and c.spec.name in known and c.spec.impls})
     return gems.use_gems(include=names) if names else contextlib.nullcontext()
 
 

@@ -118,8 +118,8 @@ def tensors_of(value) -> list:
     return []
 
 
-def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None):
-    call = sample.call or spec.call
+def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None, reference=False):
+    call = spec.reference if reference and spec.reference is not None else sample.call or spec.call
     if is_out_call(call):
         if out_like is None:  # the oracle computes the functional form
             return spec.call(*args, **kwargs)
@@ -128,9 +128,10 @@ def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None):
     return call(*args, **kwargs)
 
 
-def _run(spec, sample, args, kwargs, grad_seed, out_like=None):
-    """Outputs (and input gradients, when the sample asks) as a flat list of tensors."""
-    result = _invoke(spec, sample, args, kwargs, out_like)
+def _run(spec, sample, args, kwargs, grad_seed, out_like=None, reference=False):
+    """Outputs (and input gradients, when the sample asks) as a flat list of tensors. reference: run the
+    declaration's reference composite (an API operator's ATen result and oracle) instead of the call."""
+    result = _invoke(spec, sample, args, kwargs, out_like, reference)
     outputs = tensors_of(result)
     if not sample.grad:
         return result, outputs
@@ -198,7 +199,7 @@ def _check(spec, sample, case, device, vendor, overrides, result):
         gems_args = map_tensors(sample.args, copy_tensor)
         oracle_args = map_tensors(sample.args, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
         try:
-            aten_result, aten_outs = _run(spec, sample, aten_args, sample.kwargs, case.seed)
+            aten_result, aten_outs = _run(spec, sample, aten_args, sample.kwargs, case.seed, reference=True)
             aten_error = None
         except Exception as exc:
             aten_error = exc
@@ -222,7 +223,7 @@ def _check(spec, sample, case, device, vendor, overrides, result):
     oracle_note = ""
     with registration.aten_only():
         try:
-            _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed)
+            _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed, reference=True)
         except Exception as exc:
             # ATen on the CPU refuses what the device computes (abs of bool on CUDA): the device's ATen
             # result is the reference then.

@@ -1,0 +1,22 @@
+"""gems.fused: fused operators as a Python API (no ATen overload exists for them).
+
+    import gems
+    y, s = gems.fused.fused_add_rms_norm(x, residual, weight, eps=1e-6)   # s = x + residual
+    y, s = gems.fused.skip_layer_norm(x, skip, weight, bias, eps=1e-5)
+    y = gems.fused.silu_and_mul(x)                  # silu(x[..., :d]) * x[..., d:]
+    y = gems.fused.gelu_and_mul(x, approximate="none")
+    q = gems.fused.apply_rotary_position_embedding(q, cos, sin, interleaved=False)   # GPT-NeoX / GPT-J
+
+Each is one Triton kernel (gems/ops/fused/), runs whether or not gems.enable() was called, and is
+counted in gems.call_counts() as "gems.fused.<name>". Inputs a kernel does not handle (another device,
+mixed dtypes, inputs that require grad) run the eager PyTorch composite, counted as fallbacks.
+"""
+
+from gems.ops.fused.apply_rotary_position_embedding import apply_rotary_position_embedding
+from gems.ops.fused.fused_add_rms_norm import fused_add_rms_norm
+from gems.ops.fused.gelu_and_mul import gelu_and_mul
+from gems.ops.fused.silu_and_mul import silu_and_mul
+from gems.ops.fused.skip_layer_norm import skip_layer_norm
+
+__all__ = ["apply_rotary_position_embedding", "fused_add_rms_norm", "gelu_and_mul", "silu_and_mul",
+           "skip_layer_norm"]

@@ -1,0 +1,396 @@
+"""Row normalization that layer_norm, rms_norm, group_norm's forward and the fused add+rms_norm and
+skip+layer_norm operators share. A tensor is viewed as (n_rows, n_cols) through its strides:
+
+    layer:  mean = sum(x) / n,  rstd = 1 / sqrt(sum((x - mean)^2) / n + eps),  y = (x - mean) * rstd * w + b
+    rms:    rstd = 1 / sqrt(sum(x^2) / n + eps),                               y = x * rstd * w
+    backward: xhat = (x - mean) * rstd,  g = w * dy,  dx = rstd * (g - xhat * sum(g * xhat) / n - sum(g) / n)
+              (rms: without the last term);  dw = sum over rows of dy * xhat,  db = sum over rows of dy
+
+A row up to ``one_pass`` elements is loaded once into registers (one read of x, one write of y;
+statistics in fp32, fp64 for fp64). Longer rows loop over blocks: two sweeps for the statistics (the
+mean, then the centred sum of squares, accurate where sum(x^2) - n mean^2 would cancel), one for y. The
+backward writes per-program partial dw/db rows, which ``column_sum_kernel`` adds in a fixed order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.ops.reduction.planning import INT32_SAFE, reduce_sum, tile_k
+from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+
+# GPU: a row up to GPU_ONE_PASS stays in registers (32 fp32 values per thread at 16 warps); longer rows
+# loop over blocks of GPU_LOOP_BLOCK, whose re-reads mostly hit L2. Short rows share a program up to
+# GPU_TILE elements, so a program still reads a few KiB.
+GPU_ONE_PASS, GPU_LOOP_BLOCK, GPU_TILE = 16384, 4096, 2048
+# Interpreter: programs run one after another in Python (about 1 ms each), so tiles are large. Rows
+# longer than INTERP_ONE_PASS loop, so that quick samples of a few thousand columns reach that path.
+INTERP_TILE, INTERP_ONE_PASS, INTERP_LOOP_BLOCK = 1 << 14, 4096, 2048
+
+def compute_dtype(dtype: torch.dtype):
+    """fp64 computes in fp64, every other float in fp32."""
+    return tl.float64 if dtype == torch.float64 else tl.float32
+
+
+class RowConfig(NamedTuple):
+    block_m: int  # rows per program (per loop step in the backward)
+    block_n: int  # columns per load
+    one_pass: bool  # the whole row fits in one block
+    num_warps: int
+
+
+@functools.lru_cache(maxsize=1024)
+def row_config(n_rows: int, n_cols: int) -> RowConfig:
+    n = next_power_of_2(n_cols)
+    if triton.knobs.runtime.interpret:
+        one_pass = n <= INTERP_ONE_PASS
+        block_n = n if one_pass else INTERP_LOOP_BLOCK
+        return RowConfig(min(next_power_of_2(n_rows), max(1, INTERP_TILE // block_n)), block_n, one_pass, 1)
+    one_pass = n <= GPU_ONE_PASS
+    block_n = n if one_pass else GPU_LOOP_BLOCK
+    block_m = min(next_power_of_2(n_rows), max(1, GPU_TILE // block_n))
+    tile = block_m * block_n
+    # About 16 values per thread: at 4096 fp16 columns, 8 warps hold one row in registers.
+    return RowConfig(block_m, block_n, one_pass, 4 if tile <= 2048 else (8 if tile <= 4096 else 16))
+
+
+@functools.lru_cache(maxsize=16)
+def parallel_programs(device: torch.device) -> int:
+    """Programs for kernels that loop over rows (backward): enough to fill the device, few enough that
+    the partial dw/db rows they write stay small. The interpreter runs two (the partial sums still add)."""
+    if triton.knobs.runtime.interpret:
+        return 2
+    if device.type == "cuda":
+        return 2 * torch.cuda.get_device_properties(device).multi_processor_count
+    return 256
+
+
+def needs_int64(*tensors) -> bool:
+    return any(t.numel() > INT32_SAFE for t in tensors)
+
+
+def as_rows(x: torch.Tensor, n_cols: int) -> torch.Tensor:
+    """``x`` as (n_rows, n_cols) without a copy where its strides allow, else a contiguous copy."""
+    n_rows = x.numel() // n_cols if n_cols else 0
+    try:
+        return x.view(n_rows, n_cols)
+    except RuntimeError:  # dims that do not merge
+        return x.reshape(n_rows, n_cols)
+
+
+def normalized_numel(x: torch.Tensor, normalized_shape, weight, bias) -> int:
+    """ATen's layer_norm checks (RuntimeError, same messages); returns the row length."""
+    shape = list(normalized_shape)
+    if len(shape) == 0:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           f"element, but got normalized_shape = {shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {shape}")
+    if x.dim() < len(shape) or list(x.shape[x.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
+    return math.prod(shape)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@triton.jit
+def rsqrt_rn(v):
+    """1 / sqrt(v), correctly rounded in fp32 (the GPU's plain rsqrt is approximate); fp64 is exact."""
+    if v.dtype == tl.float64:
+        return 1.0 / tl.sqrt(v)
+    else:
+        return tl.div_rn(tl.full(v.shape, 1.0, tl.float32), tl.sqrt_rn(v))
+
+
+@triton.jit
+def _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, FIRST: tl.constexpr,
+                HAS_RESIDUAL: tl.constexpr, COMPUTE: tl.constexpr):
+    """The tile to normalize; with a residual, s = x + r rounded as the unfused add would, stored by the
+    first sweep and read back by later ones."""
+    if HAS_RESIDUAL:
+        if FIRST:
+            x = tl.load(x_rows[:, None] + offs[None, :] * stride_xn, mask=mask, other=0).to(COMPUTE)
+            r = tl.load(r_rows[:, None] + offs[None, :] * stride_rn, mask=mask, other=0).to(COMPUTE)
+            s = (x + r).to(s_rows.dtype.element_ty)
+            tl.store(s_rows[:, None] + offs[None, :], s, mask=mask)
+            return s.to(COMPUTE)
+        else:
+            return tl.load(s_rows[:, None] + offs[None, :], mask=mask, other=0).to(COMPUTE)
+    else:
+        return tl.load(x_rows[:, None] + offs[None, :] * stride_xn, mask=mask, other=0).to(COMPUTE)
+
+
+@triton.jit
+def _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W: tl.constexpr,
+            HAS_B: tl.constexpr, GROUPED: tl.constexpr, COMPUTE: tl.constexpr):
+    """xhat * w + b; GROUPED (group norm): column j of row n * n_groups + g has channel
+    g * (n_cols / group_cols) + j / group_cols."""
+    if GROUPED:
+        idx = (rows % n_groups)[:, None] * (n_cols // group_cols) + offs[None, :] // group_cols
+        if HAS_W:
+            xhat = xhat * tl.load(w_ptr + idx, mask=mask, other=0).to(COMPUTE)
+        if HAS_B:
+            xhat = xhat + tl.load(b_ptr + idx, mask=mask, other=0).to(COMPUTE)
+    else:
+        mask_n = offs < n_cols
+        if HAS_W:
+            xhat = xhat * tl.load(w_ptr + offs, mask=mask_n, other=0).to(COMPUTE)[None, :]
+        if HAS_B:
+            xhat = xhat + tl.load(b_ptr + offs, mask=mask_n, other=0).to(COMPUTE)[None, :]
+    return xhat
+
+
+@triton.jit
+def row_forward_kernel(
+    x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, s_ptr, mean_ptr, rstd_ptr,
+    n_rows, n_cols, stride_xm, stride_xn, stride_rm, stride_rn, n_groups, group_cols, eps,
+    RMS: tl.constexpr, HAS_RESIDUAL: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+    STORE_STATS: tl.constexpr, GROUPED: tl.constexpr, COMPUTE: tl.constexpr, INT64: tl.constexpr,
+    ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    """y[m, :] = normalize(x[m, :] (+ r[m, :])) * w + b for the BLOCK_M rows of this program; y, s (the
+    residual sum) are contiguous (n_rows, n_cols), mean and rstd contiguous (n_rows,)."""
+    pid = tl.program_id(0)
+    if INT64:
+        pid = pid.to(tl.int64)
+    rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    mask_m = rows < n_rows
+    x_rows = x_ptr + rows * stride_xm
+    r_rows = r_ptr + rows * stride_rm
+    s_rows = s_ptr + rows * n_cols
+    y_rows = y_ptr + rows * n_cols
+    if ONE_PASS:
+        offs, mask = tile_k(0, n_cols, mask_m, INT64, BLOCK_N)
+        x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, True, HAS_RESIDUAL, COMPUTE)
+        if RMS:
+            mean = tl.full([BLOCK_M], 0, COMPUTE)
+            rstd = rsqrt_rn(reduce_sum(x * x, 1) / n_cols + eps)
+            xhat = x * rstd[:, None]
+        else:
+            mean = reduce_sum(x, 1) / n_cols
+            d = tl.where(mask, x - mean[:, None], 0)
+            rstd = rsqrt_rn(reduce_sum(d * d, 1) / n_cols + eps)
+            xhat = d * rstd[:, None]
+        y = _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W, HAS_B, GROUPED,
+                    COMPUTE)
+        tl.store(y_rows[:, None] + offs[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+        for k in range(0, n_cols, BLOCK_N):
+            offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
+            x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, True, HAS_RESIDUAL, COMPUTE)
+            if RMS:
+                acc += x * x
+            else:
+                acc += x
+        if RMS:
+            mean = tl.full([BLOCK_M], 0, COMPUTE)
+            rstd = rsqrt_rn(reduce_sum(acc, 1) / n_cols + eps)
+        else:
+            mean = reduce_sum(acc, 1) / n_cols
+            acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+            for k in range(0, n_cols, BLOCK_N):
+                offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
+                x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL,
+                                COMPUTE)
+                d = tl.where(mask, x - mean[:, None], 0)
+                acc += d * d
+            rstd = rsqrt_rn(reduce_sum(acc, 1) / n_cols + eps)
+        for k in range(0, n_cols, BLOCK_N):
+            offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
+            x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL, COMPUTE)
+            xhat = (x - mean[:, None]) * rstd[:, None]
+            y = _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W, HAS_B, GROUPED,
+                        COMPUTE)
+            tl.store(y_rows[:, None] + offs[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    if STORE_STATS:
+        tl.store(mean_ptr + rows, mean.to(mean_ptr.dtype.element_ty), mask=mask_m)
+        tl.store(rstd_ptr + rows, rstd.to(rstd_ptr.dtype.element_ty), mask=mask_m)
+
+
+@triton.jit
+def _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs, mask, n_cols,
+                   RMS: tl.constexpr, HAS_W: tl.constexpr, COMPUTE: tl.constexpr):
+    """(dy, xhat, w * dy) of one tile."""
+    dy = tl.load(dy_rows[:, None] + offs[None, :] * stride_dyn, mask=mask, other=0).to(COMPUTE)
+    x = tl.load(x_rows[:, None] + offs[None, :] * stride_xn, mask=mask, other=0).to(COMPUTE)
+    if RMS:
+        xhat = x * rstd[:, None]
+    else:
+        xhat = tl.where(mask, (x - mean[:, None]) * rstd[:, None], 0)
+    g = dy
+    if HAS_W:
+        g = dy * tl.load(w_ptr + offs, mask=offs < n_cols, other=0).to(COMPUTE)[None, :]
+    return dy, xhat, g
+
+
+@triton.jit
+def row_backward_kernel(
+    dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ptr, db_ptr,
+    n_rows, n_cols, rows_per_program, stride_dym, stride_dyn, stride_xm, stride_xn,
+    RMS: tl.constexpr, HAS_W: tl.constexpr, DX: tl.constexpr, DW: tl.constexpr, DB: tl.constexpr,
+    COMPUTE: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    """dx for rows pid * rows_per_program ... (contiguous), and this program's partial dw, db sums in row
+    pid of the contiguous (programs, n_cols) dw_ptr, db_ptr buffers (zero-filled by the caller)."""
+    pid = tl.program_id(0)
+    if INT64:
+        pid = pid.to(tl.int64)
+    row_start = pid * rows_per_program
+    dw_acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+    db_acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+    for i in range(0, rows_per_program, BLOCK_M):
+        rows = row_start + i + tl.arange(0, BLOCK_M)
+        mask_m = rows < n_rows
+        dy_rows = dy_ptr + rows * stride_dym
+        x_rows = x_ptr + rows * stride_xm
+        dx_rows = dx_ptr + rows * n_cols
+        rstd = tl.load(rstd_ptr + rows, mask=mask_m, other=0).to(COMPUTE)
+        mean = tl.full([BLOCK_M], 0, COMPUTE)
+        if not RMS:
+            mean = tl.load(mean_ptr + rows, mask=mask_m, other=0).to(COMPUTE)
+        if ONE_PASS:
+            offs, mask = tile_k(0, n_cols, mask_m, INT64, BLOCK_N)
+            dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs, mask,
+                                         n_cols, RMS, HAS_W, COMPUTE)
+            if DX:
+                c1 = reduce_sum(g * xhat, 1) / n_cols
+                dx = g - xhat * c1[:, None]
+                if not RMS:
+                    dx = dx - (reduce_sum(g, 1) / n_cols)[:, None]
+                tl.store(dx_rows[:, None] + offs[None, :], (dx * rstd[:, None]).to(dx_ptr.dtype.element_ty),
+                         mask=mask)
+            if DW:
+                dw_acc += dy * xhat
+            if DB:
+                db_acc += dy
+        else:
+            acc1 = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+            acc2 = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+            if DX:
+                for k in range(0, n_cols, BLOCK_N):
+                    offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
+                    dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs,
+                                                 mask, n_cols, RMS, HAS_W, COMPUTE)
+                    acc1 += g * xhat
+                    acc2 += g
+            c1 = reduce_sum(acc1, 1) / n_cols
+            c2 = reduce_sum(acc2, 1) / n_cols
+            for k in range(0, n_cols, BLOCK_N):
+                offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
+                mask_n = offs < n_cols
+                dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs,
+                                             mask, n_cols, RMS, HAS_W, COMPUTE)
+                if DX:
+                    dx = g - xhat * c1[:, None]
+                    if not RMS:
+                        dx = dx - c2[:, None]
+                    tl.store(dx_rows[:, None] + offs[None, :], (dx * rstd[:, None]).to(dx_ptr.dtype.element_ty),
+                             mask=mask)
+                # This program alone owns row pid of the partial buffers: a plain read-add-write.
+                if DW:
+                    part = dw_ptr + pid * n_cols + offs
+                    tl.store(part, tl.load(part, mask=mask_n, other=0) + reduce_sum(dy * xhat, 0), mask=mask_n)
+                if DB:
+                    part = db_ptr + pid * n_cols + offs
+                    tl.store(part, tl.load(part, mask=mask_n, other=0) + reduce_sum(dy, 0), mask=mask_n)
+    if ONE_PASS:
+        offs = tl.arange(0, BLOCK_N)
+        if DW:
+            tl.store(dw_ptr + pid * n_cols + offs, reduce_sum(dw_acc, 0), mask=offs < n_cols)
+        if DB:
+            tl.store(db_ptr + pid * n_cols + offs, reduce_sum(db_acc, 0), mask=offs < n_cols)
+
+
+@triton.jit
+def column_sum_kernel(part_ptr, out_ptr, n_parts, n_cols, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr):
+    """out[j] = sum over p of part[p, j] (contiguous (n_parts, n_cols)), rounded to out's dtype once."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask_n = offs < n_cols
+    acc = tl.full([BLOCK_P, BLOCK_N], 0, part_ptr.dtype.element_ty)
+    for p in range(0, n_parts, BLOCK_P):
+        parts = p + tl.arange(0, BLOCK_P)
+        mask = (parts < n_parts)[:, None] & mask_n[None, :]
+        acc += tl.load(part_ptr + parts[:, None] * n_cols + offs[None, :], mask=mask, other=0)
+    tl.store(out_ptr + offs, reduce_sum(acc, 0).to(out_ptr.dtype.element_ty), mask=mask_n)
+
+
+_forward = Launcher(row_forward_kernel)
+_backward = Launcher(row_backward_kernel)
+_column_sum = Launcher(column_sum_kernel)
+
+
+# --------------------------------------------------------------------------- launchers
+
+
+def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, stats_dtype=None, groups=None):
+    """Normalize the rows of the 2-D view ``x2``. Returns (y, s, mean, rstd): y and s (the residual sum,
+    or None) contiguous (n_rows, n_cols); mean and rstd (n_rows,) in ``stats_dtype`` or None when it
+    is None. groups: (n_groups, group_cols) for group norm's per-channel weight and bias."""
+    n_rows, n_cols = x2.shape
+    y = torch.empty((n_rows, n_cols), dtype=x2.dtype, device=x2.device)
+    s = torch.empty_like(y) if residual is not None else None
+    mean, rstd = [torch.empty(n_rows, dtype=stats_dtype, device=x2.device) if stats_dtype else None for _ in "mr"]
+    if n_rows == 0 or n_cols == 0:
+        return y, s, mean, rstd
+    cfg = row_config(n_rows, n_cols)
+    r = residual if residual is not None else x2
+    n_groups, group_cols = groups or (1, 1)
+    _forward(
+        (cdiv(n_rows, cfg.block_m),), x2, r, x2 if weight is None else weight, x2 if bias is None else bias, y,
+        y if s is None else s, y if mean is None else mean, y if rstd is None else rstd,
+        n_rows, n_cols, x2.stride(0), x2.stride(1), r.stride(0), r.stride(1), n_groups, group_cols, eps,
+        rms, residual is not None, weight is not None, bias is not None, mean is not None, groups is not None,
+        compute_dtype(x2.dtype), needs_int64(x2, r), cfg.one_pass, cfg.block_m, cfg.block_n,
+        num_warps=cfg.num_warps)
+    return y, s, mean, rstd
+
+
+def column_sum(parts: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """parts.sum(0) of a contiguous (n_parts, n_cols) buffer, in ``dtype``."""
+    n_parts, n_cols = parts.shape
+    out = torch.empty(n_cols, dtype=dtype, device=parts.device)
+    block_n = min(next_power_of_2(n_cols), 1024 if triton.knobs.runtime.interpret else 256)
+    _column_sum((cdiv(n_cols, block_n),), parts, out, n_parts, n_cols, min(next_power_of_2(n_parts), 16), block_n,
+                num_warps=4)
+    return out
+
+
+def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype):
+    """(dx (n_rows, n_cols) contiguous or None, dw or None, db or None) as ``mask`` (dx, dw, db) asks."""
+    n_rows, n_cols = x2.shape
+    want_dx, want_dw, want_db = mask
+    if not any(mask):
+        return None, None, None
+    dx = torch.empty((n_rows, n_cols), dtype=dx_dtype, device=x2.device) if want_dx else None
+    acc = torch.float64 if x2.dtype == torch.float64 else torch.float32
+    param_dtype = weight.dtype if weight is not None else x2.dtype
+    if n_rows == 0 or n_cols == 0:
+        zeros = torch.zeros(n_cols, dtype=param_dtype, device=x2.device)
+        return dx, zeros if want_dw else None, zeros.clone() if want_db else None
+    cfg = row_config(n_rows, n_cols)
+    programs = min(cdiv(n_rows, cfg.block_m), parallel_programs(x2.device))
+    rows_per_program = cdiv(cdiv(n_rows, programs), cfg.block_m) * cfg.block_m
+    programs = cdiv(n_rows, rows_per_program)
+    dw_part, db_part = [torch.zeros((programs, n_cols), dtype=acc, device=x2.device) if want else None
+                        for want in (want_dw, want_db)]
+    any_out = dx if dx is not None else (dw_part if dw_part is not None else db_part)
+    _backward(
+        (programs,), dy2, x2, x2 if weight is None else weight, rstd if mean is None else mean, rstd,
+        any_out if dx is None else dx, any_out if dw_part is None else dw_part, any_out if db_part is None else db_part,
+        n_rows, n_cols, rows_per_program, dy2.stride(0), dy2.stride(1), x2.stride(0), x2.stride(1),
+        rms, weight is not None, want_dx, want_dw, want_db, compute_dtype(x2.dtype), needs_int64(x2, dy2),
+        cfg.one_pass, cfg.block_m, cfg.block_n, num_warps=cfg.num_warps)
+    return dx, *(column_sum(part, param_dtype) if part is not None else None for part in (dw_part, db_part))
