@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 
-from gems.perf.report import aggregates, row_speedup
+from gems.perf.results import aggregates, row_speedup
 
 SPEEDUP_PNG = "speedup_by_op.png"
 BANDWIDTH_PNG = "bandwidth.png"

@@ -12,7 +12,7 @@ import html
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from gems.perf.report import geomean, row_speedup
+from gems.perf.results import geomean, row_speedup
 from gems.report import conformance_report
 from gems.report.conformance_report import DTYPE_ORDER, MARKS, ReportError, cell_status, cells
 
