@@ -34,7 +34,7 @@ def binary_samples(name, call, inplace_call, aliases=()):
         base = binary_op_samples(call, out=f"{name}.Tensor_out", inplace=(f"{name}_.Tensor", inplace_call),
                                  scalar=5, scalar_overload=(f"{name}.Scalar", ops.Scalar),
                                  scalar_expects=f"{name}.Scalar")
-        float_and_tensor = lambda dtype, device, quick: (  # noqa: E731
+        float_and_tensor = lambda dtype, device, quick: (
             one_tensor(torch.float32)(dtype, device, quick)[0] + one_tensor()(dtype, device, quick)[0], {})
         extra = [
             ("scalar-tensor", lambda x: ops.Scalar_Tensor(6, x), f"{name}.Scalar_Tensor", one_tensor()),

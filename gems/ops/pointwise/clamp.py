@@ -95,14 +95,14 @@ def _samples(dtype, device, quick):
 
     shape = shape_for(quick)
     rows, cols = shape
-    make = lambda s=shape, d=dtype: make_tensor(s, d, device)  # noqa: E731
-    empty = lambda d=dtype: torch.empty(0, dtype=d, device=device)  # noqa: E731
-    specials = lambda: specials_pair(dtype, device)[0]  # noqa: E731
+    make = lambda s=shape, d=dtype: make_tensor(s, d, device)
+    empty = lambda d=dtype: torch.empty(0, dtype=d, device=device)
+    specials = lambda: specials_pair(dtype, device)[0]
     lo, hi = (-1.5, 2.5) if dtype.is_floating_point else ((20, 80) if dtype == torch.uint8 else (-20, 30))
     other = torch.float64 if dtype != torch.float64 else torch.float32
     # Past the dtype's range for fp16, bf16, fp32, int8, int16, uint8: ATen's Scalar::to refuses it.
     overflow = {torch.float16: 1e6, torch.float64: 1e300}.get(dtype, 1e39 if dtype.is_floating_point else 100000)
-    out = lambda a, mn, mx, o: torch.clamp(a, mn, mx, out=o)  # noqa: E731
+    out = lambda a, mn, mx, o: torch.clamp(a, mn, mx, out=o)
     cases = [
         Sample("contiguous", lambda: (make(), lo, hi)),
         Sample("noncontiguous-transposed", lambda: (make((cols, rows)).t(), lo, hi)),

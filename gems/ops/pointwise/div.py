@@ -136,7 +136,7 @@ def _samples(dtype, device, quick):
 
     divisors = two_tensors(rhs_domain=DIVISOR)
     nonzero = two_tensors(rhs_domain=DIVISOR, nonzero=True)
-    wide_out = lambda x: torch.empty_like(x, dtype=torch.float64)  # noqa: E731
+    wide_out = lambda x: torch.empty_like(x, dtype=torch.float64)
     generators = [
         binary_op_samples(torch.div, out="div.out", inplace=("div_.Tensor", lambda x, y: x.div_(y)), grad=True,
                           rhs_domain=DIVISOR, scalar_overload=("div.Scalar", torch.ops.aten.div.Scalar)),

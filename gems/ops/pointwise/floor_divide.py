@@ -34,7 +34,7 @@ def floor_divide_scalar_out(self, other, *, out):
 def _samples(dtype, device, quick):
     from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor
 
-    wrong_out = lambda x: torch.empty(0, dtype=torch.float64 if x.dtype != torch.float64 else torch.float32,  # noqa: E731
+    wrong_out = lambda x: torch.empty(0, dtype=torch.float64 if x.dtype != torch.float64 else torch.float32,
                                       device=x.device)
 
     def scalar_out_args(dtype, device, quick):

@@ -96,8 +96,8 @@ def closeness_samples(call, expects, wrap=lambda r: r):
             x = make_tensor(shape, dtype, device)
             return x, x + (special_values(dtype, device)[5] if dtype.is_floating_point else 7)
 
-        fn = lambda *a, **k: wrap(call(*a, **k))  # noqa: E731
-        one = lambda s=shape: make_tensor(s, dtype, device)  # noqa: E731
+        fn = lambda *a, **k: wrap(call(*a, **k))
+        one = lambda s=shape: make_tensor(s, dtype, device)
         cases = [
             Sample("contiguous", pair, {"rtol": rtol}, call=fn, expects=expects),
             Sample("defaults", pair, call=fn, expects=expects),

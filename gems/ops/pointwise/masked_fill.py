@@ -52,14 +52,14 @@ def _samples(dtype, device, quick):
 
     shape = shape_for(quick)
     rows, cols = shape
-    make = lambda s=shape, d=dtype: make_tensor(s, d, device)  # noqa: E731
-    mask = lambda s=shape: make_tensor(s, torch.bool, device)  # noqa: E731
+    make = lambda s=shape, d=dtype: make_tensor(s, d, device)
+    mask = lambda s=shape: make_tensor(s, torch.bool, device)
     value = -2.5 if dtype.is_floating_point else (True if dtype == torch.bool else 7)
-    tensor_value = lambda: torch.tensor(value, dtype=dtype, device=device)  # noqa: E731
+    tensor_value = lambda: torch.tensor(value, dtype=dtype, device=device)
     big = {torch.float16: 1e6, torch.bfloat16: 1e39, torch.float32: 1e39, torch.int8: 300, torch.uint8: -300,
            torch.int16: 70000, torch.int32: 2**40}.get(dtype)
-    filled = lambda v, x=shape, m=shape: lambda: (make(x), mask(m), v() if callable(v) else v)  # noqa: E731
-    fill_ = lambda x, m, v: x.masked_fill_(m, v)  # noqa: E731
+    filled = lambda v, x=shape, m=shape: lambda: (make(x), mask(m), v() if callable(v) else v)
+    fill_ = lambda x, m, v: x.masked_fill_(m, v)
 
     def specials():
         values = special_values(dtype, device)

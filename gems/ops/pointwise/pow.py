@@ -178,9 +178,9 @@ def _samples(dtype, device, quick):
         torch.pow, out="pow.Tensor_Tensor_out", inplace=("pow_.Tensor", lambda x, y: x.pow_(y)), grad=True,
         domain={"low": 0.25, "high": 4.0}, rhs_domain=_EXPONENT, scalar_expects="pow.Tensor_Scalar")
     shape = shape_for(quick)
-    x = lambda: make_tensor(shape, dtype, device)  # noqa: E731
-    exponents = lambda: make_tensor(shape, dtype, device, **_EXPONENT)  # noqa: E731
-    empty = lambda: torch.empty(0, dtype=dtype, device=device)  # noqa: E731
+    x = lambda: make_tensor(shape, dtype, device)
+    exponents = lambda: make_tensor(shape, dtype, device, **_EXPONENT)
+    empty = lambda: torch.empty(0, dtype=dtype, device=device)
     cases = base(dtype, device, quick)
     for exponent in (2, 3, 0.5, -0.5, -1, -2, 0, 1, 2.5, -1.5):
         if not dtype.is_floating_point and (isinstance(exponent, float) or exponent < 0):

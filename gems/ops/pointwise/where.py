@@ -51,11 +51,11 @@ def _samples(dtype, device, quick):
     shape = shape_for(quick)
     rows, cols = shape
     square = (cols, cols)
-    make = lambda s=shape, d=dtype: make_tensor(s, d, device)  # noqa: E731
-    cond = lambda s=shape: make_tensor(s, torch.bool, device)  # noqa: E731
+    make = lambda s=shape, d=dtype: make_tensor(s, d, device)
+    cond = lambda s=shape: make_tensor(s, torch.bool, device)
     other = torch.float64 if dtype != torch.float64 else torch.int32
-    three = lambda c=shape, x=shape, y=shape: lambda: (cond(c), make(x), make(y))  # noqa: E731
-    out = lambda c, x, y, o: torch.where(c, x, y, out=o)  # noqa: E731
+    three = lambda c=shape, x=shape, y=shape: lambda: (cond(c), make(x), make(y))
+    out = lambda c, x, y, o: torch.where(c, x, y, out=o)
 
     def specials():
         values = special_values(dtype, device)

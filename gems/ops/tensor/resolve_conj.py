@@ -29,7 +29,7 @@ def _more_samples(dtype, device, quick):
     from gems.spec import Sample
     from gems.testing.samples import REJECT_HOST_DTYPE, make_tensor
 
-    one = lambda: (make_tensor((3, 4), dtype, device),)  # noqa: E731
+    one = lambda: (make_tensor((3, 4), dtype, device),)
     cases = [Sample("returns-self", one, call=returns_self(torch.resolve_conj))]
     if dtype == REJECT_HOST_DTYPE:
         # A conjugated complex tensor: ATen materializes it (compared through its real view).

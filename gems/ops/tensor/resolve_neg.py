@@ -35,7 +35,7 @@ def _more_samples(dtype, device, quick):
     from gems.spec import Sample
     from gems.testing.samples import make_tensor, shape_for
 
-    one = lambda s=(3, 4): lambda: (make_tensor(s, dtype, device),)  # noqa: E731
+    one = lambda s=(3, 4): lambda: (make_tensor(s, dtype, device),)
     cases = [Sample("returns-self", one(), call=returns_self(torch.resolve_neg))]
     if dtype != torch.bool:
         cases += [

@@ -98,8 +98,8 @@ def _samples(dtype, device, quick):
 
     shape = shape_for(quick)
     rows, cols = shape
-    make = lambda s=shape: make_tensor(s, dtype, device)  # noqa: E731
-    one = lambda s=shape, *rest: lambda: (make(s), *rest)  # noqa: E731
+    make = lambda s=shape: make_tensor(s, dtype, device)
+    one = lambda s=shape, *rest: lambda: (make(s), *rest)
 
     def specials():
         values = special_values(dtype, device)
