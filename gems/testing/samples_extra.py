@@ -200,9 +200,9 @@ class BinarySamples:
             add("out-expanded-error", pair(shape, shape), {},
                 call=lambda x, y: fn(x, y, out=torch.empty((1, y.shape[1]), dtype=rdtype,
                                                            device=y.device).expand(y.shape)))
-            wider = _WIDER.get(rdtype)
-            if wider is not None:
-                add("out-wider-dtype", lambda: (lhs(shape), rhs(shape), torch.empty(0, dtype=wider, device=device)),
+            out_wider = _WIDER.get(rdtype)
+            if out_wider is not None:
+                add("out-wider-dtype", lambda: (lhs(shape), rhs(shape), torch.empty(0, dtype=out_wider, device=device)),
                     {}, expects=out, call=lambda x, y, o: fn(x, y, out=o))
             refused = _refused_out_dtype(rdtype)
             if refused is not None:
@@ -217,10 +217,11 @@ class BinarySamples:
             add("inplace-overlap-error", lambda: (lhs(square),), call=lambda x, **kw: inplace_call(x, x.t(), **kw))
             add("inplace-expanded-error", pair((1, cols), shape),
                 call=lambda x, y, **kw: inplace_call(x.expand(y.shape), y, **kw))
-            wider = _INPLACE_WIDER.get(dtype)
-            if wider is not None:
+            inplace_wider = _INPLACE_WIDER.get(dtype)
+            if inplace_wider is not None:
                 # The result is computed in the wider dtype and stored in self's, as ATen does.
-                add("inplace-promoted", lambda: (lhs(shape), rhs(shape, wider)), expects=overload, call=inplace_call)
+                add("inplace-promoted", lambda: (lhs(shape), rhs(shape, inplace_wider)), expects=overload,
+                    call=inplace_call)
             if not dtype.is_floating_point:
                 add("inplace-promotion-error", lambda: (lhs(shape), rhs(shape, torch.float32)), call=inplace_call)
         if self.zero_division is not None and not dtype.is_floating_point and dtype != torch.bool:

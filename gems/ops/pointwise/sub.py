@@ -48,16 +48,19 @@ def sub_out(self, other, *, alpha=1, out):
 
 
 def _samples(dtype, device, quick):
-    from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor, tensor_and_scalar, two_tensors
+    from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor, two_tensors
 
     def bool_operand(dtype, device, quick):
         return one_tensor()(dtype, device, quick)[0] + one_tensor(torch.bool)(dtype, device, quick)[0], {}
+
+    def bool_scalar(dtype, device, quick):
+        return one_tensor()(dtype, device, quick)[0] + (True,), {}
 
     generate = alias_samples(
         binary_op_samples(torch.sub, out="sub.out", inplace=("sub_.Tensor", lambda x, y, **k: x.sub_(y, **k)),
                           grad=True, kwargs={"alpha": 2}),
         [("bool-operand-error", torch.sub, None, bool_operand),
-         ("bool-scalar-error", torch.sub, None, tensor_and_scalar(True)),
+         ("bool-scalar-error", torch.sub, None, bool_scalar),
          ("alpha-float-on-int", lambda x, y: torch.sub(x, y, alpha=0.5), None, two_tensors())])
     return generate(dtype, device, quick)
 
