@@ -187,7 +187,7 @@ class BinarySamples:
         if self.scalar_overload is not None:
             overload, scalar_call = self.scalar_overload
             add("scalar-overload", lambda: (lhs(shape), _number(t.scalar, dtype)), expects=overload,
-                call=lambda x, s: scalar_call(x, s, **kwargs))
+                call=lambda x, s, **kw: scalar_call(x, s, **kw))
         if self.out:
             out = self.out
             add("out-noncontiguous", lambda: (lhs(shape), rhs(shape), _strided_empty(shape, rdtype, device)), {},
