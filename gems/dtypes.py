@@ -6,6 +6,7 @@ FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 LOW_PRECISION_FLOATS = (torch.float16, torch.bfloat16)
 SIGNED_INTS = (torch.int8, torch.int16, torch.int32, torch.int64)
 INTS = (*SIGNED_INTS, torch.uint8)
+INTS_AND_BOOL = INTS + (torch.bool,)  # bitwise operators
 NUMERIC = FLOATS + INTS
 ALL = NUMERIC + (torch.bool,)  # every dtype gems kernels handle
 

@@ -45,15 +45,44 @@ def lazy(module: str, name: str, *args, **kwargs) -> Callable:
     arguments: declarations name their sample generators without importing gems.testing, so
     registering operators loads no test code. ``samples=lazy("gems.testing.samples", "unary_samples",
     out="abs.out")``."""
-    made = []
+    make = _made_on_first_use(module, name, args, kwargs)
 
     def call(*call_args, **call_kwargs):
-        if not made:
-            made.append(getattr(importlib.import_module(module), name)(*args, **kwargs))
-        return made[0](*call_args, **call_kwargs)
+        return make()(*call_args, **call_kwargs)
 
     call.__qualname__ = f"lazy({module}.{name})"
     return call
+
+
+def _made_on_first_use(module, name, args, kwargs) -> Callable:
+    made = []
+
+    def make():
+        if not made:
+            made.append(getattr(importlib.import_module(module), name)(*args, **kwargs))
+        return made[0]
+
+    return make
+
+
+def lazy_perf(module: str, name: str, *args, shapes: str, **kwargs) -> PerfSpec:
+    """The :class:`PerfSpec` that ``module.name(*args, shapes=shapes, **kwargs)`` makes, imported on first
+    use: declarations name their perf input builders without importing gems.testing (the shapes key is
+    known at once, for perf/shapes.yaml). ``perf=lazy_perf("gems.testing.perf_inputs", "pointwise_perf",
+    2, shapes="pointwise")``."""
+    made = _made_on_first_use(module, name, args, {**kwargs, "shapes": shapes})
+
+    def inputs(shape, dtype, device):
+        return made().inputs(shape, dtype, device)
+
+    def work(field_name):
+        def formula(sample, result):
+            fn = getattr(made(), field_name)
+            return fn(sample, result) if fn else None
+
+        return formula
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=work("bytes"), flops=work("flops"))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import torch
 
 import gems
 from gems import ops
-from gems.ops.unary_math import abs_op
+from gems.ops.pointwise.abs import abs_op
 from gems.runtime import registration
 from gems.spec import OpSpec
 from gems.testing.conformance import Case, list_cases, run_case

@@ -25,8 +25,8 @@ from gems.gate.inputs import GateInputError
 from gems.gate.perf_diff import gems_perf_remeasurer
 from gems.gate.promote import LOG
 from gems.gate.verdict import MAX_ROWS
-from gems.perf.report import COLUMNS as PERF_COLUMNS
-from gems.perf.report import geomean, row_speedup
+from gems.perf.results import COLUMNS as PERF_COLUMNS
+from gems.perf.results import geomean, row_speedup
 from gems.report.conformance_report import cell_status, cells
 
 # Module fixtures build real runs; one xdist worker takes the whole module (--dist loadgroup).

@@ -22,7 +22,8 @@ import gems
 import gems.ops  # noqa: F401  (gems.ops.all_specs below; the vendor is chosen by GEMS_VENDOR)
 from gems.perf import __main__ as cli
 from gems.perf import runner, shapes, timing
-from gems.perf.report import aggregates, row_speedup, summary_markdown
+from gems.perf.report import summary_markdown
+from gems.perf.results import aggregates, row_speedup
 from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
 from gems.runtime.vendor import Autograd, Capabilities

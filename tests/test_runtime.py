@@ -105,6 +105,18 @@ def test_broken_heuristics_module_names_the_file(tmp_path):
     assert str(path) in str(err.value)
 
 
+def test_family_heuristics_files_join_the_vendor_table_and_a_key_defined_twice_names_both(tmp_path):
+    (tmp_path / "heuristics").mkdir()
+    (tmp_path / "heuristics" / "norm.py").write_text("HEURISTICS_CONFIGS = {'norm': {'BLOCK': lambda a: 8}}\n")
+    (tmp_path / "heuristics_config_utils.py").write_text("HEURISTICS_CONFIGS = {'mm': {'BLOCK': lambda a: 4}}\n")
+    table = configs.load_vendor_heuristics(tmp_path)
+    assert table["norm"]["BLOCK"](None) == 8 and table["mm"]["BLOCK"](None) == 4
+    (tmp_path / "heuristics" / "other.py").write_text("HEURISTICS_CONFIGS = {'mm': {'BLOCK': lambda a: 2}}\n")
+    with pytest.raises(VendorError, match="'mm' is defined in both") as err:
+        configs.load_vendor_heuristics(tmp_path)
+    assert "other.py" in str(err.value) and "heuristics_config_utils.py" in str(err.value)
+
+
 def test_heuristics_fall_back_along_the_base_chain():
     backend = gems.vendor()
     assert callable(backend.heuristics("pointwise")["BLOCK"])

@@ -56,7 +56,7 @@ def main():
     results = [(name, _per_call(fn, sync)) for name, fn in rows]
     lib._destroy()
 
-    from gems.ops.unary_math import abs_op
+    from gems.ops.pointwise.abs import abs_op
 
     gems.enable()
     results.append(("gems torch.abs", _per_call(lambda: torch.abs(x), sync)))

@@ -16,7 +16,7 @@ from pathlib import Path
 from gems.perf import COLUMNS as PERF_COLUMNS
 from gems.perf import STATUSES as PERF_STATUSES
 from gems.perf import row_speedup
-from gems.perf.report import OPTIONAL_COLUMNS
+from gems.perf.results import OPTIONAL_COLUMNS
 from gems.report import conformance_report
 from gems.testing.conformance import STATUSES as CASE_STATUSES
 

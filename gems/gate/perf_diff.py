@@ -1,7 +1,7 @@
 """What changed between two perf runs, per operator.
 
 An operator's speedup is the geometric mean of its rows' speedups (ATen time / gems time, per-call
-time for small shapes: :func:`gems.perf.report.row_speedup`, as perf_summary.md counts them) over
+time for small shapes: :func:`gems.perf.results.row_speedup`, as perf_summary.md counts them) over
 rows with status ok. Baseline and candidate are compared on the rows ok in both (same op, dtype, shape),
 so a shape that stopped working cannot hide a slowdown; such rows are listed on their own.
 A drop beyond the threshold is re-measured (when a re-measure function is given) and blocks only
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gems.gate.inputs import PERF_FILE, load_perf, perf_key
-from gems.perf.report import geomean, row_speedup
+from gems.perf.results import geomean, row_speedup
 
 BROKEN = ("mismatch", "error", "oom")  # a row that ran fine and now gives a wrong result or crashes
 

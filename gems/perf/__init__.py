@@ -13,8 +13,8 @@ and the run), report (perf.csv, perf_summary.md), charts (PNG), matrix (support 
 progress (the bar). docs/perf.md describes the method and the outputs.
 """
 
-from gems.perf.report import COLUMNS, aggregates, read_csv, row_speedup
-from gems.perf.runner import STATUSES, PerfError, PerfRun, measure, run_perf
+from gems.perf.results import COLUMNS, STATUSES, aggregates, read_csv, row_speedup
+from gems.perf.runner import PerfError, PerfRun, measure, run_perf
 
 __all__ = ["COLUMNS", "STATUSES", "PerfError", "PerfRun", "aggregates", "measure", "read_csv", "row_speedup",
            "run_perf"]

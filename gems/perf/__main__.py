@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     except PerfError as exc:
         print(f"gems-perf: error: {exc}", file=sys.stderr)
         return 2
-    from gems.perf.report import aggregates
+    from gems.perf.results import aggregates
 
     counts = run.counts()
     overall = aggregates(run.rows)["overall"]

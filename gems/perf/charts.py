@@ -11,7 +11,7 @@ import math
 import textwrap
 from collections import defaultdict
 
-from gems.perf.report import geomean, row_speedup
+from gems.perf.results import geomean, row_speedup
 
 SPEEDUP_PNG = "speedup_by_op.png"
 BANDWIDTH_PNG = "bandwidth.png"

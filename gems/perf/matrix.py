@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
-from gems.perf.report import geomean, read_csv, row_speedup, write_atomic
+from gems.perf.results import geomean, read_csv, row_speedup, write_atomic
 from gems.report import conformance_report
 from gems.report.conformance_report import DTYPE_ORDER, MARKS, ReportError, cell_status, cells
 

@@ -21,15 +21,15 @@ from pathlib import Path
 import torch
 
 import gems
-from gems.perf import check, shapes, timing
+from gems.perf import check, report, shapes, timing
 from gems.perf.progress import Progress
+from gems.perf.results import STATUSES, row_speedup
 from gems.report import environment
 from gems.runtime import registration, selection
 from gems.runtime.vendor import known_vendors
 from gems.spec import OpSpec
 from gems.testing.conformance import dtype_name, expected_overloads
 
-STATUSES = ("ok", "mismatch", "fallback", "unsupported", "no-perf", "oom", "error")
 _REASON_CHARS = 300
 
 
@@ -365,8 +365,6 @@ def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, pla
 
 
 def _outcome(row: dict) -> str:
-    from gems.perf.report import row_speedup
-
     speedup = row_speedup(row)
     return f"{row['status']} {speedup:.3g}x" if speedup else row["status"]
 
@@ -383,8 +381,6 @@ def run_perf(ops=None, dtypes=None, suite: str = "core", quick: bool = False, ou
 
     Options are checked, and ``out`` proven writable, before any benchmark starts.
     """
-    from gems.perf import report
-
     if suite not in shapes.SUITES:
         raise PerfError(f"unknown suite {suite!r}; choose one of {', '.join(shapes.SUITES)}")
     suite = "quick" if quick else suite

@@ -6,12 +6,16 @@
       - {META: {BLOCK_N: 1024}, num_warps: 4, num_stages: 1}
 
 ``heuristics_config_utils.py`` defines ``HEURISTICS_CONFIGS = {key: {meta_name: fn(args) -> value}}``
-for ``triton.heuristics``.
+for ``triton.heuristics``; so may one file per operator family in the vendor's ``heuristics/`` folder
+(``heuristics/pointwise.py``, ``heuristics/reduction.py``...), so that each family's rules sit in one
+place and a new family adds a file instead of editing a shared one. A key defined in two of a vendor's
+files is an error.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 from gems.runtime.vendor import VendorError
@@ -48,11 +52,25 @@ def _parse_config_list(path: Path, key: str, entries) -> list:
     return configs
 
 
+def load_vendor_heuristics(directory: Path) -> dict[str, dict]:
+    """A vendor's ``HEURISTICS_CONFIGS``: its ``heuristics/<family>.py`` files and ``heuristics_config_utils.py``
+    together; a key found in two of them raises, naming both files."""
+    table, source = {}, {}
+    family_files = sorted(p for p in (directory / "heuristics").glob("*.py") if p.name != "__init__.py")
+    for path in [*family_files, directory / "heuristics_config_utils.py"]:
+        for key, rules in load_heuristics(path).items():
+            if key in source:
+                raise VendorError(f"heuristics key {key!r} is defined in both {source[key]} and {path}: keep one")
+            table[key], source[key] = rules, path
+    return table
+
+
 def load_heuristics(path: Path) -> dict[str, dict]:
-    """Import a vendor's ``heuristics_config_utils.py`` and return its ``HEURISTICS_CONFIGS``."""
+    """Import one heuristics file (``heuristics_config_utils.py``, ``heuristics/<family>.py``) and return its
+    ``HEURISTICS_CONFIGS``."""
     if not path.is_file():
         return {}
-    module_name = f"gems_heuristics_{path.parent.name}"
+    module_name = "gems_heuristics_" + re.sub(r"\W", "_", "_".join(path.with_suffix("").parts[-3:]))
     try:
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)

@@ -69,11 +69,12 @@ class Backend:
         """``triton.heuristics`` rules for an operator key, nearest vendor first."""
         for backend in self.chain():
             if backend._heuristics is None:
-                backend._heuristics = configs.load_heuristics(backend.directory / "heuristics_config_utils.py")
+                backend._heuristics = configs.load_vendor_heuristics(backend.directory)
             if key in backend._heuristics:
                 return backend._heuristics[key]
         names = " -> ".join(b.name for b in self.chain())
-        raise VendorError(f"no heuristics for key {key!r} in heuristics_config_utils.py of vendors {names}")
+        raise VendorError(f"no heuristics for key {key!r} in heuristics_config_utils.py or heuristics/ of vendors "
+                          f"{names}")
 
     def specific_ops(self) -> dict[str, tuple]:
         """ATen overload -> (function, Autograd), base vendors' overrides first, own ones last."""

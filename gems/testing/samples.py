@@ -4,11 +4,17 @@ The variants follow one vocabulary across operators: contiguous, noncontiguous-t
 noncontiguous-strided, broadcast, scalar-operand, 0d, empty, special-values, special-grad, subnormal,
 type-promotion, out, inplace, grad, error-<dtype>-input. Quick mode (CI, the interpreter) uses small
 shapes; full mode (a real device) larger.
+
+Generators are lazy: each :class:`Sample` carries a builder (``args=lambda: (...)``) and only the case
+that runs calls it, under its own seed, so listing an operator's variants makes no tensors. A family's
+behaviour is a small frozen record (:class:`UnarySamples`, :class:`BackwardSamples`; the binary one in
+gems.testing.samples_extra) whose fields say what the operator takes; the record is the generator.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -85,7 +91,7 @@ def _reject_samples(rejects, dtype, device, kwargs, operands=1, tail=()):
     if dtype != REJECT_HOST_DTYPE:
         return []
     return [Sample(f"error-{str(bad).replace('torch.', '')}-input",
-                   (*(make_tensor((3, 4), bad, device) for _ in range(operands)), *tail), kwargs)
+                   lambda bad=bad: (*(make_tensor((3, 4), bad, device) for _ in range(operands)), *tail), kwargs)
             for bad in rejects]
 
 
@@ -96,9 +102,13 @@ def _out_sample(out, args, kwargs):
     return Sample("out", args, kwargs, expects=overload, call=call)
 
 
-def unary_samples(out=None, inplace=None, grad=False, domain=None, extra=None, grad_expects=None,
-                  subnormals=True, rejects=(), more=None):
-    """Samples for ``call(x)``.
+def _3d(quick):
+    return (3, 5, 7) if quick else (7, 129, 255)
+
+
+@dataclass(frozen=True)
+class UnarySamples:
+    """Samples for ``call(x)``: the record of what a one-operand operator takes is its generator.
 
     out: the ``.out`` overload name, if the operator has one, or (overload, call) when the call must
     allocate the out tensor itself; inplace: (overload, call) for the in-place form; grad: check the
@@ -106,88 +116,121 @@ def unary_samples(out=None, inplace=None, grad=False, domain=None, extra=None, g
     domain: dict(low=, high=, int_low=, int_high=) for the random values; extra: more keyword
     arguments passed on every call; subnormals: add a variant of subnormal inputs (floating dtypes);
     rejects: input dtypes ATen refuses for this operator (error variants, listed under float32);
-    more(dtype, device, quick): operator-specific samples appended to the list.
+    more(dtype, device, quick): operator-specific (lazy) samples appended to the list.
     """
-    domain = domain or {}
-    kwargs = dict(extra or {})
 
-    def samples(dtype, device, quick):
+    out: str | tuple | None = None
+    inplace: tuple | None = None
+    grad: bool = False
+    domain: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+    grad_expects: tuple | str | None = None
+    subnormals: bool = True
+    rejects: tuple = ()
+    more: object = None
+
+    def __call__(self, dtype, device, quick):
         shape = shape_for(quick)
-        make = lambda s: make_tensor(s, dtype, device, **domain)
+        kwargs, domain = dict(self.extra or {}), dict(self.domain or {})
+
+        def one(s):
+            return lambda: (make_tensor(s, dtype, device, **domain),)
+
         cases = [
-            Sample("contiguous", (make(shape),), kwargs),
-            Sample("noncontiguous-transposed", (transposed(shape, dtype, device, **domain),), kwargs),
-            Sample("noncontiguous-strided", (strided(shape, dtype, device, **domain),), kwargs),
-            Sample("0d", (make(()),), kwargs),
-            Sample("empty", (make((0, 5)),), kwargs),
-            Sample("special-values", (special_values(dtype, device),), kwargs),
-            Sample("3d", (make((3, 5, 7) if quick else (7, 129, 255)),), kwargs),
+            Sample("contiguous", one(shape), kwargs),
+            Sample("noncontiguous-transposed", lambda: (transposed(shape, dtype, device, **domain),), kwargs),
+            Sample("noncontiguous-strided", lambda: (strided(shape, dtype, device, **domain),), kwargs),
+            Sample("0d", one(()), kwargs),
+            Sample("empty", one((0, 5)), kwargs),
+            Sample("special-values", lambda: (special_values(dtype, device),), kwargs),
+            Sample("3d", one(_3d(quick)), kwargs),
         ]
-        if subnormals and dtype.is_floating_point:
-            cases.append(Sample("subnormal", (subnormal_values(dtype, device),), kwargs))
-        if out:
-            cases.append(_out_sample(out, (make(shape),), kwargs))
-        if inplace:
-            overload, call = inplace
-            cases.append(Sample("inplace", (make(shape),), kwargs, expects=overload, call=call))
-        if grad and dtype.is_floating_point:
-            cases.append(Sample("grad", (make(shape).requires_grad_(),), kwargs, grad=True, expects=grad_expects))
-        cases += _reject_samples(rejects, dtype, device, kwargs)
-        if more is not None:
-            cases += more(dtype, device, quick)
+        if self.subnormals and dtype.is_floating_point:
+            cases.append(Sample("subnormal", lambda: (subnormal_values(dtype, device),), kwargs))
+        if self.out:
+            cases.append(_out_sample(self.out, one(shape), kwargs))
+        if self.inplace:
+            overload, call = self.inplace
+            cases.append(Sample("inplace", one(shape), kwargs, expects=overload, call=call))
+        if self.grad and dtype.is_floating_point:
+            cases.append(Sample("grad", lambda: (make_tensor(shape, dtype, device, **domain).requires_grad_(),),
+                                kwargs, grad=True, expects=self.grad_expects))
+        cases += _reject_samples(self.rejects, dtype, device, kwargs)
+        if self.more is not None:
+            cases += self.more(dtype, device, quick)
         return cases
 
-    return samples
+
+unary_samples = UnarySamples  # the name declarations use: ``samples=unary_samples(out="abs.out")``
 
 
-def backward_samples(grad_input=None, domain=None, grad_domain=None, extra=None, scalars=(), rejects=(),
-                     more=None, broadcast=True):
+@dataclass(frozen=True)
+class BackwardSamples:
     """Samples for a backward operator ``call(grad_output, x, *scalars)`` (x: the forward's input or
     output, as the operator takes it).
 
     grad_input: (overload, function) of the ``.grad_input`` form, called with ``grad_input=``;
     domain / grad_domain: values of x / grad_output; scalars: trailing positional numbers (a threshold);
     broadcast: add a variant where x broadcasts against grad_output; extra, rejects and more as for
-    :func:`unary_samples`.
+    :class:`UnarySamples`.
     """
-    domain = domain or {}
-    grad_domain = grad_domain or {}
-    kwargs = dict(extra or {})
-    scalars = tuple(scalars)
 
-    def samples(dtype, device, quick):
+    grad_input: tuple | None = None
+    domain: dict = field(default_factory=dict)
+    grad_domain: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+    scalars: tuple = ()
+    rejects: tuple = ()
+    more: object = None
+    broadcast: bool = True
+
+    def __call__(self, dtype, device, quick):
         shape = shape_for(quick)
         rows, _ = shape
-        shape_3d = (3, 5, 7) if quick else (7, 129, 255)
+        kwargs, scalars = dict(self.extra or {}), tuple(self.scalars)
+        domain, grad_domain = dict(self.domain or {}), dict(self.grad_domain or {})
         xs = lambda s: make_tensor(s, dtype, device, **domain)
         gs = lambda s: make_tensor(s, dtype, device, **grad_domain)
-        specials = special_values(dtype, device)
+
+        def pair(g_shape, x_shape):
+            return lambda: (gs(g_shape), xs(x_shape), *scalars)
+
+        def specials(grad_side):
+            def build():
+                values = special_values(dtype, device)
+                return (values, xs(values.shape), *scalars) if grad_side else (gs(values.shape), values, *scalars)
+            return build
+
+        def subnormal():
+            values = subnormal_values(dtype, device)
+            return gs(values.shape), values, *scalars
+
         cases = [
-            Sample("contiguous", (gs(shape), xs(shape), *scalars), kwargs),
-            Sample("noncontiguous-transposed", (transposed(shape, dtype, device, **grad_domain),
-                                                transposed(shape, dtype, device, **domain), *scalars), kwargs),
-            Sample("noncontiguous-strided", (gs(shape), strided(shape, dtype, device, **domain), *scalars), kwargs),
-            Sample("0d", (gs(()), xs(()), *scalars), kwargs),
-            Sample("empty", (gs((0, 5)), xs((0, 5)), *scalars), kwargs),
-            Sample("3d", (gs(shape_3d), xs(shape_3d), *scalars), kwargs),
-            Sample("special-values", (gs(specials.shape), specials, *scalars), kwargs),
-            Sample("special-grad", (specials, xs(specials.shape), *scalars), kwargs),
+            Sample("contiguous", pair(shape, shape), kwargs),
+            Sample("noncontiguous-transposed", lambda: (transposed(shape, dtype, device, **grad_domain),
+                                                        transposed(shape, dtype, device, **domain), *scalars), kwargs),
+            Sample("noncontiguous-strided", lambda: (gs(shape), strided(shape, dtype, device, **domain), *scalars),
+                   kwargs),
+            Sample("0d", pair((), ()), kwargs),
+            Sample("empty", pair((0, 5), (0, 5)), kwargs),
+            Sample("3d", pair(_3d(quick), _3d(quick)), kwargs),
+            Sample("special-values", specials(False), kwargs),
+            Sample("special-grad", specials(True), kwargs),
         ]
-        if broadcast:
-            cases.append(Sample("broadcast", (gs(shape), xs((rows, 1)), *scalars), kwargs))
+        if self.broadcast:
+            cases.append(Sample("broadcast", pair(shape, (rows, 1)), kwargs))
         if dtype.is_floating_point:
-            subnormal = subnormal_values(dtype, device)
-            cases.append(Sample("subnormal", (gs(subnormal.shape), subnormal, *scalars), kwargs))
-        if grad_input:
-            overload, fn = grad_input
-            cases.append(Sample("out", (gs(shape), xs(shape), *scalars), kwargs, expects=overload,
-                                call=_GradInputCall(fn)))
-        cases += _reject_samples(rejects, dtype, device, kwargs, operands=2, tail=scalars)
-        if more is not None:
-            cases += more(dtype, device, quick)
+            cases.append(Sample("subnormal", subnormal, kwargs))
+        if self.grad_input:
+            overload, fn = self.grad_input
+            cases.append(Sample("out", pair(shape, shape), kwargs, expects=overload, call=_GradInputCall(fn)))
+        cases += _reject_samples(self.rejects, dtype, device, kwargs, operands=2, tail=scalars)
+        if self.more is not None:
+            cases += self.more(dtype, device, quick)
         return cases
 
-    return samples
+
+backward_samples = BackwardSamples
 
 
 class _GradInputCall:
@@ -212,60 +255,8 @@ def combined(*parts):
         cases = []
         for part in parts:
             suffix, generate = part if isinstance(part, tuple) else ("", part)
-            for sample in generate(dtype, device, quick):
-                if suffix:
-                    sample.variant = f"{sample.variant}-{suffix}"
-                cases.append(sample)
-        return cases
-
-    return samples
-
-
-def binary_samples(out=None, inplace=None, grad=False, domain=None, rhs_domain=None, extra=None,
-                   scalar=2.5, promote_with=torch.int32):
-    """Samples for ``call(x, y)``; arguments as for :func:`unary_samples`.
-
-    rhs_domain: values for the second operand (a divisor away from zero, say); scalar: the Python
-    number used for the scalar-operand variant (None to skip); promote_with: the dtype of the
-    second operand in the type-promotion variant (None to skip).
-    """
-    domain = domain or {}
-    rhs_domain = rhs_domain or domain
-    kwargs = dict(extra or {})
-
-    def samples(dtype, device, quick):
-        shape = shape_for(quick)
-        rows, cols = shape
-        lhs = lambda s: make_tensor(s, dtype, device, **domain)
-        rhs = lambda s, d=dtype: make_tensor(s, d, device, **rhs_domain)
-        specials = special_values(dtype, device)
-        cases = [
-            Sample("contiguous", (lhs(shape), rhs(shape)), kwargs),
-            Sample("noncontiguous-transposed",
-                   (transposed(shape, dtype, device, **domain), transposed(shape, dtype, device, **rhs_domain)),
-                   kwargs),
-            Sample("noncontiguous-strided", (strided(shape, dtype, device, **domain), rhs(shape)), kwargs),
-            Sample("broadcast", (lhs((rows, 1)), rhs((1, cols))), kwargs),
-            Sample("broadcast-row", (lhs(shape), rhs((cols,))), kwargs),
-            Sample("0d", (lhs(()), rhs(())), kwargs),
-            Sample("0d-with-tensor", (lhs(shape), rhs(())), kwargs),
-            Sample("empty", (lhs((0, cols)), rhs((0, cols))), kwargs),
-            Sample("special-values", (specials.repeat_interleave(len(specials)), specials.repeat(len(specials))),
-                   kwargs),
-        ]
-        if scalar is not None:
-            value = scalar if dtype.is_floating_point else (True if dtype == torch.bool else int(scalar))
-            cases.append(Sample("scalar-operand", (lhs(shape), value), kwargs))
-        if promote_with is not None and promote_with != dtype:
-            cases.append(Sample("type-promotion", (lhs(shape), rhs(shape, promote_with)), kwargs))
-        if out:
-            cases.append(Sample("out", (lhs(shape), rhs(shape)), kwargs, expects=out, call=_with_out))
-        if inplace:
-            overload, call = inplace
-            cases.append(Sample("inplace", (lhs(shape), rhs(shape)), kwargs, expects=overload, call=call))
-        if grad and dtype.is_floating_point:
-            cases.append(Sample("grad", (lhs(shape).requires_grad_(), rhs(shape).requires_grad_()), kwargs,
-                                grad=True))
+            cases += [replace(s, variant=f"{s.variant}-{suffix}") if suffix else s
+                      for s in generate(dtype, device, quick)]
         return cases
 
     return samples

@@ -1,15 +1,11 @@
 """triton.heuristics rules per operator key: {key: {constexpr name: function(kernel args) -> value}}.
 
 The interpreter runs programs one after another in Python (about 1 ms each), so blocks are as large
-as the work allows: few programs, each a big numpy operation.
+as the work allows: few programs, each a big numpy operation. The rules of a family can live in
+heuristics/<family>.py instead (heuristics/pointwise.py); a key is defined in one file only.
 """
 
 from gems.runtime.launch import cdiv, next_power_of_2
-
-
-def _flat_block(args):
-    return min(next_power_of_2(args["n_elements"]), 1 << 16)
-
 
 # ---- reductions and softmax: args and rule names as in the nvidia vendor's file ----
 # Elements per program per loop step: one numpy operation each, so large.
@@ -53,7 +49,6 @@ def _softmax_block_k(args):
 
 
 HEURISTICS_CONFIGS = {
-    "pointwise": {"BLOCK": _flat_block, "num_warps": lambda args: 1},
     "reduction": {"BLOCK_M": _reduction_block_m, "BLOCK_K": _reduction_block_k, "SPLITS": _reduction_splits,
                   "num_warps": lambda args: 1},
     "softmax": {"BLOCK_M": _softmax_block_m, "BLOCK_K": _softmax_block_k, "num_warps": lambda args: 1},

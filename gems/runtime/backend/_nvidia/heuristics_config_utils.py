@@ -1,23 +1,12 @@
-"""triton.heuristics rules per operator key: {key: {constexpr name: function(kernel args) -> value}}."""
+"""triton.heuristics rules per operator key: {key: {constexpr name: function(kernel args) -> value}}.
+
+The rules of a family can live in heuristics/<family>.py instead (heuristics/pointwise.py); a key is
+defined in one file only.
+"""
 
 import functools
 
 from gems.runtime.launch import cdiv, next_power_of_2
-
-
-def _pointwise_block(args):
-    # Small tensors: 1024-element blocks keep several programs per SM busy (their time is host time).
-    # Large tensors: 32 bytes per thread of the common dtype (8 fp32, 16 fp16 values). At 64M elements
-    # on an H200 (do_bench medians against ATen, 2026-11-22) it beat the other block/warp pairs tried:
-    # fp32 copy 0.99x, floor_divide 1.13x (0.88x at 16 values per thread); fp16 gelu 0.96x (0.90x at 8).
-    if args["n_elements"] < (1 << 22):
-        return 1024
-    return max(512, 4096 // args["itemsize"])
-
-
-def _pointwise_warps(args):
-    return 4
-
 
 # ---- reductions and softmax (gems/ops/reduction/) ----
 # The input is viewed as (n_outer, n_red, n_inner) through its strides. args: "layout" ("rows": the
@@ -106,7 +95,6 @@ def _softmax_warps(args):
 
 
 HEURISTICS_CONFIGS = {
-    "pointwise": {"BLOCK": _pointwise_block, "num_warps": _pointwise_warps},
     "reduction": {"BLOCK_M": _reduction_block_m, "BLOCK_K": _reduction_block_k, "SPLITS": _reduction_splits,
                   "num_warps": _tile_warps},
     "softmax": {"BLOCK_M": _softmax_block_m, "BLOCK_K": _softmax_block_k, "num_warps": _softmax_warps},

@@ -1,0 +1,50 @@
+"""add (Tensor, in-place, out=): x + alpha * y; bool + bool is a logical or, as in ATen."""
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.codegen.pointwise import PointwiseOp
+from gems.dtypes import ALL
+from gems.ops.pointwise.shared import binary_samples, check_alpha, pointwise_perf
+from gems.spec import OpSpec
+
+
+@triton.jit
+def _add(x, y, alpha):
+    if x.dtype == tl.int1:
+        # bool + bool is logical or in ATen (integer 1 + 1 would wrap to 0 in one bit)
+        r = (x.to(tl.int32) + y.to(tl.int32) * alpha) != 0
+    else:
+        r = x + y * alpha
+    return r
+
+
+add_op = PointwiseOp("add", _add, operands=2, scalars=("alpha",))
+
+
+def add(self, other, *, alpha=1):
+    check_alpha(self, other, alpha)
+    return add_op(self, other, alpha)
+
+
+def add_(self, other, *, alpha=1):
+    check_alpha(self, other, alpha)
+    return add_op(self, other, alpha, out=self, inplace=True)
+
+
+def add_out(self, other, *, alpha=1, out):
+    check_alpha(self, other, alpha)
+    return add_op(self, other, alpha, out=out)
+
+
+SPECS = [
+    OpSpec(
+        name="add", family="pointwise",
+        impls={"add.Tensor": add, "add_.Tensor": add_, "add.out": add_out},
+        call=torch.add,
+        samples=binary_samples(torch.add, out="add.out", inplace=("add_.Tensor", lambda x, y, **k: x.add_(y, **k)),
+                               grad=True, kwargs={"alpha": 2}),
+        dtypes=ALL, perf=pointwise_perf(2),
+    ),
+]

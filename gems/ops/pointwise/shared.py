@@ -1,0 +1,156 @@
+"""What the pointwise operators share: scalar Triton helpers, overload tables built from a
+:class:`PointwiseOp`, ATen's ``alpha`` check, and the references to the family's sample and perf
+generators (imported only when conformance or perf first calls them, so registering operators loads
+no test code).
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.spec import lazy, lazy_perf
+
+# --------------------------------------------------------------------------- scalar helpers
+
+
+@triton.jit
+def div_rn(a, b):
+    """a / b correctly rounded: fp32 ``/`` is ``div.full.f32`` (2 ulp) on NVIDIA GPUs, ATen's is IEEE."""
+    # Static if/else, no early return: the GPU compiler still type-checks what follows a `return` in
+    # a static branch (tl.div_rn on fp64 fails to compile there), the interpreter never runs it.
+    if b.dtype == tl.float64:
+        result = a / b  # div.rn.f64
+    else:
+        result = tl.div_rn(a, b)
+    return result
+
+
+@triton.jit
+def fdiv(x, y):
+    """x / y with IEEE rounding for fp32 operands (Triton's fp32 '/' is approximate on the GPU); other
+    dtypes divide with '/'."""
+    if x.dtype == tl.float32:
+        q = tl.div_rn(x, y)
+    else:
+        q = x / y
+    return q
+
+
+@triton.jit
+def max_nan(x, y):
+    """The larger of x and y; NaN in either operand wins (bool: logical or)."""
+    if x.dtype == tl.int1:
+        r = x | y
+    else:
+        r = tl.where((x > y) | (x != x), x, y)
+    return r
+
+
+@triton.jit
+def min_nan(x, y):
+    """The smaller of x and y; NaN in either operand wins (bool: logical and)."""
+    if x.dtype == tl.int1:
+        r = x & y
+    else:
+        r = tl.where((x < y) | (x != x), x, y)
+    return r
+
+
+# --------------------------------------------------------------------------- overload tables
+
+
+def checked_overloads(op, name, check, inplace=True, out=True) -> dict:
+    """:func:`gems.codegen.pointwise.unary_overloads` with ``check(x)`` first: it raises ATen's error for
+    an input ATen refuses with another exception than PointwiseOp's NotImplementedError (neg and relu of
+    bool)."""
+
+    def functional(self):
+        check(self)
+        return op(self)
+
+    def in_place(self):
+        check(self)
+        return op(self, out=self, inplace=True)
+
+    def with_out(self, *, out):
+        check(self)
+        return op(self, out=out)
+
+    table = {name: functional}
+    if inplace:
+        table[f"{name}_"] = in_place
+    if out:
+        table[f"{name}.out"] = with_out
+    return table
+
+
+def out_of(op):
+    """``f(self, other, *, out)`` for a two-operand op."""
+
+    def with_out(self, other, *, out):
+        return op(self, other, out=out)
+
+    return with_out
+
+
+def inplace_of(op):
+    """``f_(self, other)`` for a two-operand op."""
+
+    def in_place(self, other):
+        return op(self, other, out=self, inplace=True)
+
+    return in_place
+
+
+def backward_overloads(op, name) -> dict:
+    """{name: op(grad_output, x), name.grad_input: op(grad_output, x, out=grad_input)}."""
+
+    def with_grad_input(grad_output, x, *, grad_input):
+        return op(grad_output, x, out=grad_input)
+
+    return {name: op, f"{name}.grad_input": with_grad_input}
+
+
+def check_alpha(self, other, alpha):
+    """ATen refuses an alpha its result type cannot hold (add, sub)."""
+    if alpha == 1 and type(alpha) is int:
+        return
+    dtype = torch.result_type(self, other)
+    if isinstance(alpha, bool) and dtype != torch.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+# --------------------------------------------------------------------------- lazy generator references
+
+
+def unary_samples(**traits):
+    """gems.testing.samples.UnarySamples(**traits), made on first use."""
+    return lazy("gems.testing.samples", "unary_samples", **traits)
+
+
+def backward_samples(**traits):
+    """gems.testing.samples.BackwardSamples(**traits), made on first use."""
+    return lazy("gems.testing.samples", "backward_samples", **traits)
+
+
+def binary_samples(call, **traits):
+    """gems.testing.samples_extra.binary_op_samples(call, **traits), made on first use."""
+    return lazy("gems.testing.samples_extra", "binary_op_samples", call, **traits)
+
+
+def comparison_samples(name, call):
+    """gems.testing.samples_extra.comparison_samples for the comparison ``name`` (eq, lt...)."""
+    return lazy("gems.testing.samples_extra", "comparison_samples", name, call,
+                (f"{name}.Tensor_out", f"{name}.Scalar_out"))
+
+
+def combined(*parts):
+    """gems.testing.samples.combined(*parts): generators, or (variant suffix, generator) pairs."""
+    return lazy("gems.testing.samples", "combined", *parts)
+
+
+def pointwise_perf(operands, **options):
+    """gems.testing.perf_inputs.pointwise_perf(operands, **options) on the "pointwise" shapes."""
+    return lazy_perf("gems.testing.perf_inputs", "pointwise_perf", operands, shapes="pointwise", **options)

@@ -1,0 +1,1 @@
+"""Tensor manipulation: layout, triangles, views resolved (one file per operator)."""

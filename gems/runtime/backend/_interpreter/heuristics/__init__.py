@@ -1,0 +1,2 @@
+"""triton.heuristics rules of the interpreter vendor, one file per operator family (loaded by
+gems.runtime.configs.load_vendor_heuristics, not imported)."""
