@@ -84,6 +84,8 @@ class OpSpec:
         expected to fail and turn red once they pass, so the record is kept true.
     skips: the same keys, for cases that cannot run at all on a vendor (ATen itself crashes there);
         they are reported as unsupported with the reason.
+    no_launch: {variant or "*": reason} for results no gems kernel needs to compute (a view, an
+        in-place no-op); elsewhere a non-empty result with no kernel launch fails its case.
     """
 
     name: str
@@ -97,6 +99,7 @@ class OpSpec:
     deliberate_fallbacks: Mapping[str, str] = field(default_factory=dict)
     known_failures: Mapping[tuple, str] = field(default_factory=dict)
     skips: Mapping[tuple, str] = field(default_factory=dict)
+    no_launch: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         problems = []
