@@ -132,14 +132,14 @@ def test_a_non_empty_result_needs_a_kernel_launch_unless_declared():
         return [Sample("zeros", lambda: (torch.zeros(5, dtype=dtype, device=device),))]
 
     def zeros_kernel_free(x):
-        return torch.zeros_like(x)  # right for neg(0), but no gems kernel computed it
+        return torch.zeros_like(x)  # right for abs(0), but no gems kernel computed it
 
-    spec = OpSpec(name="neg", family="pointwise", impls={"neg": zeros_kernel_free}, call=torch.neg,
+    spec = OpSpec(name="abs", family="pointwise", impls={"abs": zeros_kernel_free}, call=torch.abs,
                   samples=samples, dtypes=(torch.float32,))
-    _serve("neg", zeros_kernel_free, "neg")
+    _serve("abs", zeros_kernel_free, "abs")
     result = _run(spec, "zeros")
     assert result.status == "fail" and "no gems kernel launched" in result.message
-    declared = OpSpec(name="neg", family="pointwise", impls={"neg": zeros_kernel_free}, call=torch.neg,
+    declared = OpSpec(name="abs", family="pointwise", impls={"abs": zeros_kernel_free}, call=torch.abs,
                       samples=samples, dtypes=(torch.float32,), no_launch={"zeros": "test: a constant result"})
     assert _run(declared, "zeros").status == "pass"
 

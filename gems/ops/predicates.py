@@ -133,6 +133,11 @@ def _resolve_neg_samples(dtype, device, quick):
 
 ALL_DTYPES = FLOATS + INTS_AND_BOOL
 
+# Variants whose input has no bit to resolve: the result is the input itself, no kernel runs (as in ATen).
+_RETURNS_SELF = {variant: "nothing to resolve: the input itself is the result" for variant in (
+    "contiguous", "noncontiguous-transposed", "noncontiguous-strided", "0d", "3d", "special-values", "grad",
+    "returns-self")}
+
 SPECS = [
     OpSpec(
         name="isnan", family="pointwise", impls={"isnan": isnan_op, "isnan.out": isnan_out}, call=torch.isnan,
@@ -152,11 +157,11 @@ SPECS = [
         name="resolve_conj", family="tensor", impls={"resolve_conj": resolve_conj}, call=torch.resolve_conj,
         samples=unary_samples(grad=True, subnormals=False, more=_resolve_conj_samples), dtypes=ALL_DTYPES,
         tolerance="exact", perf=pointwise_perf(1),
-        deliberate_fallbacks={"complex-conj-view": "complex dtypes are left to ATen"},
+        deliberate_fallbacks={"complex-conj-view": "complex dtypes are left to ATen"}, no_launch=_RETURNS_SELF,
     ),
     OpSpec(
         name="resolve_neg", family="tensor", impls={"resolve_neg": resolve_neg}, call=torch.resolve_neg,
         samples=unary_samples(grad=True, subnormals=False, more=_resolve_neg_samples), dtypes=ALL_DTYPES,
-        tolerance="exact", perf=pointwise_perf(1),
+        tolerance="exact", perf=pointwise_perf(1), no_launch=_RETURNS_SELF,
     ),
 ]

@@ -39,7 +39,7 @@ ALLOCATION = frozenset({
     "new_full", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
 })
 # Operators that read shapes, strides, dtypes or one value to the host.
-METADATA = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "_local_scalar_dense",
+METADATA = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "item", "_local_scalar_dense",
                       "is_nonzero", "is_same_size", "result_type", "can_cast", "promote_types"})
 # Copies: the values they write are the values they read (fill_.Tensor copies a 0-d tensor's value).
 MOVES = frozenset({"copy_", "clone", "_to_copy", "_unsafe_view", "fill_"})

@@ -20,6 +20,8 @@ GPU's (docs/interpreter.md lists what is still not reproduced):
   more are LLVM poison: the amount is taken modulo the width here (as x86 does), never numpy's 0.
 - float -> integer conversions saturate to the integer range and take NaN to 0 (PTX ``cvt.rzi``),
   where numpy gave the "integer indefinite" value of x86.
+- A Python float argument is an fp32 runtime scalar, as the GPU's launcher passes it; the interpreter
+  kept the Python float as a constant, in double precision and with -0.0 folded to +0.0.
 """
 
 from __future__ import annotations
@@ -81,6 +83,15 @@ def _saturating_to_int(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- GPU arithmetic
+
+
+def _float_argument(arg):
+    if type(arg) is float:
+        return tl.tensor(_interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+    return _original_implicit_cvt(arg)
+
+
+_original_implicit_cvt = _interp._implicit_cvt
 
 
 def _binary(builder, lhs, rhs, data):
@@ -236,6 +247,7 @@ def install() -> None:
     """Patch the interpreter; idempotent."""
     _interpret_standard_library()
     _interp.InterpreterBuilder.cast_impl = _cast
+    _interp._implicit_cvt = _float_argument
     builder = _interp.InterpreterBuilder
     builder.create_minnumf, builder.create_maxnumf, builder.create_clampf = _minnumf, _maxnumf, _clampf
     builder.create_fdiv, builder.create_sqrt = _fdiv, _sqrt
