@@ -10,7 +10,7 @@ import triton.language as tl
 
 import gems
 from gems import ops
-from gems.codegen.pointwise import PointwiseOp
+from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.ops.arithmetic import _floor_div, add_op
 from gems.runtime import registration
 from gems.spec import OpSpec, Sample
@@ -193,3 +193,92 @@ def test_zero_signs_are_judged_against_aten_and_nan_positions_as_before():
     assert not compare.compare(flipped, oracle, aten, tol).passed
     moved_nan = torch.tensor([0.0, -0.0, 1.0, float("nan")])
     assert not compare.compare(moved_nan, oracle, aten, tol).passed
+
+
+def test_an_implementation_returning_a_number_aten_computed_fails():
+    from gems.ops.comparison import isclose_op
+
+    def allclose_by_aten_all(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(isclose_op(self, other, float(rtol), float(atol), bool(equal_nan)).all())
+
+    _serve("allclose", allclose_by_aten_all, "allclose")
+    result = _run(ops.get("allclose"), "contiguous")
+    assert result.status == "fail"
+    assert "computed by ATen inside the gems implementation: aten.all.default" in result.message
+
+
+# --------------------------------------------------------------------------- edge samples
+
+
+def _statuses(spec, samples, dtypes):
+    spec = replace(spec, samples=samples)
+    return {(str(dtype), s.variant): _run(spec, s.variant, dtype).status
+            for dtype in dtypes for s in samples(dtype, "meta", True)}
+
+
+@triton.jit
+def _eq_unrounded(x, y):
+    return x == y
+
+
+def test_rounded_scalars_round_to_an_element_and_catch_an_unrounded_comparison():
+    from gems.testing.samples_edges import rounded_scalar_samples
+
+    samples = rounded_scalar_samples(torch.eq, expects="eq.Scalar")
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        for sample in samples(dtype, "cpu", True):
+            x, scalar = sample.built().args
+            rounded = torch.tensor(scalar, dtype=torch.float64).to(dtype)
+            assert rounded.double().item() != scalar and rounded.item() in x.tolist()
+    assert samples(torch.float64, "cpu", True) == [] and samples(torch.int32, "cpu", True) == []
+    gems.enable()
+    dtypes = (torch.float16, torch.bfloat16, torch.float32)
+    assert set(_statuses(ops.get("eq"), samples, dtypes).values()) == {"pass"}
+    unrounded = PointwiseOp("eq_unrounded", _eq_unrounded, operands=2, promotion=Promotion.BOOL, round_scalars=False)
+    _serve("eq.Scalar", unrounded, "eq")
+    assert "fail" in _statuses(ops.get("eq"), samples, (torch.float16,)).values()
+
+
+def test_subnormal_intermediates_are_subnormal_in_fp32():
+    from gems.testing.samples_edges import subnormal_intermediate_samples
+
+    smallest_normal = torch.finfo(torch.float32).smallest_normal
+    (x,) = subnormal_intermediate_samples(torch.exp, inverse=torch.log)(torch.float16, "cpu", True)[0].built().args
+    intermediate = torch.exp(x.double())
+    assert ((intermediate < smallest_normal) & (intermediate > 0)).any()
+    (sample,) = subnormal_intermediate_samples(torch.mul)(torch.bfloat16, "cpu", True)
+    a, b = sample.built().args
+    product = (a.float() * b.float()).abs()
+    assert ((product < smallest_normal) & (product > 0)).all()
+    assert subnormal_intermediate_samples(torch.mul)(torch.float16, "cpu", True) == []
+    gems.enable()
+    samples = subnormal_intermediate_samples(torch.mul, expects="mul.Tensor")
+    assert set(_statuses(ops.get("mul"), samples, (torch.bfloat16,)).values()) == {"pass"}
+
+
+def test_integer_extremes_and_exact_halves_pass_the_real_kernels():
+    from gems.testing.samples_edges import (
+        exact_half_samples,
+        half_sums,
+        half_values,
+        integer_extreme_samples,
+        integer_extremes,
+    )
+
+    assert integer_extremes(torch.int8) == [-128, -127, -1, 0, 1, 126, 127]
+    assert all(v % 1 == 0.5 for v in half_values(torch.float16)) and 1023.5 not in half_values(torch.float16)
+    a, b = half_sums(torch.float16)
+    exact = torch.tensor(a, dtype=torch.float64) + torch.tensor(b, dtype=torch.float64)
+    rounded = exact.to(torch.float16).double()
+    assert ((rounded - exact).abs() == torch.tensor(b).abs()).all()  # every sum is a tie
+    assert (rounded.abs() > exact.abs()).any() and (rounded.abs() < exact.abs()).any()  # ties go both ways
+    gems.enable()
+    add = ops.get("add")
+    extremes = integer_extreme_samples(torch.add, operands=2, expects="add.Tensor")
+    assert set(_statuses(add, extremes, (torch.int8, torch.int32)).values()) == {"pass"}
+    sums = exact_half_samples(torch.add, kind="sums", expects="add.Tensor")
+    assert set(_statuses(add, sums, (torch.float16, torch.bfloat16, torch.float32)).values()) == {"pass"}
+    for mode in ("trunc", "floor"):
+        quotients = exact_half_samples(torch.div, kind="quotients", expects="div.Tensor_mode",
+                                       kwargs={"rounding_mode": mode})
+        assert set(_statuses(ops.get("div"), quotients, (torch.float32, torch.int32)).values()) == {"pass"}

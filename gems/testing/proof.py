@@ -16,7 +16,8 @@ writes (its result, its ``out=``, its ``self`` in place) is marked with the oper
 a kernel launch, carry the marks of what they read to what they write (a kernel's to every tensor
 it is given); a floating number read back from a marked tensor marks the implementation's later
 launches. An implementation whose returned or written tensors carry a mark had part of its result
-computed by ATen. A computation whose values reach no result, such as a bounds check, leaves
+computed by ATen, and so had one that returns a number (allclose's bool) after reading a marked
+tensor back. A computation whose values reach no result, such as a bounds check, leaves
 nothing behind and is only listed.
 """
 
@@ -103,7 +104,9 @@ class Recorder:
         self.aten_ops: Counter = Counter()  # "aten.op.overload" -> calls inside gems implementations
         self.computed_by_aten: dict[str, set] = {}  # gems overload -> ATen operators that computed its result
         self._marks = weakref.WeakKeyDictionary()  # untyped storage -> ATen operators that wrote it
-        self._host_marks: list[set] = []  # per running implementation: operators behind numbers read back
+        # Per running implementation: operators behind the numbers it read back ("any"), and behind the
+        # floating ones, which are values on their way into a kernel rather than decisions ("floating").
+        self._host_marks: list[dict] = []
         self._paused = 0  # > 0 while a kernel runs
 
     # ---- hooks (called by gems.runtime.launch and gems.runtime.registration)
@@ -115,7 +118,7 @@ class Recorder:
         finally:
             self._paused -= 1
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        marks = set().union(*(self._marks_of(t) for t in tensors), *self._host_marks[-1:])
+        marks = set().union(*(self._marks_of(t) for t in tensors), *(f["floating"] for f in self._host_marks[-1:]))
         if marks:
             for t in tensors:
                 self._mark(t, marks)
@@ -129,14 +132,16 @@ class Recorder:
         """Run one gems implementation, recording the ATen operators it calls."""
         if self._paused:
             return fn(*args, **kwargs)
-        self._host_marks.append(set())
+        self._host_marks.append({"any": set(), "floating": set()})
         try:
             with _Mode(self):
                 out = fn(*args, **kwargs)
         finally:
-            self._host_marks.pop()
+            read_back = self._host_marks.pop()["any"]
         results = _tensors(out) + _written(_schema_of(overload), args, kwargs)
         marks = set().union(*(self._marks_of(t) for t in results))
+        if isinstance(out, (bool, int, float, complex)):
+            marks |= read_back  # a number computed on the host from what ATen computed
         if marks:
             self.computed_by_aten.setdefault(overload, set()).update(marks)
         return out
@@ -160,8 +165,10 @@ class Recorder:
         inputs = _tensors(args) + _tensors(kwargs)
         read = set().union(*(self._marks_of(t) for t in inputs))
         if kind == "metadata":
-            if read and inputs and (inputs[0].is_floating_point() or inputs[0].is_complex()) and self._host_marks:
-                self._host_marks[-1].update(read)  # a computed number on its way into a kernel
+            if read and self._host_marks:
+                self._host_marks[-1]["any"].update(read)
+                if inputs[0].is_floating_point() or inputs[0].is_complex():
+                    self._host_marks[-1]["floating"].update(read)
             return
         if kind == "move" and func._schema.name in ("aten::copy_", "aten::_to_copy"):
             source = args[1] if func._schema.name == "aten::copy_" else args[0]
