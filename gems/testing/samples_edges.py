@@ -37,16 +37,24 @@ def _in(dtype, values) -> list[float]:
     return torch.tensor(values, dtype=torch.float64).to(dtype).double().tolist()
 
 
-def rounded_scalar_samples(call=None, expects=None):
+def rounded_scalar_samples(call, expects=None):
     """``call(x, s)`` with a Python float ``s`` that rounds to an element ``e`` of ``x`` (float dtypes but
     float64): ``s = e + ulp/4`` (rounds down to e), ``s = e - ulp/4`` (rounds up to e) and ``s = e + ulp/2``
     (a tie: rounds to the neighbour of even mantissa). ``x`` holds every e with its neighbours, so that
-    ``x == s``, ``x < s``... differ at exactly those elements depending on whether s was rounded."""
+    ``x == s``, ``x < s``... differ at exactly those elements depending on whether s was rounded.
+
+    For operators that round the number to the tensor's dtype, as ATen's comparisons and add do: the
+    float64 oracle is given the rounded number (in float64 it would compare with the exact one)."""
 
     def samples(dtype, device, quick):
         if dtype not in _LOW_PRECISION:
             return []
         elements = _in(dtype, _SCALAR_TARGETS)
+
+        def rounding_call(x, scalar):
+            if x.dtype == torch.float64:  # the oracle's copy: ATen computes with the rounded number
+                scalar = _in(dtype, [scalar])[0]
+            return call(x, scalar)
         cases = []
         for name, fraction in (("above", 0.25), ("below", -0.25), ("tie", 0.5)):
             for i, e in enumerate(elements):
@@ -57,7 +65,7 @@ def rounded_scalar_samples(call=None, expects=None):
                     x = torch.tensor([e - ulp, e, e + ulp, e + 2 * ulp, -e, 0.0], dtype=torch.float64)
                     return x.to(dtype).to(device), scalar
 
-                cases.append(Sample(f"rounded-scalar-{name}-{i}", args, call=call, expects=expects))
+                cases.append(Sample(f"rounded-scalar-{name}-{i}", args, call=rounding_call, expects=expects))
         return cases
 
     return samples
