@@ -120,6 +120,8 @@ class OpSpec:
         Its calls are counted under that name, as registered overloads are, so proof of execution works.
     reference: for an ``api`` operator, the eager PyTorch composite that computes the same thing: ATen's
         result and the float64 oracle come from it, in place of the sample's call.
+    no_launch: {variant or "*": reason} for results no gems kernel needs to compute (a view, an
+        in-place no-op); elsewhere a non-empty result with no kernel launch fails its case.
     """
 
     name: str
@@ -136,6 +138,7 @@ class OpSpec:
     autograd_enabled: tuple = ()
     api: Mapping[str, Callable] = field(default_factory=dict)
     reference: Callable | None = None
+    no_launch: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         problems = []

@@ -25,6 +25,10 @@ from gems.runtime import registration
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
+# Set by gems.testing.proof while a conformance case records, else None: then it is given every
+# launch (it counts it and runs it through ``Launcher._launch``). One test per launch when unset.
+recorder = None
+
 
 # triton.cdiv and triton.next_power_of_2 are constexpr functions in triton 3.6: about 10 us per
 # call from Python, too slow for a per-call path. These are the same arithmetic.
@@ -100,10 +104,14 @@ class Launcher:
 
     def __call__(self, grid, *args, num_warps=None, num_stages=None):
         grid_y, grid_z = grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
+        if recorder is not None:
+            return recorder.launch(self, grid[0], grid_y, grid_z, num_warps, num_stages, args)
         self._launch(grid[0], grid_y, grid_z, num_warps, num_stages, args)
 
     def flat(self, grid_x, num_warps, *args):
         """``launcher((grid_x,), *args, num_warps=num_warps)`` with no grid or keyword handling (pointwise)."""
+        if recorder is not None:
+            return recorder.launch(self, grid_x, 1, 1, num_warps, None, args)
         self._launch(grid_x, 1, 1, num_warps, None, args)
 
     def _launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):

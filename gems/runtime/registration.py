@@ -19,7 +19,9 @@ from gems.runtime.vendor import Autograd
 # Set from the vendor's capabilities: Python-emulated kernels call torch ops themselves.
 kernels_call_torch = False
 _aten_only_depth = 0
-
+# Set by gems.testing.proof while a conformance case records, else None: then implementations run
+# through ``recorder.serve(overload, fn, args, kwargs)``, which records the ATen operators they call.
+recorder = None
 
 
 class _CallCounts(Mapping):
@@ -174,7 +176,7 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
                 return original(keyset, *args, **kwargs)
             _aten_only_depth += 1
             try:
-                out = fn(*args, **kwargs)
+                out = fn(*args, **kwargs) if recorder is None else recorder.serve(overload, fn, args, kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
                 return original(keyset, *args, **kwargs)
@@ -187,7 +189,7 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
             if _aten_only_depth:
                 return original(keyset, *args, **kwargs)
             try:
-                out = fn(*args, **kwargs)
+                out = fn(*args, **kwargs) if recorder is None else recorder.serve(overload, fn, args, kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
                 return original(keyset, *args, **kwargs)

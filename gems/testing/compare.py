@@ -3,6 +3,8 @@
 A floating result passes by the tolerance rule (|gems - oracle| <= atol + rtol * |oracle| with NaN and
 infinities in the same places), or by the ATen-parity rule (no element further from the oracle than
 ATen's own result on the same device, same non-finite pattern). Integer and bool results must be exact.
+Under either rule, where ATen's result is a zero and gems' is a zero too, their signs must agree: the
+oracle, cast from float64, cannot tell ``abs(-0.0)`` from ``-0.0``, ATen on the same device can.
 
 Input gradients are judged norm-wise: atol grows to rtol times the largest gradient magnitude. A
 backward that subtracts nearly equal terms (softmax's dy - sum(dy y)) turns the last-bit rounding of
@@ -107,6 +109,11 @@ def _nonfinite_mismatch(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     return (a.isnan() != e.isnan()) | ((a.isinf() | e.isinf()) & (a != e))
 
 
+def _zero_sign_mismatch(actual: torch.Tensor, aten: torch.Tensor) -> torch.Tensor:
+    """Where both results are zeros of opposite signs."""
+    return (actual == 0) & (aten == 0) & (torch.signbit(actual) != torch.signbit(aten))
+
+
 def _abs_error(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     """|a - e| where both are finite, 0 elsewhere (non-finite values are judged separately)."""
     finite = a.isfinite() & e.isfinite()
@@ -133,6 +140,14 @@ def compare(actual: torch.Tensor, oracle: torch.Tensor, aten: torch.Tensor | Non
         return Comparison(False, None, max_abs_err=diff, mismatch_pct=pct,
                           message=f"{wrong.sum().item()} of {actual.numel()} values differ from the exact result")
     a, expected = actual.double(), oracle.to(dtype).double()
+    if aten is not None and not dtype.is_complex:
+        wrong_sign = _zero_sign_mismatch(actual, aten.detach().cpu())
+        if wrong_sign.any():
+            first = wrong_sign.flatten().nonzero()[0].item()
+            return Comparison(False, None, mismatch_pct=100.0 * wrong_sign.sum().item() / actual.numel(),
+                              message=f"{wrong_sign.sum().item()} of {actual.numel()} zeros have the other sign "
+                                      f"than ATen's (flat index {first}: gems {actual.flatten()[first].item()}, "
+                                      f"ATen {aten.detach().cpu().flatten()[first].item()})")
     err = _abs_error(a, expected)
     nonfinite_bad = _nonfinite_mismatch(a, expected)
     bad = nonfinite_bad | (err > tol.atol + tol.rtol * expected.abs())

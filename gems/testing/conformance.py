@@ -5,6 +5,10 @@ oracle by the rules of :mod:`gems.testing.compare`, and the expected ATen overlo
 gems kernel with no fallback. Where ATen raises for an input, gems must raise the same exception type.
 An overload the vendor lists in ``get_unused_ops()`` must instead run ATen's kernel: its case is
 checked the same way and reported as a fallback.
+
+The proof is kept at kernel level (:mod:`gems.testing.proof`): a non-empty result needs a gems kernel
+launch (unless the declaration's ``no_launch`` says why none is needed), and no ATen operator called
+inside a gems implementation may have computed part of what it returned or wrote.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import torch
 
 from gems.runtime import registration, selection
 from gems.spec import OpSpec, Sample
-from gems.testing import compare
+from gems.testing import compare, proof
 from gems.testing.samples import is_out_call
 
 STATUSES = ("pass", "fail", "error", "unsupported", "fallback", "xfail", "xpass")
@@ -63,6 +67,8 @@ class CaseResult:
     tolerance: dict = field(default_factory=dict)
     duration_s: float = 0.0
     repro: str = ""
+    launches: int = 0  # gems kernel launches while gems served the case
+    aten_ops: dict = field(default_factory=dict)  # ATen operators called inside gems implementations -> calls
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -219,7 +225,9 @@ def _check(spec, sample, case, device, vendor, overrides, result):
 
     before_gems = {o: registration.gems_calls[o] for o in expected}
     before_fallback = dict(registration.fallback_calls)
-    _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result)
+    with proof.recording() as record:
+        _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result)
+    result.launches, result.aten_ops = record.launches, dict(record.aten_ops)
     oracle_note = ""
     with registration.aten_only():
         try:
@@ -233,12 +241,12 @@ def _check(spec, sample, case, device, vendor, overrides, result):
                      if k[0] in spec.overloads and v > before_fallback.get(k, 0)}
         not_run = [o for o in expected if registration.gems_calls[o] == before_gems[o]]
         _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
-               unused)
+               unused, record)
     result.message = oracle_note + result.message
 
 
 def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
-           unused):
+           unused, record):
     if len(gems_outs) != len(oracle_outs):
         result.message = f"{len(gems_outs)} outputs, expected {len(oracle_outs)}"
         return
@@ -274,8 +282,13 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
     not_run = [o for o in not_run if o not in unused]
     deliberate = spec.deliberate_fallbacks.get(case.variant)
     known = spec.known_failure(vendor, case.dtype, case.variant)
+    computed_by_aten = sorted({op for ops in record.computed_by_aten.values() for op in ops})
     if not passed:
         result.status, result.message = ("xfail", f"known failure: {known}") if known else ("fail", worst.message)
+    elif computed_by_aten:
+        where = ", ".join(sorted(record.computed_by_aten))
+        result.status = "xfail" if known else "fail"
+        result.message = f"computed by ATen inside the gems implementation: {', '.join(computed_by_aten)} (in {where})"
     elif deliberate:
         result.status, result.message = "fallback", f"deliberate ATen fallback: {deliberate}"
     elif ran_unused:
@@ -291,10 +304,18 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
         reasons = "; ".join(f"{o}: {why}" for (o, why) in fallbacks) or "the gems kernel was not called"
         result.status = "xfail" if known else "fail"
         result.message = f"not executed by gems: {', '.join(not_run) or 'fallback'} ran ATen ({reasons})"
+    elif record.launches == 0 and any(t.numel() for t in gems_outs) and not _no_launch_reason(spec, case):
+        result.status = "xfail" if known else "fail"
+        result.message = ("no gems kernel launched for a non-empty result (declare the variant in no_launch if "
+                          "it needs none)")
     elif known:
         result.status, result.message = "xpass", f"declared as a known failure but passes: {known}"
     else:
         result.status = "pass"
+
+
+def _no_launch_reason(spec, case) -> str | None:
+    return spec.no_launch.get(case.variant) or spec.no_launch.get("*")
 
 
 def _undeclared_dtypes(spec, sample) -> list[str]:

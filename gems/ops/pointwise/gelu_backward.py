@@ -60,7 +60,8 @@ def _gelu_tanh_backward(grad, x):
         s = tl.where(two_u >= 0, p, q)
         s_complement = tl.where(two_u >= 0, q, p)
         derivative = s * (1.0 + 2.0 * xc * s_complement * ((x_sq * (3.0 * KAPPA) + 1.0) * SQRT_2_OVER_PI))
-        result = tl.where(tl.abs(x) == INF, INF - INF, grad * derivative)  # NaN (a NaN global breaks the JIT)
+        # + 0.0: ATen's derivative 0.5 (1 + t) + ... is +0.0 where it vanishes, this product may be -0.0.
+        result = tl.where(tl.abs(x) == INF, INF - INF, grad * (derivative + 0.0))  # NaN (a NaN global breaks the JIT)
     return result  # one return after the static if/else (see shared.div_rn)
 
 

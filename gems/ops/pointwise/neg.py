@@ -12,7 +12,11 @@ from gems.spec import OpSpec
 
 @triton.jit
 def _neg(x):
-    return -x
+    if x.dtype.is_floating():
+        r = x * -1.0  # Triton's -x is 0 - x, which makes -(+0.0) +0.0
+    else:
+        r = -x
+    return r
 
 
 neg_op = PointwiseOp("neg", _neg, operands=1)

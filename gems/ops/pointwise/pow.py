@@ -53,7 +53,7 @@ def _pow_low_precision(x, y):
     y_integer = tl.floor(y) == y
     y_odd = y_integer & (tl.floor(y * 0.5) != y * 0.5)
     sign_bit = x.to(tl.int32, bitcast=True) < 0  # -0.0 too: pow(-0.0, -1) is -inf
-    r = tl.where(sign_bit & y_odd, -r, r)
+    r = tl.where(sign_bit & y_odd, r * -1.0, r)  # not -r: Triton's -r is 0 - r, +0.0 for r = 0
     r = tl.where((x < 0) & (x > -INF) & ~y_integer, INF - INF, r)  # NaN (a NaN global breaks the JIT)
     return tl.where((y == 0) | (x == 1) | ((ax == 1) & (tl.abs(y) == INF)), 1.0, r)
 
@@ -216,5 +216,7 @@ SPECS = [
                "pow.Tensor_Tensor_out": out_of(pow_op), "pow.Tensor_Scalar_out": pow_tensor_scalar_out,
                "pow.Scalar_out": out_of(pow_op)},
         call=torch.pow, samples=_samples, dtypes=NUMERIC, perf=pointwise_perf(2, domain={"low": 0.5, "high": 2}),
+        known_failures={("interpreter", "float16", "exponent-0.5-specials"):
+                        "ATen's CPU fp16 pow(-0.0, 0.5) is +0.0 (its bf16/fp32/fp64 give sqrt's -0.0, as gems does)"},
     ),
 ]

@@ -4,6 +4,24 @@
   bf16 here round to nearest even through fp32 bits, bit-exact with torch.
 - libdevice: ``triton.language.extra.libdevice`` has no interpreter implementation; its functions
   are replaced by torch's CPU functions on the interpreter's numpy arrays.
+
+And where numpy's semantics differ from the GPU's and a kernel could come to depend on them, the
+GPU's (docs/interpreter.md lists what is still not reproduced):
+
+- ``tl.minimum`` / ``tl.maximum`` (and ``tl.min`` / ``tl.max``, ``tl.clamp``) without
+  ``propagate_nan=tl.PropagateNan.ALL`` return the operand that is not NaN, like the hardware's
+  min/max (numpy propagated NaN).
+- fp32 ``/`` and ``tl.sqrt`` are approximations on the GPU (``div.full.f32``, ``sqrt.approx.f32``):
+  here they go through a rounded reciprocal (``x * (1/y)``, ``x * rsqrt(x)``), within 1 and 2 ulp
+  but not correctly rounded, so a kernel that needs IEEE results must use ``tl.div_rn`` /
+  ``tl.sqrt_rn`` here as there.
+- Integer division by zero is unspecified on the GPU (PTX): the quotient is all ones and the
+  remainder the dividend here, never numpy's 0. Shifts by a negative amount or by the bit width or
+  more are LLVM poison: the amount is taken modulo the width here (as x86 does), never numpy's 0.
+- float -> integer conversions saturate to the integer range and take NaN to 0 (PTX ``cvt.rzi``),
+  where numpy gave the "integer indefinite" value of x86.
+- A Python float argument is an fp32 runtime scalar, as the GPU's launcher passes it; the interpreter
+  kept the Python float as a constant, in double precision and with -0.0 folded to +0.0.
 """
 
 from __future__ import annotations
@@ -31,6 +49,9 @@ def _f32_to_bf16_bits(values: np.ndarray) -> np.ndarray:
 
 def _cast(builder, src, dst_type):
     src_ty, dst_ty = src.dtype.scalar, dst_type.scalar
+    if src_ty.is_floating() and dst_ty.is_int() and not dst_ty.is_bool():
+        data = _bf16_bits_to_f32(src.data) if src_ty == tl.bfloat16 else src.data
+        return _interp.TensorHandle(_saturating_to_int(data, _interp._get_np_dtype(dst_ty)), dst_ty)
     if src_ty != tl.bfloat16 and dst_ty != tl.bfloat16:
         return _original_cast(builder, src, dst_type)
     data = _bf16_bits_to_f32(src.data) if src_ty == tl.bfloat16 else src.data
@@ -47,6 +68,104 @@ def _fp_to_fp(builder, src, dst_type, rounding_mode):
 
 
 _original_cast = _interp.InterpreterBuilder.cast_impl
+
+
+def _saturating_to_int(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Truncate toward zero, clamp to the range of ``dtype``, NaN -> 0 (PTX cvt.rzi.<int>.<float>)."""
+    info = np.iinfo(dtype)
+    too_big = values >= float(info.max) + 1  # 2^(bits-1) or 2^bits: exact in every float type
+    too_small = values < float(info.min)
+    with np.errstate(invalid="ignore"):
+        out = np.where(too_big | too_small | np.isnan(values), 0, values).astype(dtype)
+    out[too_big] = info.max
+    out[too_small] = info.min
+    return out
+
+
+# --------------------------------------------------------------------------- GPU arithmetic
+
+
+def _float_argument(arg):
+    if type(arg) is float:
+        return tl.tensor(_interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+    return _original_implicit_cvt(arg)
+
+
+_original_implicit_cvt = _interp._implicit_cvt
+
+
+def _binary(builder, lhs, rhs, data):
+    return builder.binary_op(lhs, rhs, lambda a, b: data)
+
+
+def _minnumf(builder, lhs, rhs):
+    return builder.binary_op(lhs, rhs, np.fmin)
+
+
+def _maxnumf(builder, lhs, rhs):
+    return builder.binary_op(lhs, rhs, np.fmax)
+
+
+def _clampf(builder, x, lo, hi, propagate_nan):
+    if propagate_nan == tl.PropagateNan.ALL:
+        return builder.ternary_op(x, lo, hi, lambda a, b, c: np.minimum(np.maximum(a, b), c))
+    return builder.ternary_op(x, lo, hi, lambda a, b, c: np.fmin(np.fmax(a, b), c))
+
+
+def _scaled_reciprocal(y: np.ndarray) -> np.ndarray:
+    """(1 / m rounded to fp32, 2^-e) for y = m 2^e: a reciprocal over the whole range, as div.full.f32 scales."""
+    mantissa, exponent = np.frexp(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.float32(1) / mantissa).astype(np.float64), np.ldexp(1.0, -exponent)
+
+
+def _fdiv(builder, lhs, rhs):
+    if lhs.data.dtype != np.float32:
+        return builder.binary_op(lhs, rhs, np.divide)
+    x, y = np.broadcast_arrays(lhs.data, rhs.data)
+    reciprocal, scale = _scaled_reciprocal(y)
+    with np.errstate(all="ignore"):
+        quotient = (x.astype(np.float64) * reciprocal * scale).astype(np.float32)
+    return _binary(builder, lhs, rhs, quotient)
+
+
+def _sqrt(builder, arg):
+    x = arg.data
+    if x.dtype != np.float32:
+        return builder.unary_op(arg, np.sqrt)
+    with np.errstate(all="ignore"):
+        rsqrt = (1.0 / np.sqrt(x.astype(np.float64))).astype(np.float32)  # the approximate reciprocal root
+        root = (x.astype(np.float64) * rsqrt).astype(np.float32)
+    exact = (x == 0) | np.isinf(x)  # where x * rsqrt(x) is 0 * inf or inf * 0
+    return builder.unary_op(arg, lambda data: np.where(exact, np.sqrt(x), root).astype(np.float32))
+
+
+def _idiv(builder, lhs, rhs):
+    x, y = np.broadcast_arrays(lhs.data, rhs.data)
+    safe = np.where(y == 0, 1, y)
+    with np.errstate(all="ignore"):
+        quotient = (x - np.fmod(x, safe)) // safe  # C's truncating division
+    all_ones = np.array(-1).astype(x.dtype)  # -1, or the largest unsigned value
+    return _binary(builder, lhs, rhs, np.where(y == 0, all_ones, quotient).astype(x.dtype))
+
+
+def _irem(builder, lhs, rhs):
+    x, y = np.broadcast_arrays(lhs.data, rhs.data)
+    with np.errstate(all="ignore"):
+        remainder = np.fmod(x, np.where(y == 0, 1, y))
+    return _binary(builder, lhs, rhs, np.where(y == 0, x, remainder).astype(x.dtype))
+
+
+def _shift(np_shift, signed):
+    """A shift whose amount is taken modulo the bit width (what x86 does with LLVM's poison)."""
+
+    def shift(builder, lhs, rhs):
+        width = lhs.data.dtype.itemsize * 8
+        x = lhs.data.view(np.dtype(f"{'int' if signed else 'uint'}{width}"))
+        amount = np.mod(rhs.data.astype(np.int64), width).astype(x.dtype)
+        return _binary(builder, lhs, rhs, np_shift(x, amount).view(lhs.data.dtype))
+
+    return shift
 
 
 def _round_half_away(x):
@@ -128,6 +247,15 @@ def install() -> None:
     """Patch the interpreter; idempotent."""
     _interpret_standard_library()
     _interp.InterpreterBuilder.cast_impl = _cast
+    _interp._implicit_cvt = _float_argument
+    builder = _interp.InterpreterBuilder
+    builder.create_minnumf, builder.create_maxnumf, builder.create_clampf = _minnumf, _maxnumf, _clampf
+    builder.create_fdiv, builder.create_sqrt = _fdiv, _sqrt
+    builder.create_sdiv = builder.create_udiv = _idiv
+    builder.create_srem = builder.create_urem = _irem
+    builder.create_shl = _shift(np.left_shift, signed=False)
+    builder.create_lshr = _shift(np.right_shift, signed=False)
+    builder.create_ashr = _shift(np.right_shift, signed=True)
     _interp.InterpreterBuilder.create_fp_to_fp = _fp_to_fp
     for cast_name in ("create_si_to_fp", "create_ui_to_fp", "create_fp_to_si", "create_fp_to_ui",
                       "create_fp_ext", "create_fp_trunc"):
