@@ -227,3 +227,27 @@ def test_prepared_launch_passes_data_pointers_and_keys_on_alignment():
     assert key == (torch.float32, True, torch.float32, True, (False, True), "fp32", 64)
     misaligned_key, _ = prepare(x, out[1:], 17, tl.float32, 64)  # 4 bytes in: not 16-byte aligned
     assert misaligned_key != key
+
+
+def test_a_composite_overload_under_the_backend_key_is_refused():
+    with pytest.raises(ValueError, match="resolve_conj is CompositeImplicitAutograd.*Autograd.enable"):
+        registration.check_autograd_placement("resolve_conj", gems.Autograd.disable)
+    registration.check_autograd_placement("resolve_conj", gems.Autograd.enable)
+    registration.check_autograd_placement("add.Tensor", gems.Autograd.disable)  # has an autograd kernel
+
+
+def test_no_registration_cuts_autograd_off():
+    """Every declared overload registers (a misplaced composite raises), and backward through composites that
+    gems serves or leaves to ATen gives no 'autograd kernel was not registered' warning."""
+    import warnings
+
+    gems.enable()
+    for overload, (_, autograd, _) in registration.snapshot().items():
+        registration.check_autograd_placement(overload, autograd)
+    x = torch.randn(5, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*autograd kernel was not registered")
+        torch.isfinite(x)
+        torch.isclose(x, x)
+        (torch.resolve_conj(x) * torch.resolve_neg(x)).sum().backward()
+    assert x.grad is not None

@@ -203,7 +203,23 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
 _registered_key = None
 
 
+def check_autograd_placement(overload: str, autograd: Autograd) -> None:
+    """A CompositeImplicitAutograd overload has no autograd kernel of its own: ATen decomposes it above the
+    backend key. A kernel registered under the backend key then runs with autograd cut off (PyTorch warns
+    "an autograd kernel was not registered" at backward), so such an overload takes Autograd.enable."""
+    if autograd is Autograd.enable:
+        return
+    name, _, variant = overload.partition(".")
+    qualified = f"aten::{name}" + (f".{variant}" if variant else "")
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    if has(qualified, "CompositeImplicitAutograd") and not has(qualified, "Autograd"):
+        raise ValueError(f"{overload} is CompositeImplicitAutograd in ATen: registered under the backend key it would "
+                         "cut autograd off. Register it with Autograd.enable (a function that brings its own "
+                         "backward, or returns no differentiable output), or leave it to ATen's decomposition")
+
+
 def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str) -> None:
+    check_autograd_placement(overload, autograd)
     key = _dispatch_key(vendor_key, autograd)
     original = _original_kernel(overload, key)
     lib = torch.library.Library("aten", "IMPL")
