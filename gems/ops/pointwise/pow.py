@@ -26,14 +26,21 @@ def _ipow(base, exp):
     b = base + zero
     e = exp + zero
     result = zero + 1
-    bits = tl.where(e < 0, 0, e)
+    if e.dtype.is_int_unsigned():
+        # No negative exponent; and triton >= 3.7 refuses comparing an unsigned block with a negative number.
+        bits = e
+    else:
+        bits = tl.where(e < 0, 0, e)
     for _ in range(0, 64):
         result = tl.where((bits & 1) != 0, result * b, result)
         b = b * b
         bits = bits >> 1
-    one = zero + 1
-    negative = tl.where(base + zero == 1, one, tl.where(base + zero == -1, tl.where((e & 1) != 0, -one, one), zero))
-    return tl.where(e < 0, negative, result)
+    if not e.dtype.is_int_unsigned():
+        one = zero + 1
+        negative = tl.where(base + zero == 1, one,
+                            tl.where(base + zero == -1, tl.where((e & 1) != 0, -one, one), zero))
+        result = tl.where(e < 0, negative, result)
+    return result
 
 
 @triton.jit
