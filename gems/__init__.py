@@ -20,7 +20,7 @@ from gems.runtime.vendor import Autograd, Capabilities, VendorError, VendorInfoB
 
 __all__ = [
     "Autograd", "Capabilities", "Fallback", "VendorError", "VendorInfoBase", "aten_only", "call_counts",
-    "disable", "enable", "registered_ops", "reset_counts", "select_vendor", "use_gems", "vendor",
+    "disable", "enable", "native_status", "registered_ops", "reset_counts", "select_vendor", "use_gems", "vendor",
 ]
 __version__ = "0.1.0"
 
@@ -69,6 +69,7 @@ def enable(unused=None, include=None, exclude=None) -> list[str]:
     """
     backend = selection.current()
     registration.kernels_call_torch = backend.capabilities.kernels_call_torch
+    registration.device_type = backend.device
     table = _implementation_table(include, exclude, unused)
     registration.apply(table, backend.dispatch_key)
     return registered_ops()
@@ -97,3 +98,11 @@ def call_counts() -> dict:
 
 def reset_counts() -> None:
     registration.reset_counts()
+
+
+def native_status() -> dict:
+    """Whether the native dispatch layer serves calls: {'active', 'reason' (why not), 'primitive',
+    'build_seconds', 'build_dir'}. It loads when gems first registers an operator."""
+    from gems import native
+
+    return native.status()

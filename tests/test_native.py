@@ -1,0 +1,201 @@
+"""The native dispatch layer (gems/native) on the interpreter vendor: keying, recording, replay, counts.
+
+The interpreter vendor runs the same C++ dispatch, key and plan code as a GPU vendor; only its launch
+primitive calls back into Python (the Triton interpreter). Each test uses fresh tensors and checks
+both the values and which path served the call.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import gems
+from gems import native
+from gems.runtime import registration
+
+pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                                reason="no C++ compiler: the native layer cannot be built here")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _gems_native():
+    previous = registration.snapshot()
+    gems.enable()
+    native.invalidate()
+    gems.reset_counts()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+def _counts(overload):
+    """(calls served by the Python implementation, calls replayed natively, kernels replayed)."""
+    python = registration.gems_calls.cell(overload)[0]
+    return python, native.call_counts().get(overload, 0), native.launch_counts().get(overload, 0)
+
+
+def test_native_layer_is_active():
+    status = gems.native_status()
+    assert status["active"], status["reason"]
+    assert status["primitive"] == "python" and status["reason"] == ""
+
+
+def test_warm_call_does_not_enter_the_python_implementation():
+    x = torch.randn(37)
+    torch.abs(x)  # cold: Python records the plan
+    assert _counts("abs") == (1, 0, 0)
+    entered = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            entered.append(frame.f_code.co_filename)
+
+    y = torch.randn(37)
+    sys.setprofile(profile)
+    try:
+        got = torch.abs(y)
+    finally:
+        sys.setprofile(None)
+    assert torch.equal(got, y.abs())
+    assert _counts("abs") == (1, 1, 1)
+    gems_files = {f for f in entered if "gems" in f}
+    # The interpreter's launch primitive is Python (record.replay -> Launcher); the implementation,
+    # the pointwise code generator and the registration wrapper are not.
+    assert any(f.endswith(os.path.join("native", "record.py")) for f in gems_files)
+    assert not [f for f in gems_files if os.sep + "ops" + os.sep in f or "codegen" in f or "registration" in f]
+    assert registration.gems_calls["abs"] == 2 and gems.call_counts()["gems"]["abs"] == 2
+
+
+def test_replay_uses_the_new_call_tensors_and_scalars():
+    x, y = torch.randn(5, 7), torch.randn(5, 7)
+    torch.add(x, y, alpha=2)
+    for _ in range(2):
+        a, b = torch.randn(5, 7), torch.randn(5, 7)
+        torch.testing.assert_close(torch.add(a, b, alpha=2), a + 2 * b, rtol=0, atol=1e-6)
+    assert _counts("add.Tensor")[:2] == (1, 2)
+    # another scalar value is another signature: recorded, then replayed
+    a, b = torch.randn(5, 7), torch.randn(5, 7)
+    torch.testing.assert_close(torch.add(a, b, alpha=3), a + 3 * b, rtol=0, atol=1e-6)
+    assert _counts("add.Tensor")[:2] == (2, 2)
+    torch.testing.assert_close(torch.add(b, a, alpha=3), b + 3 * a, rtol=0, atol=1e-6)
+    assert _counts("add.Tensor")[:2] == (2, 3)
+
+
+def test_number_operands_are_part_of_the_key():
+    x = torch.randn(16)
+    assert torch.equal(torch.mul(x, 2.0), x * 2.0)
+    assert torch.equal(torch.mul(x, 3.0), x * 3.0)
+    assert torch.equal(torch.mul(x, 3.0), x * 3.0)
+    python, replayed, _ = _counts("mul.Tensor")
+    assert (python, replayed) == (2, 1)
+
+
+def test_aliased_inputs_are_planned_apart():
+    x, y = torch.randn(9), torch.randn(9)
+    torch.add(x, y)
+    torch.add(x, x)  # same data in both operands: another signature, not a replay of add(x, y)
+    assert _counts("add.Tensor")[:2] == (2, 0)
+    a, b = torch.randn(9), torch.randn(9)
+    assert torch.equal(torch.add(a, a), a + a) and torch.equal(torch.add(a, b), a + b)
+    assert _counts("add.Tensor")[:2] == (2, 2)
+
+
+def test_out_and_inplace_replay_write_the_given_tensor():
+    for _ in range(3):
+        x, y, out = torch.randn(6, 4), torch.randn(6, 4), torch.empty(6, 4)
+        result = torch.add(x, y, out=out)
+        assert result is out and torch.equal(out, x + y)
+    for _ in range(3):
+        x, y = torch.randn(6, 4), torch.randn(6, 4)
+        expected = x + y
+        assert x.add_(y) is x and torch.equal(x, expected)
+    assert _counts("add.out")[:2] == (1, 2) and _counts("add_.Tensor")[:2] == (1, 2)
+
+
+def test_partial_overlap_still_raises_when_warm():
+    x, y, out = torch.randn(8), torch.randn(8), torch.empty(8)
+    torch.add(x, y, out=out)
+    base = torch.randn(9)
+    a, overlapping = base[:8], base[1:]
+    with pytest.raises(RuntimeError) as gems_error:
+        torch.add(a, y, out=overlapping)
+    with gems.aten_only(), pytest.raises(RuntimeError) as aten_error:
+        torch.add(a, y, out=overlapping)
+    assert type(gems_error.value) is type(aten_error.value)
+    assert _counts("add.out")[1] == 0
+
+
+def test_broadcast_and_strided_operands_replay():
+    for _ in range(3):
+        x, row = torch.randn(4, 6).t(), torch.randn(4)
+        torch.testing.assert_close(torch.mul(x, row), x * row, rtol=0, atol=0)
+    assert _counts("mul.Tensor")[:2] == (1, 2)
+
+
+def test_reductions_replay():
+    for _ in range(3):
+        x = torch.randn(6, 33)
+        torch.testing.assert_close(torch.sum(x, dim=1), x.sum(dim=1).clone(), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(torch.softmax(x, dim=1), torch.exp(x) / torch.exp(x).sum(1, keepdim=True),
+                                   rtol=1e-5, atol=1e-6)
+    assert _counts("sum.dim_IntList")[1] == 2 and _counts("_softmax")[1] == 2
+
+
+def test_a_fallback_signature_stays_in_python_and_is_counted():
+    x = torch.randn(4, dtype=torch.complex64)
+    with gems.aten_only():
+        expected = torch.abs(x)
+    for _ in range(3):
+        assert torch.equal(torch.abs(x), expected)
+    fallbacks = sum(v for (o, _), v in registration.fallback_calls.items() if o == "abs")
+    assert fallbacks == 3 and _counts("abs")[:2] == (0, 0)
+
+
+def test_plan_counts_and_invalidation():
+    x = torch.randn(10)
+    torch.neg(x)
+    torch.neg(x)
+    assert native.plan_counts().get("neg") == 1 and _counts("neg")[:2] == (1, 1)
+    native.invalidate()
+    torch.neg(x)
+    assert _counts("neg")[:2] == (2, 1)
+
+
+def test_use_gems_exclude_gives_the_overload_back_to_aten():
+    x = torch.randn(10)
+    torch.abs(x)
+    torch.abs(x)
+    with gems.use_gems(exclude=["abs"]):
+        assert torch.equal(torch.abs(x), x.abs())
+    assert _counts("abs")[:2] == (1, 1)  # the excluded call counted nowhere: ATen ran it
+    torch.abs(x)
+    assert sum(_counts("abs")[:2]) == 3
+
+
+def _run_python(code, **env):
+    environment = {**os.environ, "GEMS_VENDOR": "interpreter", **env}
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_turned_off_layer_says_so_and_python_serves():
+    proc = _run_python("import gems, torch; gems.enable(); x = torch.randn(5); torch.abs(x); torch.abs(x);"
+                       "print(gems.native_status()['reason']); print(gems.call_counts()['gems']['abs'])",
+                       GEMS_NATIVE="0")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["turned off by GEMS_NATIVE=0", "2"]
+
+
+def test_missing_compiler_is_one_clear_message(tmp_path):
+    proc = _run_python("import gems, torch; gems.enable(); x = torch.randn(5);"
+                       "assert torch.equal(torch.abs(x), x.abs()); print(gems.native_status())",
+                       CXX="no-such-compiler", GEMS_CACHE_DIR=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "no C++ compiler" in proc.stdout and "'active': False" in proc.stdout
+    assert proc.stderr.count("native dispatch layer is off") == 1
