@@ -208,3 +208,59 @@ def test_missing_compiler_is_one_clear_message(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "no C++ compiler" in proc.stdout and "'active': False" in proc.stdout
     assert proc.stderr.count("native dispatch layer is off") == 1
+
+
+def _register_abs(fn):
+    table = dict(registration.snapshot())
+    table["abs"] = (fn, gems.Autograd.disable, "abs")
+    registration.apply(table, gems.vendor().dispatch_key)
+
+
+def test_an_implementation_that_computes_with_aten_stays_in_python():
+    # A copy is work a plan cannot redo: every call of the signature must run the implementation.
+    served = []
+
+    def abs_via_copy(x):
+        served.append(x)
+        return torch.empty_like(x).copy_(x).abs_()
+
+    _register_abs(abs_via_copy)
+    for _ in range(3):
+        x = torch.randn(11)
+        assert torch.equal(torch.abs(x), aten(torch.abs, x))
+    assert len(served) == 3 and native.call_counts().get("abs", 0) == 0
+    assert native.plan_counts().get("abs") == 1  # the "Python only" entry
+
+
+def test_a_view_result_stays_in_python():
+    def abs_as_view(x):
+        return x.view(x.shape)  # wrong on purpose: replay cannot express a view of an input
+
+    _register_abs(abs_as_view)
+    for _ in range(2):
+        x = torch.randn(5)
+        assert torch.abs(x).data_ptr() == x.data_ptr()
+    assert native.call_counts().get("abs", 0) == 0
+
+
+def test_reregistering_an_overload_drops_its_plans():
+    x = torch.randn(6)
+    torch.abs(x)
+    torch.abs(x)
+    assert _counts("abs")[:2] == (1, 1)
+    calls = []
+
+    def negated_abs(t):
+        calls.append(t)
+        return torch.empty_like(t).copy_(t).abs_().neg_()
+
+    _register_abs(negated_abs)
+    assert torch.equal(torch.abs(x), -aten(torch.abs, x)) and len(calls) == 1
+
+
+def test_creation_replays():
+    for _ in range(3):
+        assert torch.equal(torch.zeros(5, 3), aten(torch.zeros, 5, 3))
+        assert torch.equal(torch.full((7,), 2.5), aten(torch.full, (7,), 2.5))
+        assert torch.equal(torch.arange(9), aten(torch.arange, 9))
+    assert _counts("zeros")[:2] == (1, 2) and _counts("full")[:2] == (1, 2) and _counts("arange")[:2] == (1, 2)
