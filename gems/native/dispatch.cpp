@@ -8,6 +8,7 @@
 #include <torch/extension.h>
 #include <torch/library.h>
 #include <torch/csrc/Dtype.h>
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -421,12 +422,28 @@ std::pair<py::tuple, py::dict> to_python(const c10::OperatorHandle& op, std::vec
   while (kwarg_start > 0 && schema[kwarg_start - 1].kwarg_only()) --kwarg_start;
   size_t positional_end = kwarg_start;
   while (positional_end > 0 && is_default(positional_end - 1)) --positional_end;
+  // dtype, layout and memory format travel as ints on the stack; Python kernels get the torch objects
+  auto convert = [&](size_t i) -> py::object {
+    const c10::TypePtr& type = schema[i].real_type();
+    auto kind = type->kind();
+    if (auto optional = type->cast<c10::OptionalType>()) kind = optional->getElementType()->kind();
+    if (arguments[i].isNone()) return py::none();
+    if (kind == c10::TypeKind::ScalarTypeType)
+      return py::reinterpret_borrow<py::object>(
+          reinterpret_cast<PyObject*>(torch::getTHPDtype(static_cast<at::ScalarType>(arguments[i].toInt()))));
+    if (kind == c10::TypeKind::LayoutType)
+      return py::reinterpret_borrow<py::object>(
+          reinterpret_cast<PyObject*>(torch::getTHPLayout(static_cast<at::Layout>(arguments[i].toInt()))));
+    if (kind == c10::TypeKind::MemoryFormatType)
+      return py::cast(static_cast<c10::MemoryFormat>(arguments[i].toInt()));
+    return torch::jit::toPyObject(std::move(arguments[i]));
+  };
   py::tuple args(positional_end);
-  for (size_t i = 0; i < positional_end; ++i) args[i] = torch::jit::toPyObject(std::move(arguments[i]));
+  for (size_t i = 0; i < positional_end; ++i) args[i] = convert(i);
   py::dict kwargs;
   for (size_t i = kwarg_start; i < n; ++i) {
     if (is_default(i)) continue;
-    kwargs[py::str(schema[i].name())] = torch::jit::toPyObject(std::move(arguments[i]));
+    kwargs[py::str(schema[i].name())] = convert(i);
   }
   return {std::move(args), std::move(kwargs)};
 }

@@ -160,8 +160,9 @@ class Launcher:
     def _compile_and_launch(self, key, grid, args, options):
         if _capturing():
             raise RuntimeError(
-                f"gems: the Triton kernel {self.kernel.__name__} would be compiled during CUDA graph capture "
-                "(the first call of this operator signature); call it once before capturing")
+                f"gems: a Triton kernel ({getattr(self.kernel, '__name__', self.kernel)}) would be compiled during "
+                "CUDA graph capture: this is the first call of this operator with these dtypes, shapes or scalar "
+                "values; make the same call once before capturing")
         compiled = self.kernel[grid](*args, **options)
         self._kernels[key] = compiled
         runtime = triton.knobs.runtime
