@@ -22,7 +22,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from triton.runtime.jit import JITFunction
 
-from gems.runtime import launch as launch_module
+from gems.runtime import registration
 
 aten = torch.ops.aten
 _ALLOCATING = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
@@ -44,7 +44,16 @@ class _Watch(TorchDispatchMode):
         self.recording = recording
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        try:
+            out = func(*args, **(kwargs or {}))
+        except RuntimeError as exc:
+            # A wrapped number reaches a Python mode as a plain number, which the op's own schema then
+            # refuses (ATen redispatching inside a kernel does this); run it with the number as a tensor.
+            if "Expected a value of type 'Tensor'" not in str(exc) or func.namespace != "aten":
+                raise
+            overload = f"{func._schema.name.split('::')[1]}.{func._overloadname}"
+            args = registration._numbers_as_tensors(args, registration._tensor_positions(overload))
+            out = func(*args, **(kwargs or {}))
         if func in _ALLOCATING:
             self.recording.allocated.add(out.untyped_storage().data_ptr())
         elif not (func.is_view or func.overloadpacket in _METADATA):
@@ -64,14 +73,14 @@ class Recording:
         self._mode = _Watch(self)
 
     def __enter__(self):
-        self._previous = launch_module.recording
-        launch_module.recording = self
+        self._previous = registration.recording
+        registration.recording = self
         self._mode.__enter__()
         return self
 
     def __exit__(self, *exc):
         self._mode.__exit__(*exc)
-        launch_module.recording = self._previous
+        registration.recording = self._previous
 
     def paused(self):
         """Around a launch: the interpreter's own torch calls are not the implementation's."""

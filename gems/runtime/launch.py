@@ -13,7 +13,7 @@ constexprs are annotated ``tl.constexpr``, anything else is a scalar.
 
 Under the interpreter (and for autotuned or heuristic kernels) the plain Triton launch is used.
 
-While the native layer records a call (``recording`` is set, see gems/native/record.py), every launch
+While the native layer records a call (``registration.recording`` is set, see gems/native/record.py), every launch
 is reported to it, so that later calls of the same signature replay the launches from C++.
 """
 
@@ -27,9 +27,6 @@ from triton.runtime.jit import JITFunction
 from gems.runtime import registration
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-
-# The gems.native.record.Recording of the call being recorded, if any.
-recording = None
 
 
 # triton.cdiv and triton.next_power_of_2 are constexpr functions in triton 3.6: about 10 us per
@@ -114,8 +111,8 @@ class Launcher:
         self._launch(grid_x, 1, 1, num_warps, None, args)
 
     def _launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
-        if recording is not None:
-            self._launch_recorded(recording, (grid_x, grid_y, grid_z), num_warps, num_stages, args)
+        if registration.recording is not None:
+            self._launch_recorded(registration.recording, (grid_x, grid_y, grid_z), num_warps, num_stages, args)
             return
         if self.fast:
             key, launch_args = self._prepare(*args)
@@ -143,8 +140,7 @@ class Launcher:
     def _launch_recorded(self, rec, grid, num_warps, num_stages, args):
         """Launch as usual (the recorder's dispatch mode paused), then report the launch."""
         options = {"num_warps": num_warps, "num_stages": num_stages}
-        global recording
-        recording = None
+        registration.recording = None
         try:
             with rec.paused():
                 if self.fast:
@@ -154,7 +150,7 @@ class Launcher:
                 else:
                     compiled, hooks = self._launch_plain(grid, args, _given(options)), False
         finally:
-            recording = rec
+            registration.recording = rec
         rec.launched(self, compiled, grid, options, args, hooks)
 
     def _compile_and_launch(self, key, grid, args, options):

@@ -17,11 +17,14 @@ from collections import Counter
 from collections.abc import Mapping
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from gems.runtime.vendor import Autograd
 
 # Set from the vendor's capabilities: Python-emulated kernels call torch ops themselves.
 kernels_call_torch = False
+# The gems.native.record.Recording of the call being recorded, if any: launch.Launcher reports to it.
+recording = None
 _aten_only_depth = 0
 
 
@@ -210,7 +213,7 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
                 out = fn(*args, **kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
-                return original(keyset, *args, **kwargs)
+                return _unwatched(original, keyset, args, kwargs)
             finally:
                 _exit_aten_only()
             calls[0] += 1
@@ -223,12 +226,22 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
                 out = fn(*args, **kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
-                return original(keyset, *args, **kwargs)
+                return _unwatched(original, keyset, args, kwargs)
             calls[0] += 1
             return out
 
     impl.__name__ = f"gems_{overload.replace('.', '_')}"
     return impl
+
+
+def _unwatched(original, keyset, args, kwargs):
+    """ATen's kernel for a fallback. While the native layer records the call, its dispatch mode is
+    paused: ATen's own redispatches (a Scalar overload calling the Tensor one with a wrapped number)
+    cannot pass through a Python mode."""
+    if recording is None:
+        return original(keyset, *args, **kwargs)
+    with _disable_current_modes():
+        return original(keyset, *args, **kwargs)
 
 
 _registered_key = None
