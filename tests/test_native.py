@@ -264,3 +264,17 @@ def test_creation_replays():
         assert torch.equal(torch.full((7,), 2.5), aten(torch.full, (7,), 2.5))
         assert torch.equal(torch.arange(9), aten(torch.arange, 9))
     assert _counts("zeros")[:2] == (1, 2) and _counts("full")[:2] == (1, 2) and _counts("arange")[:2] == (1, 2)
+
+
+def test_build_failure_names_the_log(tmp_path):
+    broken = tmp_path / "dispatch.cpp"
+    broken.write_text("#error deliberately broken for a test\n")
+    proc = _run_python("import pathlib, gems, torch; from gems import native;"
+                       f"native.SOURCE = pathlib.Path({str(broken)!r}); gems.enable();"
+                       " x = torch.randn(5); assert torch.equal(torch.abs(x), x.abs());"
+                       "print(gems.native_status()['reason'])", GEMS_CACHE_DIR=str(tmp_path / "cache"))
+    assert proc.returncode == 0, proc.stderr
+    reason = proc.stdout.strip()
+    assert "failed to build" in reason and "log: " in reason
+    log = Path(reason.split("log: ")[1])
+    assert log.is_file() and "deliberately broken" in log.read_text()

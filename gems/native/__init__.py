@@ -56,6 +56,10 @@ def _build():
     cxx = os.environ.get("CXX", "c++")
     if shutil.which(cxx) is None:
         return None, f"no C++ compiler: `{cxx}` is not on PATH; install g++ (or set CXX) to get the native layer"
+    from torch.utils.cpp_extension import is_ninja_available, load
+
+    if not is_ninja_available():
+        return None, "ninja is not installed (torch.utils.cpp_extension needs it): pip install ninja"
     source = SOURCE.read_bytes()
     tag = hashlib.sha256(source + torch.__version__.encode() + sys.version.encode()).hexdigest()[:12]
     build_dir = _cache_dir() / tag
@@ -65,8 +69,6 @@ def _build():
     started = time.perf_counter()
     output = io.StringIO()
     try:
-        from torch.utils.cpp_extension import load
-
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             ext = load(f"gems_native_{tag}", [str(SOURCE)], extra_cflags=["-O2"], build_directory=str(build_dir),
                        verbose=False)

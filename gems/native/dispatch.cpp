@@ -143,13 +143,15 @@ void add_tensor(Key& k, const at::Tensor& t, bool is_mutable) {
     k.ok = false;
     return;
   }
+  // The pointer's offset within 16 bytes, not just "aligned or not": a kernel argument at a fixed byte
+  // offset from it is 16-byte aligned (a Triton specialization) exactly when that offset matches.
   const auto device = impl->device();
   const int64_t dim = impl->dim();
   const uint64_t addr = reinterpret_cast<uint64_t>(impl->data());
   const bool wrapped = impl->is_wrapped_number();
   k.add(tag(kTensor, uint64_t(impl->dtype().toScalarType()) | (uint64_t(dim) << 8) |
                         (uint64_t(device.type()) << 16) | (uint64_t(device.index() + 1) << 24) |
-                        (uint64_t((addr & 15) == 0) << 32) | (uint64_t(wrapped) << 33)));
+                        ((addr & 15) << 32) | (uint64_t(wrapped) << 36)));
   const auto sizes = impl->sizes();
   const auto strides = impl->strides();
   for (int64_t d = 0; d < dim; ++d) {
