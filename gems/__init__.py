@@ -7,7 +7,9 @@
     gems.disable()
 
 Importing gems selects nothing and compiles nothing; the vendor is chosen on first use
-(``select_vendor``, else ``GEMS_VENDOR``, else detection, else the CPU interpreter).
+(``select_vendor``, else ``GEMS_VENDOR``, else detection, else the CPU interpreter). The first
+registration loads the native dispatch layer (built once into the gems cache; docs/native.md);
+``native_status()`` says whether it serves calls.
 """
 
 from __future__ import annotations
