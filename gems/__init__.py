@@ -7,7 +7,9 @@
     gems.disable()
 
 Importing gems selects nothing and compiles nothing; the vendor is chosen on first use
-(``select_vendor``, else ``GEMS_VENDOR``, else detection, else the CPU interpreter).
+(``select_vendor``, else ``GEMS_VENDOR``, else detection, else the CPU interpreter). The first
+registration loads the native dispatch layer (built once into the gems cache; docs/native.md);
+``native_status()`` says whether it serves calls.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from gems.tracing import trace
 
 __all__ = [
     "Autograd", "Capabilities", "Fallback", "VendorError", "VendorInfoBase", "aten_only", "call_counts",
-    "disable", "enable", "registered_ops", "reset_counts", "select_vendor", "trace", "use_gems", "vendor",
+    "disable", "enable", "native_status", "registered_ops", "reset_counts", "select_vendor", "trace", "use_gems",
+    "vendor",
 ]
 __version__ = "0.1.0"
 
@@ -72,6 +75,7 @@ def enable(unused=None, include=None, exclude=None) -> list[str]:
     """
     backend = selection.current()
     registration.kernels_call_torch = backend.capabilities.kernels_call_torch
+    registration.device_type = backend.device
     table = _implementation_table(include, exclude, unused)
     registration.apply(table, backend.dispatch_key)
     return registered_ops()
@@ -110,3 +114,11 @@ def call_counts() -> dict:
 
 def reset_counts() -> None:
     registration.reset_counts()
+
+
+def native_status() -> dict:
+    """Whether the native dispatch layer serves calls: {'active', 'reason' (why not), 'primitive',
+    'build_seconds', 'build_dir'}. It loads when gems first registers an operator."""
+    from gems import native
+
+    return native.status()

@@ -1,106 +1,76 @@
-"""Where a small gems call spends its host time, piece by piece (run on the device machine).
+"""Per-call host time of small gems calls against ATen's, and where it goes (run on the device machine).
 
     python tools/percall_breakdown.py [--numel 4096]
 
-Each line gives two numbers in microseconds per call, each the best of 5 rounds: "back to back" is
-3000 calls with one synchronize at the end (what a user sees: host or GPU, whichever is slower);
+Each line gives two numbers in microseconds per call, each the median of 7 rounds: "back to back" is
+2000 calls with one synchronize at the end (what a user sees: host or GPU, whichever is slower);
 "host" is the time to issue 200 calls, before the synchronize (the host's share alone: 200 launches
-fit in the GPU's queue). The cProfile table after them shows the Python functions of one gems call.
+fit in the GPU's queue). Rows: ATen; gems served natively (warm signature, the C++ replay); gems with
+the native replay turned off (the Python path behind the same C++ kernel); the building blocks.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
+import statistics
 import time
 
 import torch
 
 import gems
-from gems.runtime import launch
+from gems import native
 
 
-def _per_call(fn, sync, calls=3000, host_calls=200, rounds=5):
-    """(back-to-back us per call, host-only us per call), best of ``rounds``."""
-    fn()
+def _per_call(fn, sync, calls=2000, host_calls=200, rounds=7):
+    """(back-to-back us per call, host-only us per call), medians of ``rounds``."""
+    for _ in range(20):
+        fn()
     sync()
-    back_to_back = host = float("inf")
+    back_to_back, host = [], []
     for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(calls):
             fn()
         sync()
-        back_to_back = min(back_to_back, (time.perf_counter() - start) / calls * 1e6)
+        back_to_back.append((time.perf_counter() - start) / calls * 1e6)
         start = time.perf_counter()
         for _ in range(host_calls):
             fn()
-        host = min(host, (time.perf_counter() - start) / host_calls * 1e6)
+        host.append((time.perf_counter() - start) / host_calls * 1e6)
         sync()
-    return back_to_back, host
+    return statistics.median(back_to_back), statistics.median(host)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--numel", type=int, default=4096)
     args = parser.parse_args()
-    backend = gems.vendor()
-    device = backend.device
+    device = gems.vendor().device
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    x = torch.randn(args.numel, device=device)
-    rows = [("aten abs", lambda: torch.abs(x)),
-            ("torch.empty_like", lambda: torch.empty_like(x))]
-    lib = torch.library.Library("aten", "IMPL")
-    lib.impl("abs", lambda keyset, t: torch.empty_like(t), backend.dispatch_key, with_keyset=True)
-    rows.append(("registered impl, empty_like only", lambda: torch.abs(x)))
-    results = [(name, _per_call(fn, sync)) for name, fn in rows]
-    lib._destroy()
-
-    from gems.ops.pointwise.abs import abs_op
-
+    x, y = torch.randn(args.numel, device=device), torch.randn(args.numel, device=device)
+    calls = {"abs": lambda: torch.abs(x), "add": lambda: torch.add(x, y), "mul scalar": lambda: torch.mul(x, 2.0),
+             "add_ (in-place)": lambda: x.add_(y, alpha=0)}
+    results = [("torch.empty_like", _per_call(lambda: torch.empty_like(x), sync))]
+    for name, fn in calls.items():
+        results.append((f"aten {name}", _per_call(fn, sync)))
     gems.enable()
-    results.append(("gems torch.abs", _per_call(lambda: torch.abs(x), sync)))
-    results.append(("abs_op(x), no dispatcher", _per_call(lambda: abs_op(x), sync)))
-    plan = abs_op._fast_plans[x.dtype]
-    launcher = plan[3]
-    out = torch.empty_like(x)
-    from gems.codegen import pointwise
-
-    programs, block, warps = pointwise._flat_config(x.numel(), x.element_size())
-    grid = (programs,)
-    kernel_args = (x, out, x.numel(), plan[1], plan[2], False, block)
-    results.append(("launcher(...) only", _per_call(lambda: launcher(grid, *kernel_args, num_warps=warps), sync)))
-    results.append(("launcher.flat(...) only", _per_call(lambda: launcher.flat(programs, warps, *kernel_args), sync)))
-    if launcher.fast:  # compiled kernels only (not the interpreter)
-        prepare = launcher._prepare
-        results.append(("launcher prepare (key, pointers) only", _per_call(lambda: prepare(*kernel_args), sync)))
-        import triton
-
-        print("launch hooks:", triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook)
-        launch_fn, head, _ = next(iter(launcher._compiled.values()))
-        stream = launcher._stream(launcher._device())
-        _, pointer_args = prepare(*kernel_args)
-        results.append(("C launch, tensors", _per_call(lambda: launch_fn(grid[0], 1, 1, stream, *head, *kernel_args),
-                                                        sync)))
-        results.append(("C launch, data pointers", _per_call(
-            lambda: launch_fn(grid[0], 1, 1, stream, *head, *pointer_args), sync)))
-        results.append(("C launch, empty grid (no driver call)", _per_call(
-            lambda: launch_fn(0, 1, 1, stream, *head, *pointer_args), sync)))
-        results.append(("stream(device()) only", _per_call(lambda: launcher._stream(launcher._device()), sync)))
-    original = launch.Launcher._launch
-    launch.Launcher._launch = lambda self, *a: None
-    results.append(("gems torch.abs, launch stubbed", _per_call(lambda: torch.abs(x), sync)))
-    results.append(("abs_op(x), launch stubbed", _per_call(lambda: abs_op(x), sync)))
-    launch.Launcher._launch = original
-    print(f"{'':<40}{'back to back':>14}{'host':>10}")
+    status = gems.native_status()
+    for name, fn in calls.items():
+        results.append((f"gems {name}, native", _per_call(fn, sync)))
+    if status["active"]:
+        native._ext.set_enabled(False)
+        for name, fn in calls.items():
+            results.append((f"gems {name}, python path", _per_call(fn, sync)))
+        native._ext.set_enabled(True)
+    gems.disable()
+    for name, fn in calls.items():
+        results.append((f"aten {name} (again)", _per_call(fn, sync)))
+    versions = f"torch {torch.__version__}, triton {__import__('triton').__version__}"
+    print(f"device: {torch.cuda.get_device_name() if device == 'cuda' else device}; {versions}; numel {args.numel}")
+    print(f"native layer: {status}")
+    print(f"{'':<34}{'back to back':>14}{'host':>10}")
     for name, (back_to_back, host) in results:
-        print(f"{name:<40}{back_to_back:11.2f} us{host:8.2f} us")
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(3000):
-        torch.abs(x)
-    profile.disable()
-    pstats.Stats(profile).sort_stats("tottime").print_stats(18)
+        print(f"{name:<34}{back_to_back:11.2f} us{host:8.2f} us")
 
 
 if __name__ == "__main__":

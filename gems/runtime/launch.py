@@ -12,6 +12,9 @@ arguments can be generated from parameter names alone: a parameter named ``*_ptr
 constexprs are annotated ``tl.constexpr``, anything else is a scalar.
 
 Under the interpreter (and for autotuned or heuristic kernels) the plain Triton launch is used.
+
+While the native layer records a call (``registration.recording`` is set, see gems/native/record.py), every launch
+is reported to it, so that later calls of the same signature replay the launches from C++.
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ class Launcher:
         self.fast = isinstance(kernel, JITFunction) and not triton.knobs.runtime.interpret
         self._prepare = _make_prepare_function(kernel) if self.fast else None
         self._compiled = {}
+        self._kernels = {}  # the same keys -> the CompiledKernel, for recording
         self._stream = self._device = None
 
     def __call__(self, grid, *args, num_warps=None, num_stages=None):
@@ -115,6 +119,9 @@ class Launcher:
         self._launch(grid_x, 1, 1, num_warps, None, args)
 
     def _launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
+        if registration.recording is not None:
+            self._launch_recorded(registration.recording, (grid_x, grid_y, grid_z), num_warps, num_stages, args)
+            return
         if self.fast:
             key, launch_args = self._prepare(*args)
             compiled = self._compiled.get((key, num_warps, num_stages))
@@ -138,8 +145,30 @@ class Launcher:
         else:
             self._launch_plain(grid, args, options)
 
+    def _launch_recorded(self, rec, grid, num_warps, num_stages, args):
+        """Launch as usual (the recorder's dispatch mode paused), then report the launch."""
+        options = {"num_warps": num_warps, "num_stages": num_stages}
+        registration.recording = None
+        try:
+            with rec.paused():
+                if self.fast:
+                    key = (self._prepare(*args)[0], num_warps, num_stages)
+                    self._launch(*grid, num_warps, num_stages, args)
+                    compiled, hooks = self._kernels[key], self._compiled[key][2] is not None
+                else:
+                    compiled, hooks = self._launch_plain(grid, args, _given(options)), False
+        finally:
+            registration.recording = rec
+        rec.launched(self, compiled, grid, options, args, hooks)
+
     def _compile_and_launch(self, key, grid, args, options):
+        if _capturing():
+            raise RuntimeError(
+                f"gems: a Triton kernel ({getattr(self.kernel, '__name__', self.kernel)}) would be compiled during "
+                "CUDA graph capture: this is the first call of this operator with these dtypes, shapes or scalar "
+                "values; make the same call once before capturing")
         compiled = self.kernel[grid](*args, **options)
+        self._kernels[key] = compiled
         runtime = triton.knobs.runtime
         enter, leave = _active_hook(runtime.launch_enter_hook), _active_hook(runtime.launch_exit_hook)
         # Hooks present when the kernel is first launched are kept for its later launches.
@@ -152,8 +181,16 @@ class Launcher:
             self._device = torch._C._cuda_getDevice
 
     def _launch_plain(self, grid, args, options):
+        """Triton's own launch; returns what it returns (the CompiledKernel on a GPU)."""
         if registration.kernels_call_torch:
             with registration.aten_only():
-                self.kernel[grid](*args, **options)
-        else:
-            self.kernel[grid](*args, **options)
+                return self.kernel[grid](*args, **options)
+        return self.kernel[grid](*args, **options)
+
+
+def _given(options: dict) -> dict:
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()

@@ -3,6 +3,10 @@
 Every registered call goes through a small wrapper that counts it. An implementation that meets an
 input it does not handle raises :class:`Fallback` before doing any work; the wrapper then runs ATen's
 own kernel for that call and counts the fallback with its reason, so tests and reports can see it.
+
+Overloads registered at the vendor's key (not Autograd<key>) go through the native layer
+(gems/native) when it is available: a C++ kernel that replays known call signatures and hands the
+others to the same wrapper. Calls it replays count in ``gems_calls`` too.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from collections import Counter
 from collections.abc import Mapping
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from gems.runtime.vendor import Autograd
 
 # Set from the vendor's capabilities: Python-emulated kernels call torch ops themselves.
 kernels_call_torch = False
+# The gems.native.record.Recording of the call being recorded, if any: launch.Launcher reports to it.
+recording = None
 _aten_only_depth = 0
 # Set by gems.testing.proof while a conformance case records, else None: then implementations run
 # through ``recorder.serve(overload, fn, args, kwargs)``, which records the ATen operators they call.
@@ -26,7 +33,8 @@ recorder = None
 
 class _CallCounts(Mapping):
     """overload -> calls served by a gems kernel. Each wrapper owns a one-element list it bumps,
-    which is cheaper on the per-call path than a shared Counter."""
+    which is cheaper on the per-call path than a shared Counter; the native layer counts the calls it
+    replays itself (read here only when asked)."""
 
     def __init__(self):
         self._cells: dict[str, list] = {}
@@ -34,18 +42,29 @@ class _CallCounts(Mapping):
     def cell(self, overload: str) -> list:
         return self._cells.setdefault(overload, [0])
 
+    def _native(self) -> dict:
+        from gems import native
+
+        return native.call_counts()
+
     def __getitem__(self, overload):
-        return self._cells[overload][0] if overload in self._cells else 0
+        python = self._cells[overload][0] if overload in self._cells else 0
+        return python + self._native().get(overload, 0)
 
     def __iter__(self):
-        return (o for o, cell in self._cells.items() if cell[0])
+        native = self._native()
+        return iter([o for o, cell in self._cells.items() if cell[0] or native.get(o)]
+                    + [o for o in native if o not in self._cells])
 
     def __len__(self):
         return sum(1 for _ in self)
 
     def clear(self):
+        from gems import native
+
         for cell in self._cells.values():
             cell[0] = 0
+        native.reset_counts()
 
 
 gems_calls = _CallCounts()
@@ -63,11 +82,29 @@ def aten_only():
     """Inside, registered ops run ATen's kernels: while an emulated kernel runs, and to compute
     ATen's own answer for comparison."""
     global _aten_only_depth
-    _aten_only_depth += 1
+    _enter_aten_only()
     try:
         yield
     finally:
-        _aten_only_depth -= 1
+        _exit_aten_only()
+
+
+def _enter_aten_only():
+    global _aten_only_depth
+    _aten_only_depth += 1
+    if _native_depth is not None:
+        _native_depth(1)
+
+
+def _exit_aten_only():
+    global _aten_only_depth
+    _aten_only_depth -= 1
+    if _native_depth is not None:
+        _native_depth(-1)
+
+
+# gems.native's mirror of the depth (its C++ kernels read it), once the native layer is loaded.
+_native_depth = None
 
 
 def reset_counts() -> None:
@@ -171,17 +208,16 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
     calls = gems_calls.cell(overload)
     if guarded:
         def impl(keyset, *args, **kwargs):
-            global _aten_only_depth
             if _aten_only_depth:
                 return original(keyset, *args, **kwargs)
-            _aten_only_depth += 1
+            _enter_aten_only()
             try:
                 out = fn(*args, **kwargs) if recorder is None else recorder.serve(overload, fn, args, kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
-                return original(keyset, *args, **kwargs)
+                return _unwatched(original, keyset, args, kwargs)
             finally:
-                _aten_only_depth -= 1
+                _exit_aten_only()
             calls[0] += 1
             return out
     else:
@@ -192,12 +228,22 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
                 out = fn(*args, **kwargs) if recorder is None else recorder.serve(overload, fn, args, kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
-                return original(keyset, *args, **kwargs)
+                return _unwatched(original, keyset, args, kwargs)
             calls[0] += 1
             return out
 
     impl.__name__ = f"gems_{overload.replace('.', '_')}"
     return impl
+
+
+def _unwatched(original, keyset, args, kwargs):
+    """ATen's kernel for a fallback. While the native layer records the call, its dispatch mode is
+    paused: ATen's own redispatches (a Scalar overload calling the Tensor one with a wrapped number)
+    cannot pass through a Python mode."""
+    if recording is None:
+        return original(keyset, *args, **kwargs)
+    with _disable_current_modes():
+        return original(keyset, *args, **kwargs)
 
 
 _registered_key = None
@@ -218,15 +264,46 @@ def check_autograd_placement(overload: str, autograd: Autograd) -> None:
                          "backward, or returns no differentiable output), or leave it to ATen's decomposition")
 
 
+def _make_serve(overload: str, impl):
+    """The native layer's way into Python: ``serve(keyset, args, kwargs, tensors)`` runs the wrapper and,
+    when the C++ side asks (``tensors`` given: a new call signature), records the call as a plan."""
+    from gems import native
+    from gems.native import record
+
+    calls = gems_calls.cell(overload)
+
+    def serve(keyset, args, kwargs, tensors):
+        if tensors is None or _aten_only_depth:
+            return impl(keyset, *args, **kwargs), None
+        return record.record_call(impl, keyset, args, kwargs, tensors, calls, native.status()["primitive"])
+
+    return serve
+
+
+# The vendor's torch device type, set by gems.enable(): the native layer picks its launch primitive by it.
+device_type = None
+
+
 def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str) -> None:
+    global _native_depth
     check_autograd_placement(overload, autograd)
     key = _dispatch_key(vendor_key, autograd)
     original = _original_kernel(overload, key)
-    lib = torch.library.Library("aten", "IMPL")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
-        lib.impl(overload, _make_wrapper(overload, fn, original, kernels_call_torch), key, with_keyset=True)
-    _libraries[overload] = (lib, fn, autograd, owner)
+    impl = _make_wrapper(overload, fn, original, kernels_call_torch)
+    handle = None
+    if autograd is Autograd.disable and device_type is not None:
+        from gems import native
+
+        handle = native.register(overload, key, device_type, _make_serve(overload, impl))
+        if handle is not None and _native_depth is None:
+            _native_depth = native.aten_only_add
+            _native_depth(_aten_only_depth)
+    if handle is None:
+        handle = torch.library.Library("aten", "IMPL")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
+            handle.impl(overload, impl, key, with_keyset=True)
+    _libraries[overload] = (handle, fn, autograd, owner)
 
 
 def snapshot() -> dict:

@@ -228,6 +228,7 @@ def _check(spec, sample, case, device, vendor, overrides, result):
     with proof.recording() as record:
         _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result)
     result.launches, result.aten_ops = record.launches, dict(record.aten_ops)
+    warm_error = _warm_differs(spec, sample, case, aten_result, gems_outs)
     oracle_note = ""
     with registration.aten_only():
         try:
@@ -242,7 +243,24 @@ def _check(spec, sample, case, device, vendor, overrides, result):
         not_run = [o for o in expected if registration.gems_calls[o] == before_gems[o]]
         _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
                unused, record)
+    if warm_error and result.status == "pass":
+        result.status, result.message = "fail", warm_error
     result.message = oracle_note + result.message
+
+
+def _warm_differs(spec, sample, case, aten_result, cold_outs) -> str:
+    """Run the case a second time on fresh copies: the warm call (the native layer's replay once the
+    first call recorded its plan) must give bit-identical outputs. Returns what differs, or ''."""
+    with registration.aten_only():
+        warm_args = map_tensors(sample.args, copy_tensor)
+    _, warm_outs = _run(spec, sample, warm_args, sample.kwargs, case.seed, out_like=aten_result)
+    for i, (cold, warm) in enumerate(zip(cold_outs, warm_outs)):
+        with registration.aten_only():
+            same = cold.shape == warm.shape and cold.dtype == warm.dtype and bool(
+                ((cold == warm) | ((cold != cold) & (warm != warm))).all())
+        if not same:
+            return f"output {i}: the warm (second) call differs from the cold (first) call"
+    return ""
 
 
 def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,

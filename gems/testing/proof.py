@@ -31,6 +31,7 @@ from collections import Counter
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from gems import native
 from gems.runtime import launch, registration
 
 # Operators that make storage or fill it with a constant: the first step of any result.
@@ -203,7 +204,13 @@ def recording():
     recorder = Recorder()
     previous = launch.recorder, registration.recorder
     launch.recorder = registration.recorder = recorder
+    replayed = native.launch_counts()
     try:
         yield recorder
     finally:
         launch.recorder, registration.recorder = previous
+        # A call the native layer served from a recorded plan launched its kernels from C++, with no Python
+        # on the way (and so no ATen operator): count them from its counters.
+        for overload, launches in native.launch_counts().items():
+            if launches > replayed.get(overload, 0):
+                recorder.count_launch(f"native replay of {overload}", launches - replayed.get(overload, 0))

@@ -1,0 +1,168 @@
+"""The native dispatch layer: known calls served from C++ without entering Python.
+
+Each overload gems registers at the vendor's dispatch key gets one generic boxed C++ kernel
+(``dispatch.cpp``). It computes the call's signature from the argument stack and replays the launch
+plan recorded for it; the first call of a signature runs the Python implementation, which
+:mod:`gems.native.record` watches to build the plan. docs/native.md has the design and what
+invalidates a plan.
+
+The extension is built with ``torch.utils.cpp_extension`` on first use into the gems cache
+directory (no CUDA toolkit needed). ``GEMS_NATIVE=0`` turns the layer off. If it cannot be built or
+loaded, gems says why once (:func:`status`) and the Python path serves every call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+SOURCE = Path(__file__).with_name("dispatch.cpp")
+# The launch primitive per device type: a C++ cuLaunchKernel of the Triton-compiled function, or a
+# call back into Python (the interpreter, and any device without a native primitive yet).
+_PRIMITIVES = {"cuda": "cuda"}
+
+_ext = None
+_status = {"active": False, "reason": "not started: the native layer loads when gems first registers an operator",
+           "primitive": None, "build_seconds": None, "build_dir": None}
+_configured_for = None  # (device, primitive) the extension is configured for
+_slots: dict[str, int] = {}
+
+
+def status() -> dict:
+    """{'active': bool, 'reason': why not ('' when active), 'primitive', 'build_seconds', 'build_dir'}."""
+    return dict(_status)
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("GEMS_CACHE_DIR", Path.home() / ".cache" / "gems")) / "native"
+
+
+def _inactive(reason: str) -> None:
+    _status.update(active=False, reason=reason)
+    warnings.warn(f"gems: the native dispatch layer is off ({reason}); every gems call takes the slower Python "
+                  "path", RuntimeWarning, stacklevel=3)
+
+
+def _build():
+    cxx = os.environ.get("CXX", "c++")
+    if shutil.which(cxx) is None:
+        return None, f"no C++ compiler: `{cxx}` is not on PATH; install g++ (or set CXX) to get the native layer"
+    from torch.utils.cpp_extension import is_ninja_available, load
+
+    if not is_ninja_available():
+        return None, "ninja is not installed (torch.utils.cpp_extension needs it): pip install ninja"
+    source = SOURCE.read_bytes()
+    tag = hashlib.sha256(source + torch.__version__.encode() + sys.version.encode()).hexdigest()[:12]
+    build_dir = _cache_dir() / tag
+    build_dir.mkdir(parents=True, exist_ok=True)
+    log = build_dir / "build.log"
+    _status["build_dir"] = str(build_dir)
+    started = time.perf_counter()
+    output = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            ext = load(f"gems_native_{tag}", [str(SOURCE)], extra_cflags=["-O2"], build_directory=str(build_dir),
+                       verbose=False)
+    except Exception as exc:  # a compiler error, a missing header, an ABI mismatch: all mean "Python path"
+        log.write_text(f"{output.getvalue()}\n{type(exc).__name__}: {exc}\n")
+        return None, f"the C++ extension failed to build or load ({type(exc).__name__}); log: {log}"
+    _status["build_seconds"] = round(time.perf_counter() - started, 1)
+    return ext, ""
+
+
+def load(device: str):
+    """The extension configured for ``device`` (the vendor's torch device type), or None with the
+    reason in :func:`status`, said once."""
+    global _ext, _configured_for
+    primitive = _PRIMITIVES.get(device, "python")
+    if device == "cuda" and torch.version.hip:
+        primitive = "python"
+    if _configured_for == (device, primitive):
+        return _ext
+    if os.environ.get("GEMS_NATIVE", "1") == "0":
+        _configured_for = (device, primitive)
+        _status.update(active=False, reason="turned off by GEMS_NATIVE=0")
+        return None
+    if _ext is None and _status["build_seconds"] is None:
+        _ext, reason = _build()
+        if _ext is None:
+            _configured_for = (device, primitive)
+            _inactive(reason)
+            return None
+    if _ext is None:
+        return None
+    from gems.native import record
+
+    problem = _ext.configure(primitive, device, record.replay)
+    _configured_for = (device, primitive)
+    if problem:
+        _inactive(f"launch primitive {primitive!r}: {problem}")
+        return None
+    _status.update(active=True, reason="", primitive=primitive)
+    return _ext
+
+
+class _Handle:
+    """What registration keeps for a natively registered overload (like torch.library.Library)."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def _destroy(self):
+        _ext.deregister(self.handle)
+
+
+def register(overload: str, dispatch_key: str, device: str, serve):
+    """Register the native kernel for ``overload`` at ``dispatch_key``; ``serve(keyset, args, kwargs,
+    tensors) -> (result, plan spec | False | None)`` runs a call in Python. None when the layer is off."""
+    ext = load(device)
+    if ext is None:
+        return None
+    slot = _slots.get(overload)
+    if slot is None:
+        slot = _slots[overload] = ext.new_slot(overload)
+    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve))
+
+
+def aten_only_add(delta: int) -> None:
+    if _ext is not None:
+        _ext.aten_only_add(delta)
+
+
+def _counts() -> list:
+    return _ext.counts() if _ext is not None else []
+
+
+def call_counts() -> dict:
+    """overload -> calls served by replaying a plan (no Python) since the last reset."""
+    return {overload: hits for overload, hits, _, _ in _counts() if hits}
+
+
+def launch_counts() -> dict:
+    """overload -> kernels launched by plan replays since the last reset."""
+    return {overload: launches for overload, _, launches, _ in _counts() if launches}
+
+
+def plan_counts() -> dict:
+    """overload -> plans stored for its current registration."""
+    return {overload: plans for overload, _, _, plans in _counts() if plans}
+
+
+def reset_counts() -> None:
+    if _ext is not None:
+        _ext.reset_counts()
+
+
+def invalidate() -> None:
+    """Forget every stored plan: the next call of each signature runs in Python and records again."""
+    if _ext is not None:
+        _ext.invalidate()

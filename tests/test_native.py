@@ -1,0 +1,280 @@
+"""The native dispatch layer (gems/native) on the interpreter vendor: keying, recording, replay, counts.
+
+The interpreter vendor runs the same C++ dispatch, key and plan code as a GPU vendor; only its launch
+primitive calls back into Python (the Triton interpreter). Each test uses fresh tensors and checks
+both the values and which path served the call.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import gems
+from gems import native
+from gems.runtime import registration
+
+pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                                reason="no C++ compiler: the native layer cannot be built here")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _gems_native():
+    previous = registration.snapshot()
+    gems.enable()
+    native.invalidate()
+    gems.reset_counts()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+def aten(fn, *args, **kwargs):
+    """ATen's answer (gems stays registered but steps aside)."""
+    with gems.aten_only():
+        return fn(*args, **kwargs)
+
+
+def close(got, expected):
+    """gems rounds x + alpha * y once more or less than ATen's CPU kernel may: one ulp apart."""
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def _counts(overload):
+    """(calls served by the Python implementation, calls replayed natively, kernels replayed)."""
+    python = registration.gems_calls.cell(overload)[0]
+    return python, native.call_counts().get(overload, 0), native.launch_counts().get(overload, 0)
+
+
+def test_native_layer_is_active():
+    status = gems.native_status()
+    assert status["active"], status["reason"]
+    assert status["primitive"] == "python" and status["reason"] == ""
+
+
+def test_warm_call_does_not_enter_the_python_implementation():
+    x = torch.randn(37)
+    torch.abs(x)  # cold: Python records the plan
+    assert _counts("abs") == (1, 0, 0)
+    entered = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            entered.add((frame.f_code.co_filename, frame.f_code.co_name))
+
+    y = torch.randn(37)
+    sys.setprofile(profile)
+    try:
+        got = torch.abs(y)
+    finally:
+        sys.setprofile(None)
+    assert torch.equal(got, aten(torch.abs, y))
+    assert _counts("abs") == (1, 1, 1)
+    # The interpreter's launch primitive is Python (record.replay -> Launcher -> the Triton
+    # interpreter running the kernel); the registration wrapper and the operator's Python
+    # implementation (PointwiseOp.__call__ and its fast path) are not entered.
+    assert any(f.endswith(os.path.join("native", "record.py")) and name == "replay" for f, name in entered)
+    assert not [(f, name) for f, name in entered if (f.endswith("registration.py") and name == "impl")
+                or (f.endswith("pointwise.py") and name in ("__call__", "_call_fast", "_launch"))]
+    assert registration.gems_calls["abs"] == 2 and gems.call_counts()["gems"]["abs"] == 2
+
+
+def test_replay_uses_the_new_call_tensors_and_scalars():
+    x, y = torch.randn(5, 7), torch.randn(5, 7)
+    torch.add(x, y, alpha=2)
+    for _ in range(2):
+        a, b = torch.randn(5, 7), torch.randn(5, 7)
+        close(torch.add(a, b, alpha=2), aten(torch.add, a, b, alpha=2))
+    assert _counts("add.Tensor")[:2] == (1, 2)
+    # another scalar value is another signature: recorded, then replayed
+    a, b = torch.randn(5, 7), torch.randn(5, 7)
+    close(torch.add(a, b, alpha=3), aten(torch.add, a, b, alpha=3))
+    assert _counts("add.Tensor")[:2] == (2, 2)
+    close(torch.add(b, a, alpha=3), aten(torch.add, b, a, alpha=3))
+    assert _counts("add.Tensor")[:2] == (2, 3)
+
+
+def test_number_operands_are_part_of_the_key():
+    x = torch.randn(16)
+    for factor in (2.0, 3.0, 3.0):
+        assert torch.equal(torch.mul(x, factor), aten(torch.mul, x, factor))
+    python, replayed, _ = _counts("mul.Tensor")
+    assert (python, replayed) == (2, 1)
+
+
+def test_aliased_inputs_are_planned_apart():
+    x, y = torch.randn(9), torch.randn(9)
+    torch.add(x, y)
+    torch.add(x, x)  # same data in both operands: another signature, not a replay of add(x, y)
+    assert _counts("add.Tensor")[:2] == (2, 0)
+    a, b = torch.randn(9), torch.randn(9)
+    assert torch.equal(torch.add(a, a), aten(torch.add, a, a)) and torch.equal(torch.add(a, b), aten(torch.add, a, b))
+    assert _counts("add.Tensor")[:2] == (2, 2)
+
+
+def test_out_and_inplace_replay_write_the_given_tensor():
+    for _ in range(3):
+        x, y, out = torch.randn(6, 4), torch.randn(6, 4), torch.empty(6, 4)
+        result = torch.add(x, y, out=out)
+        assert result is out and torch.equal(out, aten(torch.add, x, y))
+    for _ in range(3):
+        x, y = torch.randn(6, 4), torch.randn(6, 4)
+        expected = aten(torch.add, x, y)
+        assert x.add_(y) is x and torch.equal(x, expected)
+    assert _counts("add.out")[:2] == (1, 2) and _counts("add_.Tensor")[:2] == (1, 2)
+
+
+def test_partial_overlap_still_raises_when_warm():
+    x, y, out = torch.randn(8), torch.randn(8), torch.empty(8)
+    torch.add(x, y, out=out)
+    base = torch.randn(9)
+    a, overlapping = base[:8], base[1:]
+    with pytest.raises(RuntimeError) as gems_error:
+        torch.add(a, y, out=overlapping)
+    with gems.aten_only(), pytest.raises(RuntimeError) as aten_error:
+        torch.add(a, y, out=overlapping)
+    assert type(gems_error.value) is type(aten_error.value)
+    assert _counts("add.out")[1] == 0
+
+
+def test_broadcast_and_strided_operands_replay():
+    for _ in range(3):
+        x, row = torch.randn(4, 6).t(), torch.randn(4)
+        assert torch.equal(torch.mul(x, row), aten(torch.mul, x, row))
+    assert _counts("mul.Tensor")[:2] == (1, 2)
+
+
+def test_reductions_replay():
+    for _ in range(3):
+        x = torch.randn(6, 33)
+        torch.testing.assert_close(torch.sum(x, dim=1), aten(torch.sum, x, dim=1), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(torch.softmax(x, dim=1), aten(torch.softmax, x, dim=1), rtol=1e-5, atol=1e-6)
+    assert _counts("sum.dim_IntList")[1] == 2 and _counts("_softmax")[1] == 2
+
+
+def test_a_fallback_signature_stays_in_python_and_is_counted():
+    x = torch.randn(4, dtype=torch.complex64)
+    expected = aten(torch.abs, x)
+    for _ in range(3):
+        assert torch.equal(torch.abs(x), expected)
+    fallbacks = sum(v for (o, _), v in registration.fallback_calls.items() if o == "abs")
+    assert fallbacks == 3 and _counts("abs")[:2] == (0, 0)
+
+
+def test_plan_counts_and_invalidation():
+    x = torch.randn(10)
+    torch.neg(x)
+    torch.neg(x)
+    assert native.plan_counts().get("neg") == 1 and _counts("neg")[:2] == (1, 1)
+    native.invalidate()
+    torch.neg(x)
+    assert _counts("neg")[:2] == (2, 1)
+
+
+def test_use_gems_exclude_gives_the_overload_back_to_aten():
+    x = torch.randn(10)
+    torch.abs(x)
+    torch.abs(x)
+    with gems.use_gems(exclude=["abs"]):
+        assert torch.equal(torch.abs(x), aten(torch.abs, x))
+    assert _counts("abs")[:2] == (1, 1)  # the excluded call counted nowhere: ATen ran it
+    torch.abs(x)
+    assert sum(_counts("abs")[:2]) == 3
+
+
+def _run_python(code, **env):
+    environment = {**os.environ, "GEMS_VENDOR": "interpreter", **env}
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_turned_off_layer_says_so_and_python_serves():
+    proc = _run_python("import gems, torch; gems.enable(); x = torch.randn(5); torch.abs(x); torch.abs(x);"
+                       "print(gems.native_status()['reason']); print(gems.call_counts()['gems']['abs'])",
+                       GEMS_NATIVE="0")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["turned off by GEMS_NATIVE=0", "2"]
+
+
+def test_missing_compiler_is_one_clear_message(tmp_path):
+    proc = _run_python("import gems, torch; gems.enable(); x = torch.randn(5);"
+                       "assert torch.equal(torch.abs(x), x.abs()); print(gems.native_status())",
+                       CXX="no-such-compiler", GEMS_CACHE_DIR=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "no C++ compiler" in proc.stdout and "'active': False" in proc.stdout
+    assert proc.stderr.count("native dispatch layer is off") == 1
+
+
+def _register_abs(fn):
+    table = dict(registration.snapshot())
+    table["abs"] = (fn, gems.Autograd.disable, "abs")
+    registration.apply(table, gems.vendor().dispatch_key)
+
+
+def test_an_implementation_that_computes_with_aten_stays_in_python():
+    # A copy is work a plan cannot redo: every call of the signature must run the implementation.
+    served = []
+
+    def abs_via_copy(x):
+        served.append(x)
+        return torch.empty_like(x).copy_(x).abs_()
+
+    _register_abs(abs_via_copy)
+    for _ in range(3):
+        x = torch.randn(11)
+        assert torch.equal(torch.abs(x), aten(torch.abs, x))
+    assert len(served) == 3 and native.call_counts().get("abs", 0) == 0
+    assert native.plan_counts().get("abs") == 1  # the "Python only" entry
+
+
+def test_a_view_result_stays_in_python():
+    def abs_as_view(x):
+        return x.view(x.shape)  # wrong on purpose: replay cannot express a view of an input
+
+    _register_abs(abs_as_view)
+    for _ in range(2):
+        x = torch.randn(5)
+        assert torch.abs(x).data_ptr() == x.data_ptr()
+    assert native.call_counts().get("abs", 0) == 0
+
+
+def test_reregistering_an_overload_drops_its_plans():
+    x = torch.randn(6)
+    torch.abs(x)
+    torch.abs(x)
+    assert _counts("abs")[:2] == (1, 1)
+    calls = []
+
+    def negated_abs(t):
+        calls.append(t)
+        return torch.empty_like(t).copy_(t).abs_().neg_()
+
+    _register_abs(negated_abs)
+    assert torch.equal(torch.abs(x), -aten(torch.abs, x)) and len(calls) == 1
+
+
+def test_creation_replays():
+    for _ in range(3):
+        assert torch.equal(torch.zeros(5, 3), aten(torch.zeros, 5, 3))
+        assert torch.equal(torch.full((7,), 2.5), aten(torch.full, (7,), 2.5))
+        assert torch.equal(torch.arange(9), aten(torch.arange, 9))
+    assert _counts("zeros")[:2] == (1, 2) and _counts("full")[:2] == (1, 2) and _counts("arange")[:2] == (1, 2)
+
+
+def test_build_failure_names_the_log(tmp_path):
+    broken = tmp_path / "dispatch.cpp"
+    broken.write_text("#error deliberately broken for a test\n")
+    proc = _run_python("import pathlib, gems, torch; from gems import native;"
+                       f"native.SOURCE = pathlib.Path({str(broken)!r}); gems.enable();"
+                       " x = torch.randn(5); assert torch.equal(torch.abs(x), x.abs());"
+                       "print(gems.native_status()['reason'])", GEMS_CACHE_DIR=str(tmp_path / "cache"))
+    assert proc.returncode == 0, proc.stderr
+    reason = proc.stdout.strip()
+    assert "failed to build" in reason and "log: " in reason
+    log = Path(reason.split("log: ")[1])
+    assert log.is_file() and "deliberately broken" in log.read_text()
