@@ -27,6 +27,7 @@ from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import registration, selection
 from gems.runtime.launch import cdiv
 from gems.runtime.registration import Fallback
+from gems.spec import PerfSpec, lazy
 
 # The dtypes gems multiplies; ATen refuses integer products on CUDA and computes them on the CPU, so
 # for those it runs its own kernel (a Fallback) and refuses or computes as it does.
@@ -296,3 +297,25 @@ def expand_bias(bias: torch.Tensor, shape, name: str) -> torch.Tensor:
         return bias.expand(shape)
     except RuntimeError as exc:
         raise RuntimeError(f"{name}: {exc}") from None
+
+
+def product_perf(kind: str, operand: int = 0) -> PerfSpec:
+    """The perf declaration of a product: inputs of ``kind`` (see gems/testing/samples_blas.perf_inputs),
+    shapes under the same key in perf/shapes.yaml, flops 2*M*N*K with K from ``sample.args[operand]``."""
+    return PerfSpec(inputs=lazy("gems.testing.samples_blas", "perf_inputs", kind), shapes=kind,
+                    bytes=lazy("gems.testing.samples_blas", "moved_bytes"),
+                    flops=lazy("gems.testing.samples_blas", "product_flops", operand))
+
+
+def samples(name: str, *args):
+    """The conformance samples of ``name`` from gems/testing/samples_blas.py, imported on first use."""
+    return lazy("gems.testing.samples_blas", name, *args) if args else _direct(name)
+
+
+def _direct(name: str):
+    def call(dtype, device, quick):
+        import importlib
+
+        return getattr(importlib.import_module("gems.testing.samples_blas"), name)(dtype, device, quick)
+    call.__qualname__ = f"samples_blas.{name}"
+    return call
