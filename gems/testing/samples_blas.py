@@ -285,7 +285,6 @@ def dot_samples(call, name):
 def addr_samples(dtype, device, quick):
     (m, _, n), _ = _sizes(quick)
     mk = _make(dtype, device)
-    other = torch.float64 if dtype != torch.float64 else torch.float32
     ab = {"alpha": ALPHA, "beta": BETA}
     cases = [
         Sample("contiguous", lambda: (mk((m, n)), mk((m,)), mk((n,)))),
@@ -307,8 +306,7 @@ def addr_samples(dtype, device, quick):
     return cases + _errors("addr", dtype, device, [
         ("rank", lambda: (mk((m, n)), mk((m, 1)), mk((n,)))),
         ("self-shape", lambda: (mk((m, n + 1)), mk((m,)), mk((n,)))),
-        ("dtype-mix", lambda: (mk((m, n)), mk((m,)), make_tensor((n,), other, device))),
-    ])
+    ]) + [Sample("type-promotion", lambda: (mk((m, n)), mk((m,)), make_tensor((n,), torch.float64, device)), ab)]
 
 
 def perf_inputs(kind: str):
