@@ -29,9 +29,9 @@ _MAX_GRID_Y = 65535  # batches per launch
 
 @triton.jit
 def _embed_kernel(src_ptr, out_ptr, rows, cols, n, row0, col0, stride_sb, stride_sk, tiles_n,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """out[b, i, j] = src[b, i - row0] where i - row0 == j - col0 (0 <= i - row0 < n), else 0;
-    out is contiguous (batch, rows, cols). Grid: (tiles of a matrix, batches)."""
+                  stride_ob, stride_om, stride_on, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """out[b, i, j] = src[b, i - row0] where i - row0 == j - col0 (0 <= i - row0 < n), else 0.
+    Grid: (tiles of a matrix, batches)."""
     pid = tl.program_id(0)
     batch = tl.program_id(1).to(tl.int64)
     offs_m = ((pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)[:, None]
@@ -40,7 +40,7 @@ def _embed_kernel(src_ptr, out_ptr, rows, cols, n, row0, col0, stride_sb, stride
     k = offs_m - row0
     on_diagonal = (k == offs_n - col0) & (k >= 0) & (k < n) & inside
     values = tl.load(src_ptr + batch * stride_sb + k * stride_sk, mask=on_diagonal, other=0)
-    tl.store(out_ptr + batch * rows * cols + offs_m * cols + offs_n, values, mask=inside)
+    tl.store(out_ptr + batch * stride_ob + offs_m * stride_om + offs_n * stride_on, values, mask=inside)
 
 
 @triton.jit
@@ -63,9 +63,10 @@ def _tril_kernel(x_ptr, out_ptr, rows, cols, diagonal, tiles_n,
 
 
 @triton.jit
-def _diagonal_kernel(x_ptr, out_ptr, n, start, stride, SUM: tl.constexpr, ACC: tl.constexpr,
+def _diagonal_kernel(x_ptr, out_ptr, n, start, stride, stride_xb, stride_ob, SUM: tl.constexpr, ACC: tl.constexpr,
                      BLOCK: tl.constexpr):
-    """out[k] = x[start + k * stride] for k < n; with SUM, out[0] = the sum of them (one program)."""
+    """out[b, k] = x[b * stride_xb + start + k * stride] for k < n. With SUM (one batch, one program)
+    out[0] = the sum of them. Grid: (blocks of the diagonal, batches)."""
     offs = tl.arange(0, BLOCK).to(tl.int64)
     if SUM:
         acc = tl.full([BLOCK], 0, ACC)
@@ -73,9 +74,10 @@ def _diagonal_kernel(x_ptr, out_ptr, n, start, stride, SUM: tl.constexpr, ACC: t
             acc += tl.load(x_ptr + start + (k + offs) * stride, mask=k + offs < n, other=0).to(ACC)
         tl.store(out_ptr, reduce_sum(acc, 0).to(out_ptr.dtype.element_ty))
     else:
+        batch = tl.program_id(1).to(tl.int64)
         offs = tl.program_id(0).to(tl.int64) * BLOCK + offs
-        values = tl.load(x_ptr + start + offs * stride, mask=offs < n)
-        tl.store(out_ptr + offs, values, mask=offs < n)
+        values = tl.load(x_ptr + batch * stride_xb + start + offs * stride, mask=offs < n)
+        tl.store(out_ptr + batch * stride_ob + offs, values, mask=offs < n)
 
 
 _embed = Launcher(_embed_kernel)
@@ -107,7 +109,7 @@ def _tiles(rows, cols):
 
 
 def embed_diagonal(src: torch.Tensor, out: torch.Tensor, row0: int, col0: int) -> torch.Tensor:
-    """Write the contiguous (batch, rows, cols) ``out``: src (batch, n) on the diagonal that starts at
+    """Write the (batch, rows, cols) ``out``: src (batch, n) on the diagonal that starts at
     (row0, col0), zeros elsewhere."""
     batches, rows, cols = out.shape
     if out.numel() == 0:
@@ -115,9 +117,48 @@ def embed_diagonal(src: torch.Tensor, out: torch.Tensor, row0: int, col0: int) -
     block_m, block_n, tiles_n = _tiles(rows, cols)
     for start in range(0, batches, _MAX_GRID_Y):
         stop = min(start + _MAX_GRID_Y, batches)
-        part = src[start:stop]
-        _embed((cdiv(rows, block_m) * tiles_n, stop - start), part, out[start:stop], rows, cols, src.shape[1],
-               row0, col0, part.stride(0), part.stride(1), tiles_n, block_m, block_n)
+        part, dest = src[start:stop], out[start:stop]
+        _embed((cdiv(rows, block_m) * tiles_n, stop - start), part, dest, rows, cols, src.shape[1],
+               row0, col0, part.stride(0), part.stride(1), tiles_n, *dest.stride(), block_m, block_n)
+    return out
+
+
+def diagonal_layout(sizes, offset: int, dim1: int, dim2: int):
+    """(dims of a tensor of ``sizes`` other than dim1, dim2 in order, then dim1, dim2; diagonal length,
+    (row, col) where it starts). ATen's errors for dims out of range or identical."""
+    rank = len(sizes)
+    dim1, dim2 = (wrap_dim(d, rank) for d in (dim1, dim2))
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    order = [d for d in range(rank) if d not in (dim1, dim2)] + [dim1, dim2]
+    row0, col0 = max(-offset, 0), max(offset, 0)
+    n = max(0, min(sizes[dim1] - row0, sizes[dim2] - col0))
+    return order, n, row0, col0
+
+
+def wrap_dim(dim: int, rank: int) -> int:
+    if not -max(rank, 1) <= dim < max(rank, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(rank, 1)}, {max(rank, 1) - 1}], "
+                         f"but got {dim})")
+    return dim % max(rank, 1)
+
+
+def embed(src: torch.Tensor, sizes, offset: int, dim1: int, dim2: int, out=None) -> torch.Tensor:
+    """A tensor of ``sizes`` (new, or ``out`` of that shape and src's dtype, sharing no memory with src):
+    zeros, with ``src`` (the other dims..., n) on its diagonal (offset, dim1, dim2). diag_embed and
+    diagonal_backward."""
+    order, n, row0, col0 = diagonal_layout(sizes, offset, dim1, dim2)
+    out = torch.empty(sizes, dtype=src.dtype, device=src.device) if out is None else out
+    batch = math.prod(sizes[d] for d in order[:-2])
+    flat = src.reshape(batch, n)
+    view = as_batched(out.permute(order))
+    if view is not None:
+        embed_diagonal(flat, view, row0, col0)
+        return out
+    # The result's other dims do not merge in the permuted order: fill a buffer in that order and copy.
+    buffer = torch.empty([sizes[d] for d in order], dtype=src.dtype, device=src.device)
+    embed_diagonal(flat, as_batched(buffer), row0, col0)
+    out.permute(order).copy_(buffer)
     return out
 
 
@@ -136,15 +177,23 @@ def lower_triangle(x: torch.Tensor, out: torch.Tensor, diagonal: int, inplace: b
 
 
 def read_diagonal(x: torch.Tensor, offset: int, out: torch.Tensor, total: bool = False) -> torch.Tensor:
-    """The diagonal of the 2-D ``x`` at ``offset`` into the contiguous 1-D ``out``, or (``total``) its
-    sum into the 0-d ``out``, accumulated in fp32 (fp64 for fp64)."""
-    rows, cols = x.shape
+    """The diagonals of the (batch, rows, cols) ``x`` at ``offset`` into the contiguous (batch, n)
+    ``out``; or (``total``, one 2-D matrix) its sum into the 0-d ``out``, accumulated in fp32 (fp64 for
+    fp64, int64 for integers)."""
+    if total:
+        x = x[None]
+    batches, rows, cols = x.shape
     row0, col0 = max(-offset, 0), max(offset, 0)
     n = max(0, min(rows - row0, cols - col0))
-    start = row0 * x.stride(0) + col0 * x.stride(1) if n else 0
-    stride = x.stride(0) + x.stride(1)
+    start = row0 * x.stride(1) + col0 * x.stride(2) if n else 0
+    stride = x.stride(1) + x.stride(2)
     if total:
-        _diagonal((1,), x, out, n, start, stride, True, _TL_ACC[out.dtype], BLOCK_DIAG)
-    elif n:
-        _diagonal((cdiv(n, BLOCK_DIAG),), x, out, n, start, stride, False, tl.float32, BLOCK_DIAG)
+        _diagonal((1, 1), x, out, n, start, stride, 0, 0, True, _TL_ACC[out.dtype], BLOCK_DIAG)
+    elif n and batches:
+        block = min(BLOCK_DIAG, next_power_of_2(n))
+        for first in range(0, batches, _MAX_GRID_Y):
+            stop = min(first + _MAX_GRID_Y, batches)
+            xs, os = x[first:stop], out[first:stop]
+            _diagonal((cdiv(n, block), stop - first), xs, os, n, start, stride, xs.stride(0), os.stride(0), False,
+                      tl.float32, block)
     return out

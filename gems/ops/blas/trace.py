@@ -1,13 +1,13 @@
 """trace: the sum of a matrix's main diagonal (``trace``), accumulated in fp32 (fp64 for fp64; integer
-and bool inputs give int64, as in ATen). One program walks the diagonal (kernel in diagonal.py)."""
+inputs give int64, as in ATen; bool is left to ATen). One program walks the diagonal (kernel in diagonal.py)."""
 
 from __future__ import annotations
 
 import torch
 
 from gems.dtypes import NUMERIC
-from gems.runtime.registration import Fallback
 from gems.ops.blas.diagonal import check_dtype, read_diagonal
+from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
 
 
