@@ -83,7 +83,8 @@ def test_keys_fall_back_to_the_base_vendor_and_a_single_config_device_takes_the_
     base_dir.mkdir()
     own_dir.mkdir()
     (base_dir / "tune_configs.yaml").write_text(
-        f"gemm:\n  - {GOOD}\ngemv:\n  - {{META: {{BLOCK_M: 8, BLOCK_K: 64}}}}\n  - {{META: {{BLOCK_M: 4, BLOCK_K: 8}}}}\n")
+        f"gemm:\n  - {GOOD}\ngemv:\n"
+        "  - {META: {BLOCK_M: 8, BLOCK_K: 64}}\n  - {META: {BLOCK_M: 4, BLOCK_K: 8}}\n")
     (own_dir / "tune_configs.yaml").write_text(
         "gemm:\n  - {META: {BLOCK_M: 16, BLOCK_N: 64, BLOCK_K: 16, GROUP_M: 2}, num_warps: 8}\n")
     base = _backend("base", base_dir)
