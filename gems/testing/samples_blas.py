@@ -311,7 +311,7 @@ def addr_samples(dtype, device, quick):
 
 def perf_inputs(kind: str):
     """Perf inputs by kind: "mm" [M, K, N]; "bmm" [B, M, K, N]; "addmm" [M, K, N] with a bias row;
-    "baddbmm" [B, M, K, N]; "mv" [M, K]; "dot" [K]."""
+    "baddbmm" [B, M, K, N]; "mv" and "addmv" [M, K]; "dot" [K]."""
     def inputs(shape, dtype, device):
         t = lambda *s: make_tensor(s, dtype, device, low=-1.0, high=1.0)  # noqa: E731
         if kind == "mm":
@@ -329,6 +329,9 @@ def perf_inputs(kind: str):
         if kind == "mv":
             m, k = shape
             return Sample("perf", (t(m, k), t(k)))
+        if kind == "addmv":
+            m, k = shape
+            return Sample("perf", (t(m), t(m, k), t(k)))
         (k,) = shape
         return Sample("perf", (t(k), t(k)))
     return inputs

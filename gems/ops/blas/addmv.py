@@ -41,6 +41,6 @@ SPECS = [
     OpSpec(
         name="addmv", family="blas", impls={"addmv": addmv, "addmv.out": addmv_out, "addmv_": addmv_},
         call=torch.addmv, samples=samples("addmv_samples"), dtypes=FLOATS, tolerance="reduction",
-        perf=product_perf("mv", operand=1),
+        perf=product_perf("addmv", operand=1, shapes="mv"),
     ),
 ]

@@ -299,10 +299,11 @@ def expand_bias(bias: torch.Tensor, shape, name: str) -> torch.Tensor:
         raise RuntimeError(f"{name}: {exc}") from None
 
 
-def product_perf(kind: str, operand: int = 0) -> PerfSpec:
+def product_perf(kind: str, operand: int = 0, shapes: str | None = None) -> PerfSpec:
     """The perf declaration of a product: inputs of ``kind`` (see gems/testing/samples_blas.perf_inputs),
-    shapes under the same key in perf/shapes.yaml, flops 2*M*N*K with K from ``sample.args[operand]``."""
-    return PerfSpec(inputs=lazy("gems.testing.samples_blas", "perf_inputs", kind), shapes=kind,
+    shapes under ``shapes`` (default: the same key) in perf/shapes.yaml, flops 2*M*N*K with K from
+    ``sample.args[operand]``."""
+    return PerfSpec(inputs=lazy("gems.testing.samples_blas", "perf_inputs", kind), shapes=shapes or kind,
                     bytes=lazy("gems.testing.samples_blas", "moved_bytes"),
                     flops=lazy("gems.testing.samples_blas", "product_flops", operand))
 
