@@ -183,3 +183,15 @@ def test_products_run_the_vendor_config_in_this_process():
         torch.mm(torch.randn(5, 7), torch.randn(7, 3))
     expected = configs.load_tune_configs(BACKENDS / "_interpreter" / "tune_configs.yaml")["gemm"][0]["META"]
     assert {k: gemm._gemm_kernel.best_config.kwargs[k] for k in expected} == expected
+
+
+def test_gemm_configs_that_cannot_fit_shared_memory_are_not_compiled(monkeypatch):
+    from gems.ops.blas import gemm
+
+    big = triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=3)  # 144 KiB fp16
+    small = triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4)  # 64 KiB fp16
+    monkeypatch.setattr(gemm, "_shared_memory", lambda device: 227 * 1024)  # an H100's per-block limit
+    fitting = lambda dtype: gemm.fitting_configs([big, small], {"a_ptr": torch.empty(1, dtype=dtype)})  # noqa: E731
+    assert fitting(torch.float16) == [big, small]
+    assert fitting(torch.float32) == [small]
+    assert fitting(torch.float64) == [small]  # none fits: the smallest is kept

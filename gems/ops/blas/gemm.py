@@ -18,6 +18,8 @@ ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -59,10 +61,34 @@ def _epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS: tl.constexpr, SCALED:
     return acc
 
 
+def _tile_bytes(config, itemsize: int) -> int:
+    meta = config.kwargs
+    return config.num_stages * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
+
+
+def fitting_configs(configs, named_args, **kwargs):
+    """The GEMM configs whose operand tiles, over all pipeline stages, fit the device's shared memory
+    (the smallest one if none does): an fp32 or fp64 product needs twice or four times an fp16 one's,
+    and compiling a config only to see it refused costs seconds each."""
+    itemsize = named_args["a_ptr"].element_size()
+    limit = _shared_memory(named_args["a_ptr"].device)
+    fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
+    return fits or [min(configs, key=lambda c: _tile_bytes(c, itemsize))]
+
+
+@functools.cache
+def _shared_memory(device: torch.device) -> int:
+    try:
+        return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]
+    except Exception:  # a driver that cannot say: keep every config
+        return 1 << 62
+
+
 def _gemm_tuned(kernel):
     return selection.current().autotune(
         "gemm", ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn"],
         restore_value=["c_ptr"],  # tuning runs the kernel repeatedly; an in-place c is also its bias
+        prune_configs_by={"early_config_prune": fitting_configs},
     )(triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})(kernel))
 
 

@@ -17,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.ops.blas.gemm import dot_precision, gemm, launch_tuned
+from gems.ops.blas.gemm import dot_precision, fitting_configs, gemm, launch_tuned
 from gems.runtime import selection
 from gems.runtime.launch import cdiv
 from gems.runtime.registration import Fallback
@@ -28,7 +28,8 @@ _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 _M, _N, _K = 0, 1, 2
 
 
-@selection.current().autotune("gemm", ["M", "N", "K", "GROUP_DIM"], restore_value=["c_ptr"])
+@selection.current().autotune("gemm", ["M", "N", "K", "GROUP_DIM"], restore_value=["c_ptr"],
+                              prune_configs_by={"early_config_prune": fitting_configs})
 @triton.jit
 def _grouped_kernel(
     a_ptr, b_ptr, c_ptr, offs_ptr,
