@@ -5,7 +5,7 @@ The interpreter runs kernels but does not compile them; this catches what only t
 nvidia vendor without its device check, so the kernels are defined for compilation, and compiles each
 kernel for every dtype with the nvidia vendor's tune configs. Usage:
 
-    PYTHONPATH=. python -u tools/blas_compile_check.py [--arch 90] [--dtypes fp16,bf16,fp32,fp64]
+    PYTHONPATH=. python -u tools/blas_compile_check.py [--arch 90] [--dtypes fp16,bf16,fp32,fp64] [--all-configs]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def _compile(kernel, types: dict, constexprs: dict, arch: int):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--all-configs", action="store_true", help="every config of each key (default: the first)")
     parser.add_argument("--dtypes", default=",".join(DTYPES), help="comma-separated, of " + ", ".join(DTYPES))
     args = parser.parse_args(argv)
     from gems.runtime import selection
@@ -51,7 +52,10 @@ def main(argv=None) -> int:
         acc = DTYPES[dtype]
         ptr = f"*{dtype}"
         scalar = "i64" if dtype == "fp64" else "fp32"
-        for config in backend.tune_configs("gemm"):
+        gemm_configs, gemv_configs = backend.tune_configs("gemm"), backend.tune_configs("gemv")
+        if not args.all_configs:
+            gemm_configs, gemv_configs = gemm_configs[:1], gemv_configs[:1]
+        for config in gemm_configs:
             for has_bias in (False, True):
                 for even_k in (False, True):
                     meta = {**config.kwargs, "EVEN_K": even_k, "HAS_BIAS": has_bias, "SCALED": True,
@@ -59,7 +63,7 @@ def main(argv=None) -> int:
                     jobs.append((f"gemm {dtype} {config}", gemm._gemm_kernel,
                                  {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "bias_ptr": ptr, "alpha": scalar,
                                   "beta": scalar}, meta))
-        for config in backend.tune_configs("gemv"):
+        for config in gemv_configs:
             meta = {**config.kwargs, "HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc,
                     "INT64": True}
             jobs.append((f"gemv {dtype} {config}", gemm._gemv_kernel,
