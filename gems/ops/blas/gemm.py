@@ -236,7 +236,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         strides = [s for t in args for s in t.stride()]
         grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731
         launch_tuned(_gemm_kernel, grid, *args, m, n, k, *strides, alpha, beta,
-                has_bias, scaled, fp64, precision, _TL_ACC[out.dtype], int64)
+                     has_bias, scaled, fp64, precision, _TL_ACC[out.dtype], int64)
     return out
 
 
@@ -251,11 +251,12 @@ def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None,
     int64 = max(_span(t) for t in (matrix, vector, y, bias)) > _INT32_SAFE
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]),)  # noqa: E731
     launch_tuned(_gemv_kernel, grid, matrix, vector, y, bias, m, k, *matrix.stride(), vector.stride(0), y.stride(0),
-            bias.stride(0), alpha, beta, has_bias, scaled, fp64, _TL_ACC[y.dtype], int64)
+                 bias.stride(0), alpha, beta, has_bias, scaled, fp64, _TL_ACC[y.dtype], int64)
     return y
 
 
 def launch_tuned(kernel, grid, *args):
+    """``kernel[grid](*args)`` for an autotuned kernel (the Launcher cache serves plain JIT kernels only)."""
     if registration.kernels_call_torch:  # an emulated kernel's own torch calls must reach ATen
         with registration.aten_only():
             kernel[grid](*args)
