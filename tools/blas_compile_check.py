@@ -19,6 +19,7 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
+_SM90_SHARED = 227 * 1024
 DTYPES = {"fp16": tl.float32, "bf16": tl.float32, "fp32": tl.float32, "fp64": tl.float64}
 
 
@@ -53,8 +54,10 @@ def main(argv=None) -> int:
         ptr = f"*{dtype}"
         scalar = "i64" if dtype == "fp64" else "fp32"
         gemm_configs, gemv_configs = backend.tune_configs("gemm"), backend.tune_configs("gemv")
-        if not args.all_configs:
-            gemm_configs, gemv_configs = gemm_configs[:1], gemv_configs[:1]
+        if not args.all_configs:  # the first gemm config that fits an sm_90 block's shared memory, as tuning would
+            itemsize = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8}[dtype]
+            gemm_configs = [c for c in gemm_configs if gemm._tile_bytes(c, itemsize) <= _SM90_SHARED][:1]
+            gemv_configs = gemv_configs[:1]
         for config in gemm_configs:
             for has_bias in (False, True):
                 for even_k in (False, True):
