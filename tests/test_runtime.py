@@ -79,22 +79,7 @@ def test_vendor_is_fixed_once_chosen():
         gems.select_vendor(other)
 
 
-def test_malformed_tune_configs_name_file_and_key(tmp_path):
-    path = tmp_path / "tune_configs.yaml"
-    path.write_text("softmax:\n  - {META: {BLOCK: 64}, num_warps: -1}\n")
-    with pytest.raises(VendorError) as err:
-        configs.load_tune_configs(path)
-    assert str(path) in str(err.value) and "'softmax'" in str(err.value)
-    path.write_text("softmax: [\n")
-    with pytest.raises(VendorError, match="not valid YAML"):
-        configs.load_tune_configs(path)
-
-
-def test_tune_configs_parse_into_triton_configs(tmp_path):
-    path = tmp_path / "tune_configs.yaml"
-    path.write_text("mm:\n  - {META: {BLOCK_M: 64}, num_warps: 4, num_stages: 2}\n")
-    (config,) = configs.load_tune_configs(path)["mm"]
-    assert config.kwargs == {"BLOCK_M": 64} and config.num_warps == 4 and config.num_stages == 2
+# tune_configs.yaml: tests/test_tune_configs.py
 
 
 def test_broken_heuristics_module_names_the_file(tmp_path):

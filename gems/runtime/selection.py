@@ -54,16 +54,27 @@ class Backend:
             yield backend
             backend = backend.base
 
-    def tune_configs(self, key: str) -> list:
-        """Autotune configs for an operator key, from the nearest vendor in the chain that has it."""
+    def check_tune_configs(self) -> None:
+        """Read and check the ``tune_configs.yaml`` of every vendor in the chain (raises VendorError)."""
         for backend in self.chain():
             if backend._tune_configs is None:
                 backend._tune_configs = configs.load_tune_configs(backend.directory / "tune_configs.yaml")
+
+    def tune_configs(self, key: str) -> list:
+        """``triton.Config`` list for an operator key, from the nearest vendor in the chain that has it;
+        only its first config where the device cannot benchmark (``multi_config_autotune`` false)."""
+        self.check_tune_configs()
+        for backend in self.chain():
             if key in backend._tune_configs:
-                found = backend._tune_configs[key]
+                found = configs.triton_configs(backend._tune_configs[key])
                 return found if self.capabilities.multi_config_autotune else found[:1]
         names = " -> ".join(b.name for b in self.chain())
         raise VendorError(f"no tune config for key {key!r} in tune_configs.yaml of vendors {names}")
+
+    def autotune(self, key: str, arg_keys: list[str], **kwargs):
+        """``@triton.autotune`` decorator over this vendor's configs for ``key``, retuned when the
+        kernel arguments named in ``arg_keys`` (and the tensors' dtypes) change."""
+        return configs.autotune(self.tune_configs(key), arg_keys, **kwargs)
 
     def heuristics(self, key: str) -> dict:
         """``triton.heuristics`` rules for an operator key, nearest vendor first."""
@@ -151,6 +162,7 @@ def detect_vendor() -> tuple[str, str]:
             continue
         try:
             backend = load_backend(name)
+            backend.check_tune_configs()
         except VendorError as exc:
             warnings.warn(f"skipping vendor {name!r} during detection: {exc}", stacklevel=2)
             continue
@@ -193,6 +205,7 @@ def select(name: str, why: str = "selected explicitly", explicit: bool = True) -
     backend = load_backend(name)
     if explicit:
         check_available(backend)
+    backend.check_tune_configs()  # a malformed file fails here, before any kernel is defined
     for member in reversed(list(backend.chain())):
         activate = getattr(member._module, "activate", None)
         if activate is not None:

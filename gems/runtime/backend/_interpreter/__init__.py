@@ -27,6 +27,8 @@ capabilities = Capabilities(
     notes=(
         "bf16 is computed in fp32 (the interpreter has no bf16 arithmetic); casts round to nearest even.",
         "libdevice functions are evaluated by torch on CPU in the kernel's precision.",
+        "Autotuned kernels (gemm, gemv) run the first config of their tune_configs.yaml list: the interpreter "
+        "cannot benchmark configs against one another.",
         "Timings are wall-clock times of a Python emulator: they only show that the pipeline works.",
     ),
 )

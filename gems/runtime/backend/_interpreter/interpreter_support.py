@@ -2,6 +2,9 @@
 
 - bf16 casts: the interpreter holds bf16 as uint16 and truncates on the way in; casts to and from
   bf16 here round to nearest even through fp32 bits, bit-exact with torch.
+- bf16 ``tl.dot``: the interpreter multiplies the uint16 bit patterns; here bf16 operands are widened
+  to fp32 first (exact: a product of two bf16 values fits in fp32), then multiplied in fp32 as the
+  GPU's bf16 tensor cores do.
 - libdevice: ``triton.language.extra.libdevice`` has no interpreter implementation; its functions
   are replaced by torch's CPU functions on the interpreter's numpy arrays.
 
@@ -63,11 +66,19 @@ def _cast(builder, src, dst_type):
     return _interp.TensorHandle(out, dst_ty)
 
 
+def _dot(builder, a, b, d, input_precision, max_num_imprecise_acc):
+    if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
+        a = _interp.TensorHandle(_bf16_bits_to_f32(a.data), tl.float32) if a.dtype.scalar == tl.bfloat16 else a
+        b = _interp.TensorHandle(_bf16_bits_to_f32(b.data), tl.float32) if b.dtype.scalar == tl.bfloat16 else b
+    return _original_dot(builder, a, b, d, input_precision, max_num_imprecise_acc)
+
+
 def _fp_to_fp(builder, src, dst_type, rounding_mode):
     return _cast(builder, src, dst_type)
 
 
 _original_cast = _interp.InterpreterBuilder.cast_impl
+_original_dot = _interp.InterpreterBuilder.create_dot
 
 
 def _saturating_to_int(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -257,6 +268,7 @@ def install() -> None:
     builder.create_lshr = _shift(np.right_shift, signed=False)
     builder.create_ashr = _shift(np.right_shift, signed=True)
     _interp.InterpreterBuilder.create_fp_to_fp = _fp_to_fp
+    _interp.InterpreterBuilder.create_dot = _dot
     for cast_name in ("create_si_to_fp", "create_ui_to_fp", "create_fp_to_si", "create_fp_to_ui",
                       "create_fp_ext", "create_fp_trunc"):
         setattr(_interp.InterpreterBuilder, cast_name, lambda self, src, dst_type: _cast(self, src, dst_type))

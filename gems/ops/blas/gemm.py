@@ -1,0 +1,349 @@
+"""The matrix-product kernels every blas operator shares, their launchers and ATen's argument checks.
+
+Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and vdot:
+
+- ``gemm``: out[b] = alpha * (a[b] @ b[b]) + beta * bias[b] for (batch, M, K) x (batch, K, N) views
+  with any strides (a batch stride 0 is an expanded operand, a bias of strides 0 a broadcast one).
+  Tiles of BLOCK_M x BLOCK_N outputs, visited in groups of GROUP_M tile rows so that the tiles running
+  together share their operand rows and columns in L2; fp32 accumulation for fp16/bf16/fp32, fp64 for
+  fp64. The configs are autotuned from the vendor's ``tune_configs.yaml``, key "gemm".
+- ``gemv``: y = alpha * (a @ x) + beta * bias for a matrix and a vector: memory-bound, so each program
+  reduces BLOCK_M rows with plain multiply-adds instead of a tensor-core tile that would be mostly
+  padding. mm with a single output row or column (LLM decoding) takes it too. Key "gemv".
+
+fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
+CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too. ``beta == 0``
+ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.codegen.pointwise import float64_bits
+from gems.ops.reduction.planning import reduce_sum
+from gems.runtime import registration, selection
+from gems.runtime.launch import cdiv
+from gems.runtime.registration import Fallback
+from gems.spec import PerfSpec, lazy
+
+# The dtypes gems multiplies; ATen refuses integer products on CUDA and computes them on the CPU, so
+# for those it runs its own kernel (a Fallback) and refuses or computes as it does.
+GEMM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# One launch covers at most this many batches (the grid's second axis).
+_MAX_GRID_Y = 65535
+# Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a block of margin).
+_INT32_SAFE = 2**31 - 1 - 2**20
+
+
+@triton.jit
+def _scalar(value, FP64_SCALARS: tl.constexpr, ACC: tl.constexpr):
+    """alpha/beta as the accumulator type: fp64 values arrive as their bits (a float argument is fp32)."""
+    if FP64_SCALARS:
+        return tl.cast(tl.cast(value, tl.int64), tl.float64, bitcast=True)
+    else:
+        return tl.cast(value, ACC)
+
+
+@triton.jit
+def _epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS: tl.constexpr, SCALED: tl.constexpr,
+              FP64_SCALARS: tl.constexpr, ACC: tl.constexpr):
+    """alpha * acc + beta * bias, in the accumulator type."""
+    if SCALED:
+        acc = acc * _scalar(alpha, FP64_SCALARS, ACC)
+    if HAS_BIAS:
+        bias = tl.load(bias_ptrs, mask=mask, other=0).to(ACC)
+        acc = acc + bias * _scalar(beta, FP64_SCALARS, ACC)
+    return acc
+
+
+def _tile_bytes(config, itemsize: int) -> int:
+    meta = config.kwargs
+    return config.num_stages * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
+
+
+def fitting_configs(configs, named_args, **kwargs):
+    """The GEMM configs whose operand tiles, over all pipeline stages, fit the device's shared memory
+    (the smallest one if none does): an fp32 or fp64 product needs twice or four times an fp16 one's,
+    and compiling a config only to see it refused costs seconds each."""
+    itemsize = named_args["a_ptr"].element_size()
+    limit = _shared_memory(named_args["a_ptr"].device)
+    fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
+    return fits or [min(configs, key=lambda c: _tile_bytes(c, itemsize))]
+
+
+@functools.cache
+def _shared_memory(device: torch.device) -> int:
+    try:
+        return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]
+    except Exception:  # a driver that cannot say: keep every config
+        return 1 << 62
+
+
+def _gemm_tuned(kernel):
+    return selection.current().autotune(
+        "gemm", ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn"],
+        restore_value=["c_ptr"],  # tuning runs the kernel repeatedly; an in-place c is also its bias
+        prune_configs_by={"early_config_prune": fitting_configs},
+    )(triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})(kernel))
+
+
+@_gemm_tuned
+@triton.jit
+def _gemm_kernel(
+    a_ptr, b_ptr, c_ptr, bias_ptr,
+    M, N, K,
+    stride_ab, stride_am, stride_ak,
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    stride_ib, stride_im, stride_in,
+    alpha, beta,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, FP64_SCALARS: tl.constexpr, PRECISION: tl.constexpr,
+    ACC: tl.constexpr, INT64: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    EVEN_K: tl.constexpr,
+):
+    """c[batch, m, n] = alpha * sum_k a[batch, m, k] * b[batch, k, n] + beta * bias[batch, m, n].
+
+    Grid: (output tiles, batches). Tile pid is placed group by group: GROUP_M tile rows, all tile
+    columns, column-major inside the group.
+    """
+    pid = tl.program_id(0)
+    batch = tl.program_id(1).to(tl.int64)
+    grid_m = (M + BLOCK_M - 1) // BLOCK_M
+    grid_n = (N + BLOCK_N - 1) // BLOCK_N
+    width = GROUP_M * grid_n
+    first_m = (pid // width) * GROUP_M
+    group_rows = tl.minimum(grid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % width) % group_rows
+    pid_n = (pid % width) // group_rows
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INT64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+    # Rows and columns past the edge wrap onto valid ones: operand loads need no M/N mask (their
+    # results land in the masked-off part of the tile).
+    rows = offs_m % M
+    cols = offs_n % N
+    a_ptrs = a_ptr + batch * stride_ab + rows[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + batch * stride_bb + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn
+    acc = tl.full([BLOCK_M, BLOCK_N], 0, ACC)
+    for k in range(0, K, BLOCK_K):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k, other=0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k, other=0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    bias_ptrs = bias_ptr + batch * stride_ib + offs_m[:, None] * stride_im + offs_n[None, :] * stride_in
+    acc = _epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
+    c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@selection.current().autotune("gemv", ["M", "K", "stride_am", "stride_ak"], restore_value=["y_ptr"])
+@triton.jit
+def _gemv_kernel(
+    a_ptr, x_ptr, y_ptr, bias_ptr,
+    M, K,
+    stride_am, stride_ak, stride_x, stride_y, stride_bias,
+    alpha, beta,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, FP64_SCALARS: tl.constexpr, ACC: tl.constexpr,
+    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    """y[m] = alpha * sum_k a[m, k] * x[k] + beta * bias[m]; one program per BLOCK_M rows."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INT64:
+        offs_m = offs_m.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+    mask_m = offs_m < M
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    x_ptrs = x_ptr + offs_k * stride_x
+    acc = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
+    for k in range(0, K, BLOCK_K):
+        mask_k = offs_k < K - k
+        a = tl.load(a_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0).to(ACC)
+        x = tl.load(x_ptrs, mask=mask_k, other=0).to(ACC)
+        acc += a * x[None, :]
+        a_ptrs += BLOCK_K * stride_ak
+        x_ptrs += BLOCK_K * stride_x
+    y = _epilogue(reduce_sum(acc, 1), bias_ptr + offs_m * stride_bias, mask_m, alpha, beta, HAS_BIAS, SCALED,
+                  FP64_SCALARS, ACC)
+    tl.store(y_ptr + offs_m * stride_y, y.to(y_ptr.dtype.element_ty), mask=mask_m)
+
+
+# --------------------------------------------------------------------------- launchers
+
+_TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
+           torch.float64: tl.float64}
+
+
+def dot_precision(dtype: torch.dtype, device: torch.device) -> str:
+    """"tf32" for an fp32 product on CUDA when the user allowed TF32 matmuls (ATen then uses it), else "ieee"."""
+    if dtype == torch.float32 and device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32:
+        return "tf32"
+    return "ieee"
+
+
+def _span(t: torch.Tensor) -> int:
+    return sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()) if n) + 1
+
+
+def _scalars(alpha, beta, dtype, has_bias):
+    """(alpha, beta, SCALED, FP64_SCALARS) as the kernels take them."""
+    fp64 = dtype == torch.float64
+    alpha, beta = float(alpha), float(beta) if has_bias else 0.0
+    if fp64:
+        return float64_bits(alpha), float64_bits(beta), alpha != 1.0, True
+    return alpha, beta, alpha != 1.0, False
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
+    """out = alpha * (a @ b) + beta * bias for 3-D (batch, M, K), (batch, K, N), (batch, M, N) tensors;
+    ``bias`` is None or expanded to out's shape. Arguments must have been checked (:func:`check_same`)."""
+    batches, m, n = out.shape
+    if out.numel() == 0:
+        return out
+    k = a.shape[2]
+    has_bias = bias is not None and beta != 0
+    if batches == 1 and (m == 1 or n == 1):
+        # One output row: y = b^T a[0]; one output column: y = a b[:, 0]. Both are matrix-vector products.
+        if m == 1:
+            matrix, vector, y = b[0].t(), a[0, 0], out[0, 0]
+        else:
+            matrix, vector, y = a[0], b[0, :, 0], out[0, :, 0]
+        gemv(matrix, vector, y, (bias[0, 0] if m == 1 else bias[0, :, 0]) if has_bias else None, alpha, beta)
+        return out
+    alpha, beta, scaled, fp64 = _scalars(alpha, beta, out.dtype, has_bias)
+    bias = bias if has_bias else out
+    int64 = max(_span(t) for t in (a[0], b[0], out[0], bias[0])) > _INT32_SAFE
+    precision = dot_precision(a.dtype, a.device)
+    for start in range(0, batches, _MAX_GRID_Y):
+        stop = min(start + _MAX_GRID_Y, batches)
+        args = [t[start:stop] for t in (a, b, out, bias)]
+        strides = [s for t in args for s in t.stride()]
+        grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731
+        launch_tuned(_gemm_kernel, grid, *args, m, n, k, *strides, alpha, beta,
+                     has_bias, scaled, fp64, precision, _TL_ACC[out.dtype], int64)
+    return out
+
+
+def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
+    """y = alpha * (matrix @ vector) + beta * bias for a 2-D matrix and 1-D vectors (bias None or of y's shape)."""
+    m, k = matrix.shape
+    if m == 0:
+        return y
+    has_bias = bias is not None and beta != 0
+    alpha, beta, scaled, fp64 = _scalars(alpha, beta, y.dtype, has_bias)
+    bias = bias if has_bias else y
+    int64 = max(_span(t) for t in (matrix, vector, y, bias)) > _INT32_SAFE
+    grid = lambda meta: (cdiv(m, meta["BLOCK_M"]),)  # noqa: E731
+    launch_tuned(_gemv_kernel, grid, matrix, vector, y, bias, m, k, *matrix.stride(), vector.stride(0), y.stride(0),
+                 bias.stride(0), alpha, beta, has_bias, scaled, fp64, _TL_ACC[y.dtype], int64)
+    return y
+
+
+def launch_tuned(kernel, grid, *args):
+    """``kernel[grid](*args)`` for an autotuned kernel (the Launcher cache serves plain JIT kernels only)."""
+    if registration.kernels_call_torch:  # an emulated kernel's own torch calls must reach ATen
+        with registration.aten_only():
+            kernel[grid](*args)
+    else:
+        kernel[grid](*args)
+
+
+# --------------------------------------------------------------------------- ATen's checks
+
+
+def check_dtype(name: str, *tensors: torch.Tensor) -> None:
+    """Refuse what gems does not compute (ATen then runs it), before any work."""
+    for t in tensors:
+        if t.dtype not in GEMM_DTYPES:
+            raise Fallback(f"{name} of {t.dtype} is not handled by gems")
+
+
+def check_same(name: str, *tensors: torch.Tensor, what=("m1", "m2")) -> None:
+    """ATen's "same dtype, same device" checks of matrix-product operands (RuntimeError)."""
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.device != first.device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{first.device} and {t.device}!")
+        if t.dtype != first.dtype:
+            raise RuntimeError(f"{name}: expected {what[0]} and {what[1]} to have the same dtype, but got: "
+                               f"{first.dtype} != {t.dtype}")
+    check_dtype(name, *tensors)
+
+
+def check_rank(name: str, t: torch.Tensor, rank: int, what: str) -> None:
+    if t.dim() != rank:
+        raise RuntimeError(f"{name}: {what} must be a {rank}-D tensor, got {t.dim()}-D")
+
+
+def prepare_out(out: torch.Tensor | None, shape, like: torch.Tensor) -> torch.Tensor:
+    """A result tensor: fresh, or ``out`` checked as ATen checks it (dtype, device) and resized."""
+    if out is None:
+        return torch.empty(shape, dtype=like.dtype, device=like.device)
+    if out.dtype != like.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {like.dtype}, but got {out.dtype} instead")
+    if out.device != like.device:
+        raise RuntimeError(f"Expected out tensor to have device {like.device}, but got {out.device} instead")
+    if tuple(out.shape) != tuple(shape):
+        out.resize_(shape)
+    return out
+
+
+def overlaps(out: torch.Tensor, *inputs: torch.Tensor) -> bool:
+    """Whether ``out`` may share memory with an input (then the result is computed apart and copied)."""
+    if out.numel() == 0:
+        return False
+    start, end = out.data_ptr(), out.data_ptr() + _span(out) * out.element_size()
+    for t in inputs:
+        if t is not None and t.numel() and t.untyped_storage().data_ptr() == out.untyped_storage().data_ptr():
+            t_start = t.data_ptr()
+            if t_start < end and start < t_start + _span(t) * t.element_size():
+                return True
+    return False
+
+
+def expand_bias(bias: torch.Tensor, shape, name: str) -> torch.Tensor:
+    """``bias`` broadcast to the result shape, with ATen's message when it cannot be."""
+    try:
+        return bias.expand(shape)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{name}: {exc}") from None
+
+
+def product_perf(kind: str, operand: int = 0, shapes: str | None = None) -> PerfSpec:
+    """The perf declaration of a product: inputs of ``kind`` (see gems/testing/samples_blas.perf_inputs),
+    shapes under ``shapes`` (default: the same key) in perf/shapes.yaml, flops 2*M*N*K with K from
+    ``sample.args[operand]``."""
+    return PerfSpec(inputs=lazy("gems.testing.samples_blas", "perf_inputs", kind), shapes=shapes or kind,
+                    bytes=lazy("gems.testing.samples_blas", "moved_bytes"),
+                    flops=lazy("gems.testing.samples_blas", "product_flops", operand))
+
+
+def samples(name: str, *args):
+    """The conformance samples of ``name`` from gems/testing/samples_blas.py, imported on first use."""
+    return lazy("gems.testing.samples_blas", name, *args) if args else _direct(name)
+
+
+def _direct(name: str):
+    def call(dtype, device, quick):
+        import importlib
+
+        return getattr(importlib.import_module("gems.testing.samples_blas"), name)(dtype, device, quick)
+    call.__qualname__ = f"samples_blas.{name}"
+    return call
