@@ -100,7 +100,7 @@ def _long_special_values(dtype, device, length):
 
 
 def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None, dtype_arg=False, grad=False,
-                      single_dim=False, none_dim=True, values=None):
+                      single_dim=False, none_dim=True, values=None, dims=None, keepdim=True):
     """Samples for ``op(x)`` and ``op(x, dim, keepdim=, dtype=)`` (sum, mean, prod, amax, argmax...).
 
     full, dim: the ATen overloads the whole-tensor and the per-dim calls reach (``"sum"``,
@@ -109,8 +109,10 @@ def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None,
     cannot reach; result_dtype: the result dtype for an input dtype (default: the same); dtype_arg: the
     operator takes ``dtype=``; grad: check the gradient; single_dim: ``dim`` is one int (prod, argmax,
     max.dim); none_dim: ``op(x, None)`` is a whole-tensor call of the per-dim overload; values(shape,
-    dtype, device): the input values (default: make_tensor).
+    dtype, device): the input values (default: make_tensor); dims: the overload a list of dims (or None)
+    reaches when it is not ``dim``'s (``all.dims``); keepdim: the operator takes ``keepdim=``.
     """
+    dims = dims or dim
     result_dtype = result_dtype or (lambda d: d)
 
     def samples(dtype, device, quick):
@@ -120,6 +122,8 @@ def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None,
         long_row = QUICK_LONG if quick else FULL_LONG_ROWS
         make = values and (lambda s: values(s, dtype, device)) or (lambda s: make_tensor(s, dtype, device))
         exact = lambda s: _integer_valued(s, dtype, device)
+        if values:  # the operator's own values, made exact in any float dtype by rounding
+            exact = lambda s: values(s, dtype, device).round() if dtype.is_floating_point else values(s, dtype, device)
         numel, numel3 = rows * cols, math.prod(shape3)
         a, b, c = shape3
 
@@ -166,17 +170,18 @@ def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None,
             cases.append(case("noncontiguous-permuted", lambda: (make(shape3).permute(2, 0, 1), 2), a))
         else:
             cases += [
-                case("noncontiguous-permuted", lambda: (make(shape3).permute(2, 0, 1), (0, 2)), a * c),
-                case("multiple-dims", lambda: (make(shape3), (0, 2)), a * c),
-                case("multiple-dims-adjacent", lambda: (make(shape3), (1, 2)), b * c),
-                case("multiple-dims-negative-keepdim", lambda: (make(shape3), (-1, 0)), a * c, {"keepdim": True}),
-                case("full-dim-empty-list", lambda: (make(shape), []), numel),
-                case("error-dim-repeated", lambda: (make(shape), (1, -1)), 1),
+                case("noncontiguous-permuted", lambda: (make(shape3).permute(2, 0, 1), (0, 2)), a * c, expects=dims),
+                case("multiple-dims", lambda: (make(shape3), (0, 2)), a * c, expects=dims),
+                case("multiple-dims-adjacent", lambda: (make(shape3), (1, 2)), b * c, expects=dims),
+                case("multiple-dims-negative-keepdim", lambda: (make(shape3), (-1, 0)), a * c, {"keepdim": True},
+                     expects=dims),
+                case("full-dim-empty-list", lambda: (make(shape), []), numel, expects=dims),
+                case("error-dim-repeated", lambda: (make(shape), (1, -1)), 1, expects=dims),
             ]
         if none_dim:
             cases += [
-                case("full-dim-none", lambda: (make(shape), None), numel),
-                case("full-keepdim", lambda: (make(shape3), None), numel3, {"keepdim": True}),
+                case("full-dim-none", lambda: (make(shape), None), numel, expects=dims),
+                case("full-keepdim", lambda: (make(shape3), None), numel3, {"keepdim": True}, expects=dims),
             ]
         if full:
             cases += [
@@ -217,6 +222,8 @@ def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None,
                               call=_OutCall(overload_op, result_dtype)))
         if grad and dtype.is_floating_point:
             cases.append(case("grad", lambda: (make(shape).requires_grad_(), 1), cols, grad=True))
+        if not keepdim:
+            cases = [c for c in cases if "keepdim" not in c.kwargs]
         return cases
 
     return samples
