@@ -81,6 +81,13 @@ def _sliced(shape, dtype, device):
     return make_tensor((a, 2 * b, c), dtype, device)[:, :b]
 
 
+def _with_zeros(x: torch.Tensor, fraction: float) -> torch.Tensor:
+    if x.device.type == "meta":
+        return x
+    keep = torch.rand(x.shape) >= fraction
+    return x * keep.to(x.device) if x.dtype != torch.bool else x & keep.to(x.device)
+
+
 def _long_special_values(dtype, device, length):
     """Two rows longer than one block with their special values in a later block: a NaN after a finite
     maximum (and a second NaN), +inf then -inf; for integers the extremes; for bool a lone True."""
@@ -100,7 +107,7 @@ def _long_special_values(dtype, device, length):
 
 
 def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None, dtype_arg=False, grad=False,
-                      single_dim=False, none_dim=True, values=None, dims=None, keepdim=True):
+                      single_dim=False, none_dim=True, values=None, dims=None, keepdim=True, zeros=0.0):
     """Samples for ``op(x)`` and ``op(x, dim, keepdim=, dtype=)`` (sum, mean, prod, amax, argmax...).
 
     full, dim: the ATen overloads the whole-tensor and the per-dim calls reach (``"sum"``,
@@ -110,7 +117,8 @@ def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None,
     operator takes ``dtype=``; grad: check the gradient; single_dim: ``dim`` is one int (prod, argmax,
     max.dim); none_dim: ``op(x, None)`` is a whole-tensor call of the per-dim overload; values(shape,
     dtype, device): the input values (default: make_tensor); dims: the overload a list of dims (or None)
-    reaches when it is not ``dim``'s (``all.dims``); keepdim: the operator takes ``keepdim=``.
+    reaches when it is not ``dim``'s (``all.dims``); keepdim: the operator takes ``keepdim=``; zeros: the
+    fraction of elements set to zero (all, any, count_nonzero).
     """
     dims = dims or dim
     result_dtype = result_dtype or (lambda d: d)
@@ -121,6 +129,8 @@ def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None,
         long = QUICK_LONG if quick else FULL_LONG
         long_row = QUICK_LONG if quick else FULL_LONG_ROWS
         make = values and (lambda s: values(s, dtype, device)) or (lambda s: make_tensor(s, dtype, device))
+        if zeros:
+            make = lambda s, made=make: _with_zeros(made(s), zeros)
         exact = lambda s: _integer_valued(s, dtype, device)
         if values:  # the operator's own values, made exact in any float dtype by rounding
             exact = lambda s: values(s, dtype, device).round() if dtype.is_floating_point else values(s, dtype, device)

@@ -30,6 +30,7 @@ from gems.ops.reduction.planning import (
     TL_DTYPES,
     Launch,
     PlanCache,
+    check_nonempty,
     check_reduction_out,
     config,
     output_coords,
@@ -47,6 +48,7 @@ from gems.ops.reduction.planning import (
     tile_k,
 )
 from gems.runtime.launch import Launcher
+from gems.runtime.registration import Fallback
 
 # PRE: what each element contributes.
 PRE_NONE, PRE_NONZERO, PRE_ABS, PRE_SQUARE, PRE_POW, PRE_NE = range(6)
@@ -74,11 +76,11 @@ def _contribution(x, y, p, PRE: tl.constexpr, CAST: tl.constexpr, ACC: tl.conste
         return (x != y).to(ACC)
     if CAST == tl.int1:
         v = (x != 0).to(ACC)  # to bool means "is nonzero", not a truncation
+    elif PRE == 1:
+        v = (x.to(CAST) != 0).to(ACC)  # before any conversion to an integer accumulator truncates 0.5
     else:
         v = x.to(CAST).to(ACC)
-    if PRE == 1:
-        v = (v != 0).to(ACC)
-    elif PRE == 2:
+    if PRE == 2:
         v = tl.abs(v)
     elif PRE == 3:
         v = v * v
@@ -283,6 +285,18 @@ def _run(p: _Plan, x, y, outs):
     _launcher(first.grid, x, y, parts[0], parts[-1], *first.args, num_warps=first.num_warps)
     for part, out, launch in zip(parts, outs, rest):
         _launcher(launch.grid, part, part, out, out, *launch.args, num_warps=launch.num_warps)
+
+
+def reduce_extreme(x, dim, keepdim, op, name, out=None, outs=None):
+    """amax / amin (op MAX, MIN) or aminmax (MINMAX) of x, in x's dtype, with ATen's checks."""
+    for o in (outs or ([out] if out is not None else [])):
+        if o.dtype != x.dtype:
+            raise RuntimeError(f"Expected the dtype for input and out to match, but got {x.dtype} for input's dtype "
+                               f"and {o.dtype} for out's dtype.")
+    check_nonempty(x, dim, name)
+    if x.dtype not in TL_DTYPES:
+        raise Fallback(f"{name} of {x.dtype} is not handled by gems")
+    return reduce(x, dim, keepdim, Kind(op), x.dtype, outs=outs or (None if out is None else [out]))
 
 
 def reduce(x, dim, keepdim, kind: Kind, dtype, *, cast=None, acc=None, outs=None, y=None, p=0.0):
