@@ -299,17 +299,18 @@ def reduce_extreme(x, dim, keepdim, op, name, out=None, outs=None):
     return reduce(x, dim, keepdim, Kind(op), x.dtype, outs=outs or (None if out is None else [out]))
 
 
-def reduce(x, dim, keepdim, kind: Kind, dtype, *, cast=None, acc=None, outs=None, y=None, p=0.0):
+def reduce(x, dim, keepdim, kind: Kind, dtype, *, cast=None, acc=None, outs=None, y=None, p=0.0, reduced=None):
     """``kind`` of x over ``dim`` (None or [] for all dims); returns the result tensors (2 for MINMAX).
 
     dtype: the results' dtype; cast: the dtype each element is first converted to (default dtype);
     acc: the accumulation dtype (default: fp32 for fp16/bf16/fp32, fp64, int64 for integers and bool);
-    outs: ``out=`` tensors (resized as ATen does); y: a second input of x's shape (PRE_NE).
+    outs: ``out=`` tensors (resized as ATen does); y: a second input of x's shape (PRE_NE); reduced: the
+    dims, when the caller has resolved ``dim`` itself (all.dims reduces none for []).
     """
     cast = cast or dtype
     acc = acc or (torch.float64 if cast == torch.float64 else torch.float32 if cast.is_floating_point
                   else torch.int64)
-    reduced = reduced_dims(x, dim)
+    reduced = reduced_dims(x, dim) if reduced is None else reduced
     shape = reduced_shape(x.shape, reduced, keepdim)
     n_outs = 2 if kind.op == MINMAX else 1
     if outs is None:
@@ -329,7 +330,7 @@ def reduce(x, dim, keepdim, kind: Kind, dtype, *, cast=None, acc=None, outs=None
     if all(o.stride() == outs[0].stride() for o in outs):
         plan = _plan(x, y, reduced, keepdim, outs, kind, cast, acc, p)
     if plan is None:  # out= tensors whose strides merge in no order: compute, then copy
-        fresh = reduce(x, dim, keepdim, kind, dtype, cast=cast, acc=acc, y=y, p=p)
+        fresh = reduce(x, dim, keepdim, kind, dtype, cast=cast, acc=acc, y=y, p=p, reduced=reduced)
         return [out.copy_(f) for out, f in zip(outs, fresh)]
     _run(plan, x, y, outs)
     return outs
