@@ -326,14 +326,14 @@ def reduction_perf(shapes: str = "reductions") -> PerfSpec:
     return PerfSpec(inputs=lazy(module, "dim_perf_inputs"), shapes=shapes, bytes=lazy(module, "dim_perf_bytes"))
 
 
-def check_nonempty(x: torch.Tensor, dim, name: str) -> None:
-    """ATen's errors for a reduction without identity (max, argmax...) over no elements: RuntimeError for
-    a whole-tensor call, IndexError naming the dim for a per-dim one."""
+def check_nonempty(x: torch.Tensor, dim, name: str, whole_error=RuntimeError) -> None:
+    """ATen's errors for a reduction without identity (max, argmax...) over no elements: ``whole_error``
+    (RuntimeError, IndexError for argmax/argmin) for a whole-tensor call, IndexError naming the dim for a
+    per-dim one."""
     if x.numel():
         return
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                           f"reduction dim with the 'dim' argument.")
+        raise whole_error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
     for d in reduced_dims(x, dim):
         if x.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
