@@ -427,3 +427,24 @@ def dim_perf_inputs():
 def dim_perf_bytes():
     """``bytes``: the input read once plus the results written (a factory, for gems.spec.lazy)."""
     return _bytes_moved
+
+
+def values_indices_samples(name: str):
+    """Samples for torch.max / torch.min (``name``): the whole-tensor form and its ``out=``, the (values,
+    indices) per-dim form and its ``out=(values, indices)``."""
+    op = getattr(torch, name)
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        shape3, long = (QUICK_3D, QUICK_LONG) if quick else (FULL_3D, FULL_LONG)
+        make = lambda s: make_tensor(s, dtype, device)
+        cases = reduction_samples(op, full=name, dim=f"{name}.dim", single_dim=True, none_dim=False,
+                                  full_out=(f"{name}.unary_out", op))(dtype, device, quick)
+        out = f"{name}.dim_{name}"
+        return cases + [
+            Sample("out", lambda: (make(shape), 1), expects=out, call=_with_out, reduction_size=cols),
+            Sample("out-3d-dim1", lambda: (make(shape3), 1), expects=out, call=_with_out, reduction_size=shape3[1]),
+            Sample("out-long", lambda: (make((2, long)), 1), expects=out, call=_with_out, reduction_size=long),
+        ]
+
+    return samples
