@@ -448,3 +448,33 @@ def values_indices_samples(name: str):
         ]
 
     return samples
+
+
+def moment_samples(op, overload, out=None):
+    """Samples for torch.var / std / var_mean (all reach ``overload``): the reduction samples, and
+    corrections (0, fractional, larger than the count), ``unbiased=``, single elements, shifted data."""
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        long = QUICK_LONG if quick else FULL_LONG
+        make = lambda s: make_tensor(s, dtype, device)
+        cases = reduction_samples(op, full=overload, dim=overload, out=out)(dtype, device, quick)
+
+        def case(variant, args, size, **kwargs):
+            return Sample(variant, args, kwargs, expects=overload, reduction_size=size)
+
+        return cases + [
+            case("correction-0", lambda: (make(shape), 1), cols, correction=0),
+            case("correction-fraction", lambda: (make(shape), 1), cols, correction=0.5),
+            case("correction-2-dim0", lambda: (make(shape), 0), rows, correction=2),
+            case("correction-above-count", lambda: (make((rows, 3)), 1), 3, correction=5),
+            case("correction-full", lambda: (make(shape),), rows * cols, correction=0),
+            case("unbiased-false", lambda: (make(shape), 1), cols, unbiased=False),
+            case("single-element", lambda: (make((rows, 1)), 1), 1),
+            case("correction-long", lambda: (make((2, long)), 1), long, correction=0),
+            # Values far from zero with a small spread: the one-pass form must not cancel.
+            case("offset-values", lambda: (make(shape) / 64 + 100, 1), cols),
+            case("offset-values-long", lambda: (make((2, long)) / 64 + 100, 1), long),
+        ]
+
+    return samples
