@@ -73,6 +73,8 @@ class Kind(NamedTuple):
 def _contribution(x, y, p, PRE: tl.constexpr, CAST: tl.constexpr, ACC: tl.constexpr):
     """An element as the reduction sees it, in the accumulation dtype."""
     if PRE == 5:  # PRE_NE: x and y differ (NaN differs from itself, as in ATen's equal)
+        if x.dtype == tl.float16 or x.dtype == tl.bfloat16:  # exact in fp32 (the interpreter has no bf16 math)
+            return (x.to(tl.float32) != y.to(tl.float32)).to(ACC)
         return (x != y).to(ACC)
     if CAST == tl.int1:
         v = (x != 0).to(ACC)  # to bool means "is nonzero", not a truncation
