@@ -9,7 +9,7 @@ import torch
 from gems.dtypes import ALL
 from gems.ops.reduction.combine import MINMAX, reduce_extreme
 from gems.ops.reduction.planning import reduction_perf
-from gems.spec import OpSpec, lazy
+from gems.spec import OpSpec
 
 
 def _check_empty(x, dim):

@@ -45,7 +45,7 @@ def equal_call(a, b):
 def _samples(dtype, device, quick):
     from gems.spec import Sample
     from gems.testing.samples import make_tensor, shape_for
-    from gems.testing.samples_reduction import QUICK_LONG, FULL_LONG
+    from gems.testing.samples_reduction import FULL_LONG, QUICK_LONG
 
     rows, cols = shape = shape_for(quick)
     long = QUICK_LONG if quick else FULL_LONG

@@ -86,7 +86,7 @@ _ORDS = {"0": 0, "1": 1, "2": 2, "inf": math.inf, "neg-inf": -math.inf, "3": 3, 
 def _samples(dtype, device, quick):
     from gems.spec import Sample
     from gems.testing.samples import make_tensor, shape_for
-    from gems.testing.samples_reduction import QUICK_LONG, FULL_LONG, reduction_samples, special_rows
+    from gems.testing.samples_reduction import FULL_LONG, QUICK_LONG, reduction_samples, special_rows
 
     name = "linalg_vector_norm"
     cases = reduction_samples(vector_norm, full=name, dim=name, out=f"{name}.out", dtype_arg=True)(dtype, device,
@@ -95,7 +95,7 @@ def _samples(dtype, device, quick):
     long = QUICK_LONG if quick else FULL_LONG
     make = lambda s: make_tensor(s, dtype, device)
     for label, o in _ORDS.items():
-        def case(variant, args, size, o=o, **kwargs):
+        def case(variant, args, size, o=o, label=label, **kwargs):
             return Sample(f"ord-{label}-{variant}", args, {"ord": o, **kwargs}, expects=name, reduction_size=size)
 
         cases += [

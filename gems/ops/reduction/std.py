@@ -22,8 +22,9 @@ def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
 
 # Rows holding +-finfo.max / 4: their squares overflow the fp32 accumulator, as in ATen's CUDA kernel (fp32
 # Welford), so std is inf; ATen on the CPU accumulates in double and the oracle's std is finite.
-_OVERFLOW = "squares of +-finfo.max/4 overflow the fp32 accumulator (inf, as ATen's CUDA kernel); CPU ATen uses double"
-_KNOWN = {("interpreter", d, v): _OVERFLOW for d in ("float32", "bfloat16") for v in ("special-values", "special-values-dim0")}
+_OVERFLOW = "squares of +-finfo.max/4 overflow the fp32 accumulator (inf, as ATen's CUDA kernel); CPU ATen: double"
+_KNOWN = {("interpreter", d, v): _OVERFLOW
+          for d in ("float32", "bfloat16") for v in ("special-values", "special-values-dim0")}
 
 SPECS = [
     OpSpec(
