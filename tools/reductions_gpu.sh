@@ -5,7 +5,7 @@
 # sum/mean/amax/argmax/var_mean and >= 75% for the middle-dim shape [32, 4096, 1024]).
 # Usage: tools/reductions_gpu.sh [extra pytest args]   (from the repository root, venv active)
 set -euo pipefail
-OPS=sum,mean,prod,amax,amin,aminmax,max,min,argmax,argmin,all,any,count_nonzero,var,std,var_mean,linalg_vector_norm,equal,isin,bincount
+OPS=sum,mean,prod,amax,amin,aminmax,max,min,argmax,argmin,all,any,count_nonzero,var,std,var_mean,linalg_vector_norm,equal,is_all_true,isin,bincount
 PERF_OPS=sum,mean,amax,argmax,var_mean,prod,amin,aminmax,max,argmin,all,any,count_nonzero,var,std,linalg_vector_norm
 OUT=${OUT:-runs/nvidia/reductions}
 python -m pytest conformance --vendor nvidia --ops "$OPS" -n "${JOBS:-8}" -q -p no:randomly --report-dir "$OUT/conformance" "$@"

@@ -1,19 +1,18 @@
-"""equal: ``equal`` (same shape and every element equal; NaN differs from itself) and ``_is_all_true``
-(whether every element of a bool tensor is True), by the shared reduction kernel
-(gems/ops/reduction/combine.py): "any element differs" over the flattened tensors, then one host read."""
+"""equal: ``equal``: same shape and every element equal (NaN differs from itself), by the shared reduction
+kernel (gems/ops/reduction/combine.py): "any element differs" over the flattened tensors, then one host
+read for the Python bool."""
 
 from __future__ import annotations
 
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.reduction.combine import MAX, MIN, PRE_NE, PRE_NONZERO, Kind, reduce
+from gems.ops.reduction.combine import MAX, PRE_NE, Kind, reduce
 from gems.ops.reduction.planning import TL_DTYPES
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
 
 _DIFFERS = Kind(MAX, PRE_NE)
-_ALL = Kind(MIN, PRE_NONZERO)
 
 
 def equal(self, other):
@@ -28,13 +27,6 @@ def equal(self, other):
         return True
     (differs,) = reduce(self, None, False, _DIFFERS, torch.int32, cast=self.dtype, acc=torch.int32, y=other)
     return not differs.item()
-
-
-def is_all_true(self):
-    if self.dtype != torch.bool:
-        raise RuntimeError("_is_all_true: expected a bool tensor (self.scalar_type() == at::kBool)")
-    (y,) = reduce(self, None, False, _ALL, torch.bool, cast=torch.bool, acc=torch.int32)
-    return y
 
 
 def equal_call(a, b):
@@ -78,19 +70,13 @@ def _samples(dtype, device, quick):
     ]
     if dtype.is_floating_point:
         cases.append(Sample("special-values-nan", lambda: nan_pair(shape)))
-    if dtype == torch.bool:
-        cases += [Sample("is-all-true", lambda: (make(shape),), call=torch._is_all_true, expects="_is_all_true"),
-                  Sample("is-all-true-ones", lambda: (torch.ones(shape, dtype=dtype, device=device),),
-                         call=torch._is_all_true, expects="_is_all_true"),
-                  Sample("is-all-true-empty", lambda: (make((0, cols)),), call=torch._is_all_true,
-                         expects="_is_all_true")]
     return cases
 
 
 SPECS = [
     OpSpec(
         name="equal", family="reduction",
-        impls={"equal": equal, "_is_all_true": is_all_true},
+        impls={"equal": equal},
         call=equal_call,
         samples=_samples,
         dtypes=ALL,
