@@ -23,8 +23,8 @@ QUICK_3D, FULL_3D = (3, 5, 7), (7, 129, 255)
 # Longer than one block of the interpreter vendor's "reduction" heuristics (4096), so quick mode runs
 # the split (two-pass) sum; the full length is a 4M-element vector.
 QUICK_LONG, FULL_LONG = 10007, (1 << 22) + 3
-# Softmax rows longer than the one-pass limit of the interpreter (4096) and nvidia (16384) heuristics.
-QUICK_LONG_ROW, FULL_LONG_ROW = 5003, 40003
+# Rows of 2^17 elements in full mode (a few of them: the row-per-program path with a loop).
+FULL_LONG_ROWS = 1 << 17
 
 
 def _other_float(dtype: torch.dtype) -> torch.dtype:
@@ -68,7 +68,8 @@ def special_rows(dtype, device):
     info = torch.finfo(dtype)
     inf, nan, big = math.inf, math.nan, info.max / 4
     rows = [[nan, 1, 2, 3], [inf, 1, 2, 3], [-inf, 1, 2, 3], [inf, -inf, 0, 0], [-0.0, -0.0, -0.0, -0.0],
-            [big, big, -big, 0], [info.tiny, -info.tiny, info.eps, 1.0], [1e3, -1e3, 0.5, -2.5]]
+            [big, big, -big, 0], [info.tiny, -info.tiny, info.eps, 1.0], [1e3, -1e3, 0.5, -2.5],
+            [1.0, nan, 3.0, nan]]
     return _on(torch.tensor(rows, dtype=torch.float64).to(dtype), device)
 
 
@@ -78,96 +79,159 @@ def _sliced(shape, dtype, device):
     return make_tensor((a, 2 * b, c), dtype, device)[:, :b]
 
 
-def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None, dtype_arg=False, grad=False):
-    """Samples for ``op(x)`` and ``op(x, dim, keepdim=, dtype=)`` (sum, mean, prod...).
+def _with_zeros(x: torch.Tensor, fraction: float) -> torch.Tensor:
+    if x.device.type == "meta":
+        return x
+    keep = torch.rand(x.shape) >= fraction
+    return x * keep.to(x.device) if x.dtype != torch.bool else x & keep.to(x.device)
+
+
+def _long_special_values(dtype, device, length):
+    """Two rows longer than one block with their special values in a later block: a NaN after a finite
+    maximum (and a second NaN), +inf then -inf; for integers the extremes; for bool a lone True."""
+    if dtype == torch.bool:
+        rows = torch.zeros((2, length), dtype=torch.bool)
+        rows[0, length - 3] = True
+        return _on(rows, device)
+    if not dtype.is_floating_point:
+        info = torch.iinfo(dtype)
+        rows = torch.randint(-3 if info.min else 0, 4, (2, length), dtype=dtype)
+        rows[0, length - 2], rows[1, length // 2], rows[1, length - 1] = info.max, info.min, info.max
+        return _on(rows, device)
+    rows = torch.rand((2, length), dtype=torch.float64) * 8 - 4
+    rows[0, 5], rows[0, length - 7], rows[0, length - 2] = 3.5, math.nan, math.nan
+    rows[1, length // 2], rows[1, length - 1] = math.inf, -math.inf
+    return _on(rows.to(dtype), device)
+
+
+def reduction_samples(op, full, dim, out=None, full_out=None, result_dtype=None, dtype_arg=False, grad=False,
+                      single_dim=False, none_dim=True, values=None, dims=None, keepdim=True, zeros=0.0):
+    """Samples for ``op(x)`` and ``op(x, dim, keepdim=, dtype=)`` (sum, mean, prod, amax, argmax...).
 
     full, dim: the ATen overloads the whole-tensor and the per-dim calls reach (``"sum"``,
-    ``"sum.dim_IntList"``); out: the per-dim ``out=`` overload; full_out: (overload name, OpOverload) of a
-    whole-tensor ``out=`` overload that ``torch.<op>`` cannot reach; result_dtype: the result dtype for an
-    input dtype (default: the same); dtype_arg: the operator takes ``dtype=``; grad: check the gradient.
+    ``"sum.dim_IntList"``; full None: the operator has no whole-tensor form); out: the per-dim ``out=``
+    overload; full_out: (overload name, OpOverload) of a whole-tensor ``out=`` overload that ``torch.<op>``
+    cannot reach; result_dtype: the result dtype for an input dtype (default: the same); dtype_arg: the
+    operator takes ``dtype=``; grad: check the gradient; single_dim: ``dim`` is one int (prod, argmax,
+    max.dim); none_dim: ``op(x, None)`` is a whole-tensor call of the per-dim overload; values(shape,
+    dtype, device): the input values (default: make_tensor); dims: the overload a list of dims (or None)
+    reaches when it is not ``dim``'s (``all.dims``); keepdim: the operator takes ``keepdim=``; zeros: the
+    fraction of elements set to zero (all, any, count_nonzero).
     """
+    dims = dims or dim
     result_dtype = result_dtype or (lambda d: d)
 
     def samples(dtype, device, quick):
         rows, cols = shape = shape_for(quick)
         shape3 = QUICK_3D if quick else FULL_3D
         long = QUICK_LONG if quick else FULL_LONG
-        make = lambda s: make_tensor(s, dtype, device)
+        long_row = QUICK_LONG if quick else FULL_LONG_ROWS
+        make = values and (lambda s: values(s, dtype, device)) or (lambda s: make_tensor(s, dtype, device))
+        if zeros:
+            make = lambda s, made=make: _with_zeros(made(s), zeros)
         exact = lambda s: _integer_valued(s, dtype, device)
+        if values:  # the operator's own values, made exact in any float dtype by rounding
+            exact = lambda s: values(s, dtype, device).round() if dtype.is_floating_point else values(s, dtype, device)
         numel, numel3 = rows * cols, math.prod(shape3)
+        a, b, c = shape3
 
         def case(variant, args, size, kwargs=None, expects=dim, **extra):
             return Sample(variant, args, dict(kwargs or {}), expects=expects, reduction_size=size, **extra)
 
         cases = [
-            case("contiguous", (make(shape), 1), cols),
-            case("dim0", (make(shape), 0), rows),
-            case("dim-1", (make(shape), -1), cols),
-            case("dim-2", (make(shape), -2), rows),
-            case("noncontiguous-transposed", (transposed(shape, dtype, device), 1), cols),
-            case("noncontiguous-transposed-dim0", (transposed(shape, dtype, device), 0), rows),
-            case("noncontiguous-strided", (strided(shape, dtype, device), 1), cols),
-            case("noncontiguous-strided-dim0", (strided(shape, dtype, device), 0), rows),
-            case("noncontiguous-expanded", (make((rows, 1)), 1), cols, call=_Expanded(op, cols)),
-            case("noncontiguous-permuted", (make(shape3).permute(2, 0, 1), (0, 2)), shape3[0] * shape3[2]),
-            case("noncontiguous-sliced", (_sliced(shape3, dtype, device), -1), shape3[2]),
-            case("noncontiguous-sliced-dim1", (_sliced(shape3, dtype, device), 1), shape3[1]),
-            case("3d-dim0", (make(shape3), 0), shape3[0]),
-            case("3d-dim1", (make(shape3), 1), shape3[1]),
-            case("3d-dim2", (make(shape3), 2), shape3[2]),
-            case("3d-dim-3", (make(shape3), -3), shape3[0]),
-            case("keepdim", (make(shape3), 1), shape3[1], {"keepdim": True}),
-            case("multiple-dims", (make(shape3), (0, 2)), shape3[0] * shape3[2]),
-            case("multiple-dims-adjacent", (make(shape3), (1, 2)), shape3[1] * shape3[2]),
-            case("multiple-dims-negative-keepdim", (make(shape3), (-1, 0)), shape3[0] * shape3[2],
-                 {"keepdim": True}),
-            case("full", (make(shape),), numel, expects=full),
-            case("full-3d-transposed", (make(shape3).transpose(0, 2),), numel3, expects=full),
-            case("full-dim-none", (make(shape), None), numel),
-            case("full-dim-empty-list", (make(shape), []), numel),
-            case("full-keepdim", (make(shape3), None), numel3, {"keepdim": True}),
-            case("long-full", (make((long,)),), long, expects=full),
-            case("long-dim-last", (make((2, long)), 1), long),
-            case("long-dim-middle", (make((2, long, 3)), 1), long),
-            case("0d", (make(()),), 1, expects=full),
-            case("0d-dim", (make(()), 0), 1),
-            case("0d-dim-negative-keepdim", (make(()), -1), 1, {"keepdim": True}),
-            case("empty", (make((0, cols)), 0), 1),
-            case("empty-kept", (make((0, cols)), 1), cols),
-            case("empty-full", (make((0, cols)),), 1, expects=full),
-            case("special-values", (special_rows(dtype, device), 1), 4),
-            case("special-values-dim0", (special_rows(dtype, device), 0), 8),
-            case("error-dim-out-of-range", (make(shape), 2), 1),
-            case("error-dim-repeated", (make(shape), (1, -1)), 1),
+            case("contiguous", lambda: (make(shape), 1), cols),
+            case("dim0", lambda: (make(shape), 0), rows),
+            case("dim-1", lambda: (make(shape), -1), cols),
+            case("dim-2", lambda: (make(shape), -2), rows),
+            case("1xN", lambda: (make((1, cols)), 1), cols),
+            case("Nx1", lambda: (make((rows, 1)), 0), rows),
+            case("size-one-dim", lambda: (make((rows, 1)), 1), 1),
+            case("noncontiguous-transposed", lambda: (transposed(shape, dtype, device), 1), cols),
+            case("noncontiguous-transposed-dim0", lambda: (transposed(shape, dtype, device), 0), rows),
+            case("noncontiguous-strided", lambda: (strided(shape, dtype, device), 1), cols),
+            case("noncontiguous-strided-dim0", lambda: (strided(shape, dtype, device), 0), rows),
+            case("noncontiguous-expanded", lambda: (make((rows, 1)), 1), cols, call=_Expanded(op, cols)),
+            case("noncontiguous-sliced", lambda: (_sliced(shape3, dtype, device), -1), c),
+            case("noncontiguous-sliced-dim1", lambda: (_sliced(shape3, dtype, device), 1), b),
+            case("3d-dim0", lambda: (make(shape3), 0), a),
+            case("3d-dim1", lambda: (make(shape3), 1), b),
+            case("3d-dim2", lambda: (make(shape3), 2), c),
+            case("3d-dim-3", lambda: (make(shape3), -3), a),
+            case("keepdim", lambda: (make(shape3), 1), b, {"keepdim": True}),
+            case("long-dim-last", lambda: (make((2, long)), 1), long),
+            case("long-dim-middle", lambda: (make((2, long, 3)), 1), long),
+            case("long-rows", lambda: (make((5, long_row)), 1), long_row),
+            case("long-rows-dim0", lambda: (make((long_row, 5)), 0), long_row),
+            case("0d-dim", lambda: (make(()), 0), 1),
+            case("0d-dim-negative-keepdim", lambda: (make(()), -1), 1, {"keepdim": True}),
+            case("empty", lambda: (make((0, cols)), 0), 1),
+            case("empty-kept", lambda: (make((0, cols)), 1), cols),
+            case("special-values", lambda: (special_rows(dtype, device), 1), 4),
+            case("special-values-dim0", lambda: (special_rows(dtype, device), 0), 9),
+            case("special-values-long", lambda: (_long_special_values(dtype, device, long), 1), long),
+            case("special-values-long-dim0", lambda: (_long_special_values(dtype, device, long).t().contiguous(), 0),
+                 long),
+            case("error-dim-out-of-range", lambda: (make(shape), 2), 1),
+            case("error-dim-out-of-range-negative", lambda: (make(shape), -3), 1),
         ]
-        if dtype_arg:
+        if single_dim:
+            cases.append(case("noncontiguous-permuted", lambda: (make(shape3).permute(2, 0, 1), 2), a))
+        else:
             cases += [
-                case("dtype-float", (exact(shape), 1), cols, {"dtype": _other_float(dtype)}),
-                case("dtype-lower", (exact(shape), 1), cols, {"dtype": _lower_float(dtype)}),
-                case("dtype-int32", (make(shape), 1), cols, {"dtype": torch.int32}),
-                case("dtype-bool", (make(shape), 1), cols, {"dtype": torch.bool}),
-                case("dtype-wider", (make(shape), 1), cols, {"dtype": _wider_float(dtype)}),
-                case("dtype-full", (exact(shape),), numel, {"dtype": _other_float(dtype)}, expects=full),
+                case("noncontiguous-permuted", lambda: (make(shape3).permute(2, 0, 1), (0, 2)), a * c, expects=dims),
+                case("multiple-dims", lambda: (make(shape3), (0, 2)), a * c, expects=dims),
+                case("multiple-dims-adjacent", lambda: (make(shape3), (1, 2)), b * c, expects=dims),
+                case("multiple-dims-negative-keepdim", lambda: (make(shape3), (-1, 0)), a * c, {"keepdim": True},
+                     expects=dims),
+                case("full-dim-empty-list", lambda: (make(shape), []), numel, expects=dims),
+                case("error-dim-repeated", lambda: (make(shape), (1, -1)), 1, expects=dims),
             ]
+        if none_dim:
+            cases += [
+                case("full-dim-none", lambda: (make(shape), None), numel, expects=dims),
+                case("full-keepdim", lambda: (make(shape3), None), numel3, {"keepdim": True}, expects=dims),
+            ]
+        if full:
+            cases += [
+                case("full", lambda: (make(shape),), numel, expects=full),
+                case("full-3d-transposed", lambda: (make(shape3).transpose(0, 2),), numel3, expects=full),
+                case("long-full", lambda: (make((long,)),), long, expects=full),
+                case("0d", lambda: (make(()),), 1, expects=full),
+                case("empty-full", lambda: (make((0, cols)),), 1, expects=full),
+                case("special-values-full", lambda: (special_rows(dtype, device),), 36, expects=full),
+            ]
+        if dtype_arg:
+            other, lower, wider = _other_float(dtype), _lower_float(dtype), _wider_float(dtype)
+            cases += [
+                case("dtype-float", lambda: (exact(shape), 1), cols, {"dtype": other}),
+                case("dtype-lower", lambda: (exact(shape), 1), cols, {"dtype": lower}),
+                case("dtype-int32", lambda: (make(shape), 1), cols, {"dtype": torch.int32}),
+                case("dtype-bool", lambda: (make(shape), 1), cols, {"dtype": torch.bool}),
+                case("dtype-wider", lambda: (make(shape), 1), cols, {"dtype": wider}),
+            ]
+            if full:
+                cases.append(case("dtype-full", lambda: (exact(shape),), numel, {"dtype": other}, expects=full))
         if out:
             cases += [
-                case("out", (make(shape), 1), cols, expects=out, call=_with_out),
-                case("out-noncontiguous", (make(shape3), 1), shape3[1], expects=out,
+                case("out", lambda: (make(shape), 1), cols, expects=out, call=_with_out),
+                case("out-noncontiguous", lambda: (make(shape3), 1), b, expects=out,
                      call=_OutCall(op, result_dtype, strided=True)),
                 # A split reduction whose second pass writes through out's stride.
-                case("out-noncontiguous-long", (make((2, long)), 1), long, expects=out,
+                case("out-noncontiguous-long", lambda: (make((2, long)), 1), long, expects=out,
                      call=_OutCall(op, result_dtype, strided=True)),
             ]
             if dtype_arg:
                 # dtype= and out's dtype must agree (RuntimeError in ATen).
-                cases.append(case("error-out-dtype-mismatch", (make(shape), 1), cols, {"dtype": _other_float(dtype)},
-                                  expects=out, call=_OutCall(op, result_dtype)))
+                cases.append(case("error-out-dtype-mismatch", lambda: (make(shape), 1), cols,
+                                  {"dtype": _other_float(dtype)}, expects=out, call=_OutCall(op, result_dtype)))
         if full_out:
             overload, overload_op = full_out
-            cases.append(case("full-out", (make(shape),), numel, expects=overload,
+            cases.append(case("full-out", lambda: (make(shape),), numel, expects=overload,
                               call=_OutCall(overload_op, result_dtype)))
         if grad and dtype.is_floating_point:
-            cases.append(case("grad", (make(shape).requires_grad_(), 1), cols, grad=True))
+            cases.append(case("grad", lambda: (make(shape).requires_grad_(), 1), cols, grad=True))
+        if not keepdim:
+            cases = [c for c in cases if "keepdim" not in c.kwargs]
         return cases
 
     return samples
@@ -209,123 +273,6 @@ class _OutCall:
         return result
 
 
-def softmax_special_rows(dtype, device, length=6):
-    """Rows with an all -inf row (NaN, as ATen), -inf entries, +inf (NaN), NaN, large spreads, ties."""
-    info = torch.finfo(dtype)
-    inf, nan = math.inf, math.nan
-    pad = lambda row: (row + [0.0] * length)[:length]
-    rows = [[-inf] * length, pad([-inf, 0.0, 1.0, -inf, 2.0]), pad([inf, 1.0, 2.0]), pad([nan, 1.0, 2.0]),
-            pad([1e3, -1e3, 0.0, 5.0, 1.0]), pad([info.max / 4, -info.max / 4, 0.0]), [1.0] * length]
-    return _on(torch.tensor(rows, dtype=torch.float64).to(dtype), device)
-
-
-def _long_special_rows(dtype, device, length):
-    """Long rows for the looped (online) kernels: the first half -inf, all -inf, a maximum that grows
-    from one block to the next, and a +inf in the last block."""
-    rows = torch.rand((4, length), dtype=torch.float64) * 8 - 4
-    rows[0, : length // 2] = -math.inf
-    rows[1] = -math.inf
-    rows[2] = torch.linspace(-60, 60, length, dtype=torch.float64)
-    rows[3, -1] = math.inf
-    return _on(rows.to(dtype), device)
-
-
-class _HalfToFloat:
-    """``_softmax(x, dim, half_to_float=True)``. The float64 oracle copy (CPU, where ATen refuses
-    half_to_float) gets the plain softmax instead; its result is compared in the fp32 the op returns."""
-
-    def __init__(self, op, dtype):
-        self.op, self.dtype = op, dtype
-
-    def __repr__(self):
-        return f"{self.op}(half_to_float=True)"
-
-    def __call__(self, x, dim):
-        if x.dtype != self.dtype:
-            return torch.softmax(x, dim)
-        return self.op(x, dim, True)
-
-
-def softmax_samples(forward, backward, forward_op, backward_op):
-    """Samples for ``call(x, dim)`` softmax-like operators (softmax, log_softmax).
-
-    forward, backward: the ATen overload names (``"_softmax"``, ``"_softmax_backward_data"``);
-    forward_op, backward_op: their OpOverloads, for the variants that call them directly
-    (``half_to_float``, a backward with inputs of other strides).
-    """
-    both = (forward, backward)
-
-    def samples(dtype, device, quick):
-        rows, cols = shape = shape_for(quick)
-        shape3 = QUICK_3D if quick else FULL_3D
-        long_row = QUICK_LONG_ROW if quick else FULL_LONG_ROW
-        make = lambda s: make_tensor(s, dtype, device)
-        grad = lambda t: t.requires_grad_()
-
-        def case(variant, args, size, kwargs=None, expects=forward, **extra):
-            return Sample(variant, args, dict(kwargs or {}), expects=expects, reduction_size=size, **extra)
-
-        permuted = make((2, 3, 4, 5)).permute(3, 1, 0, 2)  # its kept dims merge in no order: copied
-        specials = softmax_special_rows(dtype, device)
-        cases = [
-            case("contiguous", (make(shape), -1), cols),
-            case("dim0", (make(shape), 0), rows),
-            case("dim1", (make(shape), 1), cols),
-            case("dim-2", (make(shape), -2), rows),
-            case("noncontiguous-transposed", (transposed(shape, dtype, device), -1), cols),
-            case("noncontiguous-transposed-dim0", (transposed(shape, dtype, device), 0), rows),
-            case("noncontiguous-strided", (strided(shape, dtype, device), -1), cols),
-            case("noncontiguous-strided-dim0", (strided(shape, dtype, device), 0), rows),
-            case("noncontiguous-permuted", (permuted, 1), 3),
-            case("noncontiguous-sliced", (_sliced(shape3, dtype, device), -1), shape3[2]),
-            case("noncontiguous-sliced-dim1", (_sliced(shape3, dtype, device), 1), shape3[1]),
-            case("3d-dim0", (make(shape3), 0), shape3[0]),
-            case("3d-dim1", (make(shape3), 1), shape3[1]),
-            case("3d-dim2", (make(shape3), 2), shape3[2]),
-            case("3d-dim-3", (make(shape3), -3), shape3[0]),
-            case("long-rows", (make((3, long_row)), -1), long_row),
-            case("long-rows-dim0", (make((long_row, 3)), 0), long_row),
-            case("size-one-dim", (make((rows, 1)), 1), 1),
-            case("0d", (make(()), 0), 1),
-            case("0d-dim-negative", (make(()), -1), 1),
-            case("empty", (make((0, cols)), -1), cols),
-            case("empty-reduced-dim", (make((rows, 0)), 1), 1),
-            case("special-values", (specials, -1), specials.shape[-1]),
-            # Contiguous (length, rows) copies: the softmax dim is strided, so the "cols" kernels see them.
-            case("special-values-dim0", (specials.t().contiguous(), 0), specials.shape[-1]),
-            case("special-values-long", (_long_special_rows(dtype, device, long_row), -1), long_row),
-            case("special-values-long-dim0", (_long_special_rows(dtype, device, long_row).t().contiguous(), 0),
-                 long_row),
-            case("dtype-arg", (make(shape), -1), cols, {"dtype": _wider_float(dtype)}),
-            # ATen: on CPU half_to_float raises; on CUDA it needs fp16 input and returns fp32.
-            case("half-to-float", (make(shape), -1), cols, call=_HalfToFloat(forward_op, dtype)),
-            case("error-dim-out-of-range", (make(shape), 2), 1),
-        ]
-        g_shape = make(shape[::-1]).t()
-        y = torch.softmax(make(shape), -1)
-        cases += [
-            case("grad", (grad(make(shape)), -1), cols, expects=both, grad=True),
-            case("grad-dim0", (grad(make(shape)), 0), rows, expects=both, grad=True),
-            case("grad-3d-dim1", (grad(make(shape3)), 1), shape3[1], expects=both, grad=True),
-            case("grad-long-rows", (grad(make((3, long_row))), -1), long_row, expects=both, grad=True),
-            case("grad-long-rows-dim0", (grad(make((long_row, 3))), 0), long_row, expects=both, grad=True),
-            case("grad-0d", (grad(make(())), 0), 1, expects=both, grad=True),
-            case("backward-noncontiguous", (g_shape, y, -1, dtype), cols, expects=backward, call=backward_op),
-            case("backward-empty", (make((0, cols)), make((0, cols)), -1, dtype), cols, expects=backward,
-                 call=backward_op),
-            case("error-backward-shape-mismatch", (make(shape), make((rows, cols - 1)), -1, dtype), 1,
-                 expects=backward, call=backward_op),
-        ]
-        if dtype == torch.float16:
-            # fp32 gradients of an fp16 input (autocast training): CUDA computes, CPU raises.
-            f32 = lambda s: make_tensor(s, torch.float32, device)
-            cases.append(case("backward-half-to-float", (f32(shape), torch.softmax(f32(shape), -1), -1, dtype),
-                              cols, expects=backward, call=backward_op))
-        return cases
-
-    return samples
-
-
 def reduction_perf(shapes: str) -> PerfSpec:
     """A (rows, cols) input reduced over its last dim; bytes = the input read + the output written."""
 
@@ -337,3 +284,86 @@ def reduction_perf(shapes: str) -> PerfSpec:
         return tensor_bytes(sample.args[0], *outputs)
 
     return PerfSpec(inputs=inputs, shapes=shapes, bytes=bytes_moved)
+
+
+def _dim_perf_inputs(shape, dtype, device):
+    """A (rows, cols) input reduced over its last dim, or an (outer, red, inner) input over its middle
+    dim; ``dim=`` as a keyword (torch.linalg.vector_norm's second positional argument is ord)."""
+    x = make_tensor(shape, dtype, device)
+    dim = -1 if len(shape) == 2 else 1
+    return Sample("perf", (x,), {"dim": dim}, reduction_size=shape[dim])
+
+
+def _bytes_moved(sample, result):
+    outputs = result if isinstance(result, tuple) else (result,)
+    return tensor_bytes(sample.args[0], *outputs)
+
+
+def dim_perf_inputs():
+    """``inputs`` for the reductions' PerfSpec (a factory, for gems.spec.lazy)."""
+    return _dim_perf_inputs
+
+
+def dim_perf_bytes():
+    """``bytes``: the input read once plus the results written (a factory, for gems.spec.lazy)."""
+    return _bytes_moved
+
+
+def values_indices_samples(name: str):
+    """Samples for torch.max / torch.min (``name``): the whole-tensor form and its ``out=``, the (values,
+    indices) per-dim form and its ``out=(values, indices)``."""
+    op = getattr(torch, name)
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        shape3, long = (QUICK_3D, QUICK_LONG) if quick else (FULL_3D, FULL_LONG)
+        make = lambda s: make_tensor(s, dtype, device)
+        cases = reduction_samples(op, full=name, dim=f"{name}.dim", single_dim=True, none_dim=False,
+                                  full_out=(f"{name}.unary_out", op))(dtype, device, quick)
+        out = f"{name}.dim_{name}"
+        return cases + [
+            Sample("out", lambda: (make(shape), 1), expects=out, call=_with_out, reduction_size=cols),
+            Sample("out-3d-dim1", lambda: (make(shape3), 1), expects=out, call=_with_out, reduction_size=shape3[1]),
+            Sample("out-long", lambda: (make((2, long)), 1), expects=out, call=_with_out, reduction_size=long),
+        ]
+
+    return samples
+
+
+def moment_samples(op, overload, out=None):
+    """Samples for torch.var / std / var_mean (all reach ``overload``): the reduction samples, and
+    corrections (0, fractional, larger than the count), ``unbiased=``, single elements, shifted data."""
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        long = QUICK_LONG if quick else FULL_LONG
+        make = lambda s: make_tensor(s, dtype, device)
+        cases = reduction_samples(op, full=overload, dim=overload, out=out)(dtype, device, quick)
+
+        def case(variant, args, size, **kwargs):
+            return Sample(variant, args, kwargs, expects=overload, reduction_size=size)
+
+        return cases + [
+            case("correction-0", lambda: (make(shape), 1), cols, correction=0),
+            case("correction-fraction", lambda: (make(shape), 1), cols, correction=0.5),
+            case("correction-2-dim0", lambda: (make(shape), 0), rows, correction=2),
+            case("correction-above-count", lambda: (make((rows, 3)), 1), 3, correction=5),
+            case("correction-full", lambda: (make(shape),), rows * cols, correction=0),
+            case("unbiased-false", lambda: (make(shape), 1), cols, unbiased=False),
+            case("single-element", lambda: (make((rows, 1)), 1), 1),
+            case("correction-long", lambda: (make((2, long)), 1), long, correction=0),
+            # Values far from zero with a small spread: the one-pass form must not cancel.
+            case("offset-values", lambda: (make(shape) / 64 + 100, 1), cols),
+            case("offset-values-long", lambda: (make((2, long)) / 64 + 100, 1), long),
+        ]
+
+    return samples
+
+
+def __getattr__(name):
+    """softmax's generators moved to gems.testing.samples_softmax; imports of their old home keep working."""
+    if name in ("softmax_samples", "softmax_special_rows"):
+        from gems.testing import samples_softmax
+
+        return getattr(samples_softmax, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,6 +24,7 @@ import triton.language as tl
 
 from gems.runtime import selection
 from gems.runtime.launch import cdiv
+from gems.spec import PerfSpec, lazy
 
 # Offsets past this need 64-bit index math (the margin covers a block past the last element).
 INT32_SAFE = 2**31 - 1 - 2**20
@@ -57,6 +58,26 @@ def reduce_sum(x, axis: tl.constexpr):
 @triton.jit
 def reduce_max(x, axis: tl.constexpr):
     return tl.reduce(x, axis, tl.standard._elementwise_max)
+
+
+@triton.jit
+def reduce_min(x, axis: tl.constexpr):
+    return tl.reduce(x, axis, tl.standard._elementwise_min)
+
+
+@triton.jit
+def _halve(x, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr):
+    a, b = tl.split(tl.reshape(x, [BLOCK_M, WIDTH // 2, 2]))
+    return a * b
+
+
+@triton.jit
+def reduce_prod(x, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, LOG_K: tl.constexpr):
+    """The product along axis 1 of a [BLOCK_M, BLOCK_K] tile (BLOCK_K = 2**LOG_K), by halving it LOG_K
+    times: tl.reduce with a product combine would run one Python call per element under the interpreter."""
+    for i in tl.static_range(LOG_K):
+        x = _halve(x, BLOCK_M, BLOCK_K >> i)
+    return tl.reshape(x, [BLOCK_M])
 
 
 @triton.jit
@@ -203,6 +224,50 @@ def program_count(layout: Layout, block_m: int) -> int:
     return cdiv(layout.n_rows, block_m)
 
 
+def split_layout(layout: Layout, splits: int, out_strides) -> Layout:
+    """The second pass of a split reduction: partial results, contiguous (splits, n_outer * n_inner),
+    reduced over the splits into an output of (outer, inner) strides ``out_strides``."""
+    soo, son = out_strides
+    n_rows, n_inner = layout.n_rows, layout.n_inner
+    if n_rows == 1:
+        return Layout(False, 1, splits, 1, ((0, 1, 0), (0, 0, 0)))
+    if n_inner == 1:
+        return Layout(True, 1, splits, n_rows, ((0, n_rows, 1), (0, 0, soo)))
+    return Layout(True, layout.n_outer, splits, n_inner, ((n_inner, n_rows, 1), (soo, 0, son)))
+
+
+def split_count(cfg: dict, n_red: int) -> tuple[int, int]:
+    """(splits, reduced elements per split) for the vendor's SPLITS rule, whole blocks per split."""
+    splits, block_k = cfg.get("SPLITS", 1), cfg["BLOCK_K"]
+    if splits <= 1:
+        return 1, max(n_red, 1)
+    per_split = cdiv(cdiv(n_red, splits), block_k) * block_k
+    return cdiv(n_red, per_split), per_split
+
+
+def result_strides(x_ndim: int, reduced, keepdim: bool, out_strides) -> tuple[int, ...]:
+    """A result's strides as a full-rank tensor of the input's rank: 0 along the reduced dims."""
+    it = iter(out_strides)
+    if keepdim:
+        return tuple(0 if d in reduced else s for d, s in enumerate(it))
+    return tuple(0 if d in reduced else next(it) for d in range(x_ndim))
+
+
+def plan_or_permute(shape, reduced, strides, inputs=1):
+    """(order, layout): the layout of tensors of ``shape`` (``strides``: one full-rank stride tuple per
+    tensor, the ``inputs`` inputs first); when the reduced dims do not merge, order is the (kept...,
+    reduced...) dim order the inputs must first be copied contiguous in (the outputs keep their strides).
+    A layout of None: the outputs' strides merge in no order (the caller computes into fresh tensors)."""
+    layout = plan(shape, reduced, strides)
+    if layout is not None:
+        return None, layout
+    order = [d for d in range(len(shape)) if d not in reduced] + list(reduced)
+    copied = [shape[d] for d in order]
+    others = tuple(tuple(s[d] for d in order) for s in strides[inputs:])
+    return order, plan(copied, range(len(copied) - len(reduced), len(copied)),
+                       (*[contiguous_strides(copied)] * inputs, *others))
+
+
 def contiguous_strides(shape) -> tuple[int, ...]:
     strides, step = [], 1
     for n in reversed(shape):
@@ -252,3 +317,23 @@ def check_reduction_out(out: torch.Tensor, device, shape) -> None:
         raise RuntimeError(f"Expected out tensor to have device {device}, but got {out.device} instead")
     if list(out.shape) != shape:
         out.resize_(shape)
+
+
+def reduction_perf(shapes: str = "reductions") -> PerfSpec:
+    """The reductions' perf declaration: 2-D shapes reduced over the last dim, 3-D over the middle one
+    (inputs from gems.testing, imported on first use)."""
+    module = "gems.testing.samples_reduction"
+    return PerfSpec(inputs=lazy(module, "dim_perf_inputs"), shapes=shapes, bytes=lazy(module, "dim_perf_bytes"))
+
+
+def check_nonempty(x: torch.Tensor, dim, name: str, whole_error=RuntimeError) -> None:
+    """ATen's errors for a reduction without identity (max, argmax...) over no elements: ``whole_error``
+    (RuntimeError, IndexError for argmax/argmin) for a whole-tensor call, IndexError naming the dim for a
+    per-dim one."""
+    if x.numel():
+        return
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        raise whole_error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+    for d in reduced_dims(x, dim):
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")

@@ -18,6 +18,14 @@ from gems.runtime.launch import cdiv, next_power_of_2
 # alternatives were swept. What they give on an H200 (reports/nvidia, 2026-11-22, kernel time against
 # ATen): sum 1.0-1.2x at 4096x4096 and 1024x65536, softmax 1.5-2.7x at 4096x4096, 1.0-1.5x at 4096x32000.
 
+# Users of the "reduction" key: the shared kernels of gems/ops/reduction (combine.py: sum, mean, prod, amax,
+# amin, aminmax, all, any, count_nonzero, linalg_vector_norm, equal; arg_reduce.py: argmax, argmin, max.dim,
+# min.dim; moments.py: var, std, var_mean). Expected, not yet measured (for the lead's GPU run,
+# tools/reductions_gpu.sh): at 32768x4096 fp16/bf16 over the last dim one 4096-element row per program
+# (BLOCK_M 1, BLOCK_K 4096, 8 warps, 16-byte loads), 32768 programs, one read of the input: >= 90% of the
+# copy bandwidth for the sum-like kernels; arg_reduce keeps an int64 index per lane (48 registers per
+# thread at this tile), still memory bound. Middle dim [32, 4096, 1024]: 64 consecutive outputs x 64
+# reduced elements per step, 512 programs; [1, 32768, 4096] gets SPLITS 9 (576 programs) and a second pass.
 # Elements one program loads per loop step: 16 fp32 registers per thread at 8 warps.
 _REDUCTION_TILE = 4096
 # A softmax row up to this length stays in registers (one read, one write; 32 fp32 values per thread at
