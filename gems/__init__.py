@@ -75,7 +75,9 @@ def enable(unused=None, include=None, exclude=None) -> list[str]:
     """
     backend = selection.current()
     registration.kernels_call_torch = backend.capabilities.kernels_call_torch
-    registration.device_type = backend.device
+    from gems import native  # not at import: it imports triton, whose mode the vendor sets first
+
+    registration.native_layer, registration.device_type = native, backend.device
     table = _implementation_table(include, exclude, unused)
     registration.apply(table, backend.dispatch_key)
     return registered_ops()

@@ -133,6 +133,13 @@ def register(overload: str, dispatch_key: str, device: str, serve):
     return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve))
 
 
+def record_call(impl, keyset, args, kwargs, tensors, calls):
+    """Run a new call signature through ``impl`` (the registration wrapper) and record it as a plan."""
+    from gems.native import record
+
+    return record.record_call(impl, keyset, args, kwargs, tensors, calls, status()["primitive"])
+
+
 def aten_only_add(delta: int) -> None:
     if _ext is not None:
         _ext.aten_only_add(delta)

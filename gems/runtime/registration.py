@@ -43,9 +43,7 @@ class _CallCounts(Mapping):
         return self._cells.setdefault(overload, [0])
 
     def _native(self) -> dict:
-        from gems import native
-
-        return native.call_counts()
+        return native_layer.call_counts() if native_layer is not None else {}
 
     def __getitem__(self, overload):
         python = self._cells[overload][0] if overload in self._cells else 0
@@ -60,11 +58,10 @@ class _CallCounts(Mapping):
         return sum(1 for _ in self)
 
     def clear(self):
-        from gems import native
-
         for cell in self._cells.values():
             cell[0] = 0
-        native.reset_counts()
+        if native_layer is not None:
+            native_layer.reset_counts()
 
 
 gems_calls = _CallCounts()
@@ -267,20 +264,20 @@ def check_autograd_placement(overload: str, autograd: Autograd) -> None:
 def _make_serve(overload: str, impl):
     """The native layer's way into Python: ``serve(keyset, args, kwargs, tensors)`` runs the wrapper and,
     when the C++ side asks (``tensors`` given: a new call signature), records the call as a plan."""
-    from gems import native
-    from gems.native import record
-
     calls = gems_calls.cell(overload)
 
     def serve(keyset, args, kwargs, tensors):
         if tensors is None or _aten_only_depth:
             return impl(keyset, *args, **kwargs), None
-        return record.record_call(impl, keyset, args, kwargs, tensors, calls, native.status()["primitive"])
+        return native_layer.record_call(impl, keyset, args, kwargs, tensors, calls)
 
     return serve
 
 
-# The vendor's torch device type, set by gems.enable(): the native layer picks its launch primitive by it.
+# The native dispatch layer (the gems.native module) and the vendor's torch device type, by which it picks its
+# launch primitive: both installed by gems.enable(), injected rather than imported (gems.native imports this
+# module). Without them every call takes the Python path.
+native_layer = None
 device_type = None
 
 
@@ -291,12 +288,10 @@ def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str
     original = _original_kernel(overload, key)
     impl = _make_wrapper(overload, fn, original, kernels_call_torch)
     handle = None
-    if autograd is Autograd.disable and device_type is not None:
-        from gems import native
-
-        handle = native.register(overload, key, device_type, _make_serve(overload, impl))
+    if autograd is Autograd.disable and native_layer is not None and device_type is not None:
+        handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl))
         if handle is not None and _native_depth is None:
-            _native_depth = native.aten_only_add
+            _native_depth = native_layer.aten_only_add
             _native_depth(_aten_only_depth)
     if handle is None:
         handle = torch.library.Library("aten", "IMPL")
