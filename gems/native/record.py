@@ -205,7 +205,9 @@ def record_call(impl, keyset, args, kwargs, tensors, calls, primitive):
     if calls[0] != served:
         return result, False  # ATen served it (a fallback): the same signature falls back again
     after = _rng_states()
-    if len(after) != len(rng) or not all(torch.equal(a, b) for a, b in zip(rng, after)):
+    with registration.aten_only():  # torch.equal is a gems operator too: it would be recorded in turn
+        drew = len(after) != len(rng) or not all(torch.equal(a, b) for a, b in zip(rng, after))
+    if drew:
         return result, False  # it drew random numbers: a replay would repeat them
     return result, recording.spec(result)
 
