@@ -18,9 +18,9 @@ from gems.spec import Sample
 from gems.testing.samples import make_tensor, shape_for, strided, transposed
 from gems.testing.samples_reduction import FULL_3D, FULL_LONG, QUICK_3D, QUICK_LONG, special_rows
 
-# cummax/cummin combine pairs with a Python function that the interpreter runs element by element
-# (about 0.1 ms each): their long rows are only just longer than one interpreter block (4096).
-QUICK_LONG_PAIR = 4099
+# cummax/cummin combine pairs with a Python function that the interpreter runs element by element:
+# their long rows are only just longer than their block (PAIR_BLOCK_K in gems/ops/reduction/scanning.py).
+QUICK_LONG_PAIR = 100
 
 
 def _ties_and_specials(dtype, device):
