@@ -14,7 +14,7 @@ import math
 import torch
 
 from gems.spec import Sample
-from gems.testing.samples import make_tensor, shape_for
+from gems.testing.samples import make_tensor, shape_for, special_values, strided, transposed
 
 F = torch.nn.functional
 _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
@@ -189,3 +189,79 @@ class _OutOfRangeBackward:
         target.view(-1)[-1] = self.n_classes
         total = torch.ones((), dtype=x.dtype, device=x.device)
         return self.op(torch.ones((), dtype=x.dtype, device=x.device), x, target, None, 1, -100, total)
+
+
+def pointwise_loss_samples(forward, backward, target_domain=None):
+    """``call(input, target, reduction=)`` for elementwise losses (mse_loss, soft_margin_loss): every
+    reduction over contiguous, transposed, strided and broadcast operands, 0-d, empty, 1xN / Nx1, NaN
+    and +-inf, more elements than one block, type promotion (where the loss promotes), gradients."""
+    domain = target_domain or {}
+    both = (forward, backward)
+
+    def samples(dtype, device, quick):
+        rows, cols = shape = shape_for(quick)
+        long = 10007 if quick else (1 << 22) + 3
+        make = lambda s, d=dtype: make_tensor(s, d, device)
+        target = lambda s, d=dtype: make_tensor(s, d, device, **domain)
+        specials = lambda: special_values(dtype, device)
+
+        def case(variant, build, size, reduction, **extra):
+            extra.setdefault("expects", forward)
+            return Sample(variant, build, {"reduction": reduction}, reduction_size=size, **extra)
+
+        cases = []
+        for red in ("mean", "sum", "none"):
+            numel = lambda n, red=red: 1 if red == "none" else n
+            suffix = "" if red == "mean" else f"-{red}"
+            cases += [
+                case(f"contiguous{suffix}", lambda: (make(shape), target(shape)), numel(rows * cols), red),
+                case(f"noncontiguous-transposed{suffix}", lambda: (transposed(shape, dtype, device),
+                                                                  target(shape[::-1]).t()), numel(rows * cols), red),
+                case(f"noncontiguous-strided{suffix}", lambda: (strided(shape, dtype, device), target(shape)),
+                     numel(rows * cols), red),
+                case(f"broadcast{suffix}", lambda: (make(shape), target((cols,))), numel(rows * cols), red),
+                case(f"0d{suffix}", lambda: (make(()), target(())), 1, red),
+                case(f"empty{suffix}", lambda: (make((0, cols)), target((0, cols))), 1, red),
+                case(f"special-values{suffix}", lambda: (specials(), specials().flip(0)), numel(16), red),
+                case(f"long{suffix}", lambda: (make((long,)), target((long,))), numel(long), red),
+                case(f"grad{suffix}", lambda: (make(shape).requires_grad_(), target(shape)), numel(rows * cols), red,
+                     expects=both, grad=True),
+            ]
+        cases += [
+            case("1xN", lambda: (make((1, cols)), target((1, cols))), cols, "mean"),
+            case("Nx1", lambda: (make((cols, 1)), target((cols, 1))), cols, "sum"),
+            case("grad-broadcast", lambda: (make(shape).requires_grad_(), target((cols,))), rows * cols, "mean",
+                 expects=both, grad=True),
+            case("grad-both", lambda: (make(shape).requires_grad_(), target(shape).requires_grad_()), rows * cols,
+                 "sum", expects=both, grad=True),
+            case("error-shape-mismatch", lambda: (make(shape), target((rows + 1, cols))), 1, "mean"),
+        ]
+        if forward == "mse_loss" and dtype != torch.float64:
+            # ATen's TensorIterator promotes: an fp32 or fp64 target makes the loss wider.
+            wider = torch.float64 if dtype == torch.float32 else torch.float32
+            cases += [
+                case("type-promotion", lambda: (make(shape), target(shape, wider)), rows * cols, "mean"),
+                case("type-promotion-none", lambda: (make(shape), target(shape, wider)), 1, "none"),
+            ]
+        return cases
+
+    return samples
+
+
+def pointwise_loss_perf_inputs():
+    """inputs(shape, dtype, device): ``loss(input, target)`` with the default mean reduction."""
+
+    def inputs(shape, dtype, device):
+        return Sample("perf", (make_tensor(shape, dtype, device), make_tensor(shape, dtype, device)),
+                      reduction_size=math.prod(shape))
+
+    return inputs
+
+
+def inputs_read_bytes():
+    """bytes(sample, result): every tensor argument read once (the 0-d result is negligible)."""
+
+    def bytes_moved(sample, result):
+        return sum(t.numel() * t.element_size() for t in sample.args if isinstance(t, torch.Tensor))
+
+    return bytes_moved
