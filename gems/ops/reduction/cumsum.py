@@ -59,9 +59,10 @@ def _cumsum_kernel(
     stride_xo, stride_xk, stride_xn,
     stride_oo, stride_ok, stride_on,
     CAST: tl.constexpr, ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, HAS_CARRY: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    MULTI_STEP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    """out[o, k, n] = carry + sum of x[o, start:k+1, n] over this program's chunk of the row.
+    """out[o, k, n] = carry + sum of x[o, start:k+1, n] over this program's chunk of the row, walked in
+    steps of BLOCK_K (MULTI_STEP: more than one).
 
     Grid: (programs over the rows, chunks of red_per_split elements). With HAS_CARRY, the chunk starts
     from carry[row, chunk - 1] (the inclusive scan of the chunk sums, (n_rows, chunks) contiguous).
@@ -87,8 +88,9 @@ def _cumsum_kernel(
         x = _load_converted(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, CAST, ACC)
         total = tl.associative_scan(x, 1, tl.standard._sum_combine) + carry[:, None]
         tl.store(out_rows[:, None] + offs_k[None, :] * stride_ok, total.to(out_ptr.dtype.element_ty), mask=mask)
-        # The last lane's running sum (lanes past the end hold the same: they added zeros).
-        carry = reduce_sum(tl.where(offs_k[None, :] == k + BLOCK_K - 1, total, 0), 1)
+        if MULTI_STEP:  # (a row that fits one step, the common case, needs no carry)
+            # The last lane's running sum (lanes past the end hold the same: they added zeros).
+            carry = reduce_sum(tl.where(offs_k[None, :] == k + BLOCK_K - 1, total, 0), 1)
 
 
 @triton.jit
@@ -151,7 +153,7 @@ def _cumsum_plan(x, dim, dtype, out_strides) -> CumsumPlan:
     sizes = (layout.n_rows, layout.n_inner, n_red, max(per_split, 1))
     strides = tuple(s for per in layout.strides for s in per)
     if splits <= 1:
-        args = (*sizes, *strides, cast, acc, layout.cols, int64, False, block_m, block_k)
+        args = (*sizes, *strides, cast, acc, layout.cols, int64, False, n_red > block_k, block_m, block_k)
         return CumsumPlan(dtype, copy, (programs, 1), args, warps, None)
     x_strides = strides[:3]
     sums_args = (*sizes, *x_strides, cast, acc, layout.cols, int64, block_m, block_k)
@@ -159,9 +161,10 @@ def _cumsum_plan(x, dim, dtype, out_strides) -> CumsumPlan:
     sums_layout = Layout(False, layout.n_rows, splits, 1, ((splits, 1, 0), (splits, 1, 0)))
     sums_cfg = config("reduction", sums_layout)
     scan_args = (layout.n_rows, 1, splits, splits, splits, 1, 0, splits, 1, 0, acc, acc, False,
-                 sums_layout.needs_int64(), False, sums_cfg["BLOCK_M"], sums_cfg["BLOCK_K"])
+                 sums_layout.needs_int64(), False, splits > sums_cfg["BLOCK_K"], sums_cfg["BLOCK_M"],
+                 sums_cfg["BLOCK_K"])
     scan_launch = ((program_count(sums_layout, sums_cfg["BLOCK_M"]), 1), scan_args, sums_cfg["num_warps"])
-    args = (*sizes, *strides, cast, acc, layout.cols, int64, True, block_m, block_k)
+    args = (*sizes, *strides, cast, acc, layout.cols, int64, True, per_split > block_k, block_m, block_k)
     return CumsumPlan(dtype, copy, (programs, splits), args, warps, (acc_dtype, sums_args, scan_launch))
 
 
