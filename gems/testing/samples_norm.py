@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from gems.spec import Sample
 from gems.testing.perf_inputs import tensor_bytes
 from gems.testing.samples import make_tensor, shape_for, strided, transposed
-from gems.testing.samples_reduction import FULL_LONG_ROW, QUICK_LONG_ROW
+from gems.testing.samples_softmax import FULL_LONG_ROW, QUICK_LONG_ROW
 
 QUICK_3D, FULL_3D = (3, 5, 7), (7, 33, 65)
 # More rows than one interpreter program takes in the backward (BLOCK_M = 512 at 17 columns), so the

@@ -358,12 +358,3 @@ def moment_samples(op, overload, out=None):
         ]
 
     return samples
-
-
-def __getattr__(name):
-    """softmax's generators moved to gems.testing.samples_softmax; imports of their old home keep working."""
-    if name in ("softmax_samples", "softmax_special_rows"):
-        from gems.testing import samples_softmax
-
-        return getattr(samples_softmax, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

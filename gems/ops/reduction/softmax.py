@@ -1,8 +1,12 @@
 """softmax: ``_softmax`` and ``_softmax_backward_data`` (what torch.softmax, F.softmax and their
-autograd reach), so that training runs gems kernels both ways.
+autograd reach), so that training runs gems kernels both ways. The kernels also serve the rest of the
+family (log_softmax.py, safe_softmax.py) through a MODE constexpr:
 
-    y  = exp(x - max(x)) / sum(exp(x - max(x)))      along dim
-    dx = y * (dy - sum(dy * y))                       along dim
+    softmax       y  = exp(x - max(x)) / sum(exp(x - max(x)))      along dim
+                  dx = y * (dy - sum(dy * y))
+    log_softmax   y  = x - max(x) - log(sum(exp(x - max(x))))
+                  dx = dy - exp(y) * sum(dy)
+    safe_softmax  softmax, but 0 where the whole row is -inf (ATen gives NaN for softmax there)
 
 The tensor is viewed as (n_outer, n_red, n_inner) through its strides, as in gems/ops/reduction/planning.py:
 the "rows" tile when the softmax dim is the closest in memory (the last dim of a contiguous tensor),
@@ -20,6 +24,7 @@ from typing import NamedTuple
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 from gems.dtypes import FLOATS
 from gems.ops.reduction.planning import (
@@ -37,10 +42,27 @@ from gems.ops.reduction.planning import (
 )
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
-from gems.spec import OpSpec
-from gems.testing.samples_reduction import reduction_perf, softmax_samples
+from gems.spec import OpSpec, PerfSpec, lazy
+
+# The kernels' MODE: which member of the family they compute.
+SOFTMAX, LOG_SOFTMAX, SAFE_SOFTMAX = 0, 1, 2
+_NAMES = {SOFTMAX: "softmax", LOG_SOFTMAX: "log_softmax", SAFE_SOFTMAX: "safe_softmax"}
 
 # --------------------------------------------------------------------------- kernels
+
+
+@triton.jit
+def _finish(x, row_max, denom, MODE: tl.constexpr):
+    """y from x, the row's maximum and sum(exp(x - max)) (all [BLOCK_M, 1]-broadcastable)."""
+    if MODE == 1:
+        # libdevice's log is correctly rounded to an ulp; the max element's log-probability is -log(denom),
+        # close to 0, where an approximate log would lose all relative accuracy.
+        return (x - row_max) - libdevice.log(denom)
+    else:
+        y = tl.exp(x - row_max) / denom
+        if MODE == 2:
+            y = tl.where(row_max == float("-inf"), 0.0, y)
+        return y
 
 
 @triton.jit
@@ -49,10 +71,10 @@ def _softmax_kernel(
     n_rows, n_inner, n_red,
     stride_xo, stride_xk, stride_xn,
     stride_yo, stride_yk, stride_yn,
-    COMPUTE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
+    COMPUTE: tl.constexpr, MODE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    """y[o, :, n] = softmax(x[o, :, n]) for the BLOCK_M (o, n) rows of this program."""
+    """y[o, :, n] = softmax(x[o, :, n]) (or its MODE's relative) for the BLOCK_M (o, n) rows of this program."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -63,8 +85,9 @@ def _softmax_kernel(
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
         # An all -inf row gives exp(-inf - -inf) = NaN, as in ATen.
-        e = tl.exp(x - reduce_max(x, 1)[:, None])
-        y = e / reduce_sum(e, 1)[:, None]
+        row_max = reduce_max(x, 1)[:, None]
+        denom = reduce_sum(tl.exp(x - row_max), 1)[:, None]
+        y = _finish(x, row_max, denom, MODE)
         tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
     else:
         run_max = tl.full([BLOCK_M, BLOCK_K], float("-inf"), COMPUTE)
@@ -77,14 +100,31 @@ def _softmax_kernel(
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
             run_sum = run_sum * tl.exp(run_max - shift) + tl.exp(x - shift)
             run_max = new_max
-        row_max = reduce_max(run_max, 1)
+        row_max = reduce_max(run_max, 1)[:, None]
         # Lanes are rescaled to the row's maximum; an all -inf row makes this NaN, as in ATen.
-        denom = reduce_sum(run_sum * tl.exp(run_max - row_max[:, None]), 1)
+        denom = reduce_sum(run_sum * tl.exp(run_max - row_max), 1)[:, None]
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
-            y = tl.exp(x - row_max[:, None]) / denom[:, None]
+            y = _finish(x, row_max, denom, MODE)
             tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _backward_term(y, dy, LOG: tl.constexpr):
+    """The per-element term summed along the row: dy * y (softmax), dy (log_softmax)."""
+    if LOG:
+        return dy
+    else:
+        return dy * y
+
+
+@triton.jit
+def _backward_finish(y, dy, total, LOG: tl.constexpr):
+    if LOG:
+        return dy - tl.exp(y) * total
+    else:
+        return y * (dy - total)
 
 
 @triton.jit
@@ -94,10 +134,10 @@ def _softmax_backward_kernel(
     stride_yo, stride_yk, stride_yn,
     stride_dyo, stride_dyk, stride_dyn,
     stride_dxo, stride_dxk, stride_dxn,
-    COMPUTE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
+    COMPUTE: tl.constexpr, LOG: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    """dx[o, :, n] = y * (dy - sum(dy * y)) for the BLOCK_M (o, n) rows of this program."""
+    """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -109,8 +149,8 @@ def _softmax_backward_kernel(
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
         dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-        dot = reduce_sum(dy * y, 1)
-        dx = y * (dy - dot[:, None])
+        total = reduce_sum(_backward_term(y, dy, LOG), 1)
+        dx = _backward_finish(y, dy, total[:, None], LOG)
         tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
     else:
         acc = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
@@ -118,13 +158,13 @@ def _softmax_backward_kernel(
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            acc += dy * y
-        dot = reduce_sum(acc, 1)
+            acc += _backward_term(y, dy, LOG)
+        total = reduce_sum(acc, 1)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            dx = y * (dy - dot[:, None])
+            dx = _backward_finish(y, dy, total[:, None], LOG)
             tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
@@ -141,9 +181,9 @@ class SoftmaxPlan(NamedTuple):
     launch: Launch | None  # None for an empty tensor
 
 
-def _plan(tensors, dim, dtype) -> SoftmaxPlan:
-    """The launch for same-shape ``tensors`` (inputs first, then the fresh contiguous result); the
-    first one decides between the rows and cols tiles."""
+def _plan(tensors, dim, dtype, mode) -> SoftmaxPlan:
+    """The launch for same-shape ``tensors`` (inputs first, then the fresh contiguous result of ``dtype``);
+    the first one decides between the rows and cols tiles. mode: the forward's MODE or the backward's LOG."""
     shape = tensors[0].shape
     if tensors[0].numel() == 0:
         return SoftmaxPlan(dtype, False, None)
@@ -155,40 +195,41 @@ def _plan(tensors, dim, dtype) -> SoftmaxPlan:
         layout = plan(shape, reduced, [contiguous_strides(shape)] * len(tensors))
     cfg = config("softmax", layout)
     block_m, block_k = cfg["BLOCK_M"], cfg["BLOCK_K"]
-    compute = tl.float64 if tensors[0].dtype == torch.float64 else tl.float32
+    compute = tl.float64 if torch.float64 in (tensors[0].dtype, dtype) else tl.float32
     args = (layout.n_rows, layout.n_inner, layout.n_red, *(s for per in layout.strides for s in per),
-            compute, layout.cols, layout.needs_int64(), block_k >= layout.n_red, block_m, block_k)
+            compute, mode, layout.cols, layout.needs_int64(), block_k >= layout.n_red, block_m, block_k)
     return SoftmaxPlan(dtype, copy, Launch((program_count(layout, block_m),), args, cfg["num_warps"]))
 
 
-def _check_half_to_float(x, dim):
+def check_half_to_float(x, dim, mode):
     """ATen's rules for half_to_float (which depend on the device, so they run before the plan cache):
     CPU refuses the conversion; other devices take fp16 only."""
     wrap_dim(dim, x.dim())  # a bad dim is reported first
     if x.device.type == "cpu":
-        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+        raise RuntimeError(f"{_NAMES[mode]} with half to float conversion is not supported on CPU")
     if x.dtype != torch.float16:
         raise RuntimeError("conversion is supported for Half type only")
 
 
-def _forward_plan(x, dim, half_to_float) -> SoftmaxPlan:
+def _forward_plan(x, dim, dtype, mode) -> SoftmaxPlan:
     if x.dtype not in FLOATS:
-        raise Fallback(f"softmax of {x.dtype} is not handled by gems")
+        raise Fallback(f"{_NAMES[mode]} of {x.dtype} is not handled by gems")
     dim = wrap_dim(dim, x.dim())
-    return _plan([x, x], dim, torch.float32 if half_to_float else x.dtype)
+    return _plan([x, x], dim, dtype, mode)
 
 
-def _backward_plan(grad_output, output, dim, input_dtype) -> SoftmaxPlan:
+def _backward_plan(grad_output, output, dim, input_dtype, log) -> SoftmaxPlan:
+    name = _NAMES[LOG_SOFTMAX if log else SOFTMAX]
     if grad_output.shape != output.shape:
         raise RuntimeError(
             f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but "
             f"{list(grad_output.shape)} does not equal {list(output.shape)} (while checking arguments for "
-            "softmax_backward)")
+            f"{name}_backward)")
     dim = wrap_dim(dim, grad_output.dim())
     dtype = grad_output.dtype
     if dtype not in FLOATS or output.dtype != dtype:
-        raise Fallback(f"softmax backward of {dtype} gradients and {output.dtype} outputs is not handled by gems")
-    return _plan([output, grad_output, output], dim, input_dtype)
+        raise Fallback(f"{name} backward of {dtype} gradients and {output.dtype} outputs is not handled by gems")
+    return _plan([output, grad_output, output], dim, input_dtype, log)
 
 
 def _check_backward_dtypes(grad_output, input_dtype):
@@ -203,27 +244,27 @@ _forward_plans = PlanCache()
 _backward_plans = PlanCache()
 
 
-# --------------------------------------------------------------------------- ATen overloads
-
-
-def softmax(self, dim, half_to_float):
-    if half_to_float:
-        _check_half_to_float(self, dim)
-    key = (self.shape, self.stride(), self.dtype, dim, half_to_float)
-    p = _forward_plans.get(key) or _forward_plans.put(key, _forward_plan(self, dim, half_to_float))
-    out = torch.empty(self.shape, dtype=p.dtype, device=self.device)
+def forward(x, dim, dtype, mode):
+    """The MODE member of the family of ``x`` along ``dim``, as a new contiguous tensor of ``dtype`` (x's
+    dtype, or a wider one: each element is converted exactly before any arithmetic)."""
+    key = (x.shape, x.stride(), x.dtype, dim, dtype, mode)
+    p = _forward_plans.get(key) or _forward_plans.put(key, _forward_plan(x, dim, dtype, mode))
+    out = torch.empty(x.shape, dtype=p.dtype, device=x.device)
     if p.launch is not None:
-        x = self.contiguous() if p.copy else self
+        if p.copy:
+            x = x.contiguous()
         _forward_launcher(p.launch.grid, x, out, *p.launch.args, num_warps=p.launch.num_warps)
     return out
 
 
-def softmax_backward(grad_output, output, dim, input_dtype):
+def backward(grad_output, output, dim, input_dtype, log):
+    """The input gradient of softmax (log=False) or log_softmax (log=True) from its output."""
     if input_dtype != grad_output.dtype:
         _check_backward_dtypes(grad_output, input_dtype)
     key = (grad_output.shape, grad_output.stride(), output.shape, output.stride(), grad_output.dtype, output.dtype,
-           dim, input_dtype)
-    p = _backward_plans.get(key) or _backward_plans.put(key, _backward_plan(grad_output, output, dim, input_dtype))
+           dim, input_dtype, log)
+    p = _backward_plans.get(key) or _backward_plans.put(
+        key, _backward_plan(grad_output, output, dim, input_dtype, log))
     grad_input = torch.empty(grad_output.shape, dtype=p.dtype, device=grad_output.device)
     if p.launch is not None:
         if p.copy:
@@ -233,15 +274,32 @@ def softmax_backward(grad_output, output, dim, input_dtype):
     return grad_input
 
 
+# --------------------------------------------------------------------------- ATen overloads
+
+
+def softmax(self, dim, half_to_float):
+    if half_to_float:
+        check_half_to_float(self, dim, SOFTMAX)
+    return forward(self, dim, torch.float32 if half_to_float else self.dtype, SOFTMAX)
+
+
+def softmax_backward(grad_output, output, dim, input_dtype):
+    return backward(grad_output, output, dim, input_dtype, False)
+
+
+# Rows of the last dim; bytes: the input read and the result written once.
+PERF = PerfSpec(inputs=lazy("gems.testing.samples_softmax", "rows_perf_inputs"), shapes="softmax_family",
+                bytes=lazy("gems.testing.samples_softmax", "io_bytes"))
+
 SPECS = [
     OpSpec(
         name="softmax", family="normalization",
         impls={"_softmax": softmax, "_softmax_backward_data": softmax_backward},
         call=torch.softmax,
-        samples=softmax_samples("_softmax", "_softmax_backward_data", torch.ops.aten._softmax.default,
-                                torch.ops.aten._softmax_backward_data.default),
+        samples=lazy("gems.testing.samples_softmax", "softmax_family_samples", "_softmax", "_softmax_backward_data",
+                     torch.ops.aten._softmax.default, torch.ops.aten._softmax_backward_data.default),
         dtypes=FLOATS,
         tolerance="reduction",
-        perf=reduction_perf("softmax"),
+        perf=PERF,
     ),
 ]

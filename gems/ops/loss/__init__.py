@@ -1,0 +1,1 @@
+"""Loss functions: ``gems/ops/loss/<operator>.py``, each declaring SPECS."""

@@ -1,0 +1,33 @@
+"""cummin: ``cummin`` (torch.cummin, Tensor.cummin): the running smallest value along a dim and its index.
+
+The kernel is shared with the other cumulative extreme (gems/ops/reduction/scanning.py): one read
+and two writes (values, int64 indices) per element, rows walked in blocks with a carried (value,
+index). NaN propagates with the index of the latest NaN, and ties take the latest index, as in ATen.
+``cummin.out`` stays ATen's composite.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gems.dtypes import ALL
+from gems.ops.reduction.scanning import cumulative_extreme
+from gems.spec import OpSpec, PerfSpec, lazy
+
+
+def cummin(self, dim):
+    return cumulative_extreme(self, dim, is_max=False)
+
+
+SPECS = [
+    OpSpec(
+        name="cummin", family="reduction",
+        impls={"cummin": cummin},
+        call=torch.cummin,
+        samples=lazy("gems.testing.samples_scan", "scan_samples", "cummin", pair=True),
+        dtypes=ALL,
+        tolerance="reduction",
+        perf=PerfSpec(inputs=lazy("gems.testing.samples_softmax", "rows_perf_inputs"), shapes="scan",
+                      bytes=lazy("gems.testing.samples_softmax", "io_bytes")),
+    ),
+]
