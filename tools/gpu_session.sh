@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One device-tool call on an NVIDIA machine (torch and triton preinstalled): install gems, then one phase.
+# Results go to $OUT (the device tool brings them back) as a tarball of runs/ plus the phase's log.
+#
+#   bash tools/gpu_session.sh check        # native layer check, per-call breakdown, quick conformance of all
+#   bash tools/gpu_session.sh full         # full-mode conformance of every operator (the promotable run)
+#   bash tools/gpu_session.sh perf OPS...  # gems-perf core suite, one run per comma-separated group of operators
+#   bash tools/gpu_session.sh ops OPS      # full-mode conformance of some operators (a re-check after a fix)
+#
+# Each step has a timeout inside the device tool's 10-minute limit, so what finished still comes back.
+set -uo pipefail
+phase=${1:?phase: check, full, perf or ops}
+shift
+OUT=${OUT:-/tmp/gems-out}
+mkdir -p "$OUT" runs
+log="$OUT/$phase.log"
+exec > >(tee "$log") 2>&1
+export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
+start=$(date +%s)
+left() { echo $(( ${1} - ($(date +%s) - start) )); }
+
+pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 || pip install --no-deps --no-build-isolation -e .
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python -c "import torch, triton, gems; print('torch', torch.__version__, 'triton', triton.__version__, 'commit', gems.report.environment.source_commit() if hasattr(gems, 'report') else '')" 2>/dev/null || true
+git log --oneline -1 2>/dev/null || true
+
+case "$phase" in
+  check)
+    timeout 120 python -m tools.native_check
+    timeout 60 python -m tools.percall_breakdown
+    timeout "$(left 560)" python -m pytest conformance --vendor nvidia --quick -n 16 -q -p no:randomly \
+        --report-dir runs/nvidia-quick -x --maxfail=200 | tail -80
+    ;;
+  full)
+    timeout "$(left 570)" python -m pytest conformance --vendor nvidia -n 16 -q -p no:randomly \
+        --report-dir runs/nvidia | tail -120
+    ;;
+  ops)
+    timeout "$(left 570)" python -m pytest conformance --vendor nvidia -n 16 -q -p no:randomly \
+        --ops "$1" --report-dir runs/nvidia-ops | tail -120
+    ;;
+  perf)
+    i=0
+    for group in "$@"; do
+      i=$((i + 1))
+      timeout "$(left 575)" python -m gems.perf --vendor nvidia --suite core --no-progress --ops "$group" \
+          --out "runs/nvidia-perf$i" | tail -5
+    done
+    ;;
+esac
+tar czf "$OUT/runs-$phase.tgz" runs
+ls -la "$OUT"
