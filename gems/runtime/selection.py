@@ -179,6 +179,10 @@ def select(name: str, explicit: bool = True) -> Backend:
             f"are defined. Start a new process with GEMS_VENDOR={name}."
         )
     backend = load_backend(name)
+    for member in reversed(list(backend.chain())):
+        load_device = getattr(member._module, "load_device", None)
+        if load_device is not None:  # an out-of-tree device's torch plugin: torch sees the device after it
+            load_device()
     if explicit:
         check_available(backend)
     for member in reversed(list(backend.chain())):
