@@ -124,6 +124,9 @@ def summary_markdown(run, charts=()) -> str:
         + (f"{run.copy_gbps:.1f} GB/s." if run.copy_gbps else "not measured."),
         "",
     ]
+    if env.get("aten_on_device") is False:
+        lines += [f"> ATen has no kernels on device '{env['device']}' (the simulated device): gems was timed "
+                  "alone, checked against the float64 oracle only; there are no ATen times and no speedups.", ""]
     if env["vendor"] == "interpreter" or env["timer"] == "wall-clock":
         lines += ["> These are wall-clock times of the Triton interpreter on CPU (ATen on one thread, like the "
                   "interpreter): they show that the pipeline works and say nothing about kernel speed.", ""]

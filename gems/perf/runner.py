@@ -29,6 +29,8 @@ from gems.spec import OpSpec
 from gems.testing.conformance import dtype_name, expected_overloads
 
 STATUSES = ("ok", "mismatch", "fallback", "unsupported", "no-perf", "oom", "error")
+# A device where ATen has no kernels (the simulated one): there is nothing to compare speed with.
+NO_ATEN = "ATen has no kernels on this device: gems timed alone, no speedup"
 _REASON_CHARS = 300
 
 
@@ -236,12 +238,13 @@ def run_case(case: PerfCase, backend, timer, overrides: dict) -> dict:
 
 def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None:
     spec, perf, device = case.spec, case.spec.perf, backend.device
+    aten_here = backend.capabilities.aten_kernels  # False on the simulated device: gems is timed alone
     torch.manual_seed(zlib.crc32(case.label.encode()))
     with registration.aten_only():
         sample = perf.inputs(case.shape.dims, case.dtype, device).built()
         call, args, kwargs = sample.call or spec.call, sample.args, sample.kwargs
         fn = lambda: call(*args, **kwargs)
-        aten_result = fn()  # ATen's answer, and its warm-up
+        aten_result = fn() if aten_here else None  # ATen's answer, and its warm-up
 
     before = _counts(spec)
     gems_result, row["first_call_ms"] = timing.first_call(fn, device)
@@ -258,7 +261,8 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
     flops = perf.flops(sample, gems_result) if perf.flops else None
     del aten_result, gems_result
 
-    providers = [timing.Provider("aten", fn, lambda: gems_off(backend.dispatch_key)), timing.Provider("gems", fn)]
+    providers = [timing.Provider("aten", fn, lambda: gems_off(backend.dispatch_key))] if aten_here else []
+    providers.append(timing.Provider("gems", fn))
     before = _counts(spec)
     kernel = timing.kernel_times(timer, providers)
     percall = timing.per_call_times(device, timer.plan, providers) if case.shape.size_class == "small" else None
@@ -267,17 +271,21 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
         row["status"], row["reason"] = "fallback", f"while timing: {why}"
         return
 
-    aten, mine = kernel["aten"], kernel["gems"]
-    row.update(aten_ms=aten.median, gems_ms=mine.median, aten_p20_ms=aten.p20, aten_p80_ms=aten.p80,
-               gems_p20_ms=mine.p20, gems_p80_ms=mine.p80, speedup=aten.median / mine.median)
+    mine = kernel["gems"]
+    row.update(gems_ms=mine.median, gems_p20_ms=mine.p20, gems_p80_ms=mine.p80)
+    if aten_here:
+        aten = kernel["aten"]
+        row.update(aten_ms=aten.median, aten_p20_ms=aten.p20, aten_p80_ms=aten.p80, speedup=aten.median / mine.median)
     if nbytes:
         row["gbps"] = nbytes / (mine.median * 1e-3) / 1e9
     if flops:
         row["tflops"] = flops / (mine.median * 1e-3) / 1e12
     if percall:
-        row.update(aten_percall_us=percall["aten"].median, gems_percall_us=percall["gems"].median,
-                   percall_ratio=percall["gems"].median / percall["aten"].median)
-    row["status"], row["reason"] = "ok", how
+        row["gems_percall_us"] = percall["gems"].median
+        if aten_here:
+            row.update(aten_percall_us=percall["aten"].median, percall_ratio=percall["gems"].median
+                       / percall["aten"].median)
+    row["status"], row["reason"] = "ok", how if aten_here else f"{how}; {NO_ATEN}"
 
 
 # ---------------------------------------------------------------- a whole run
@@ -318,7 +326,7 @@ def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, pla
     overrides = check.load_overrides(backend)
     cases = list_cases(specs, book, suite, backend, dtypes)
     env = environment.environment(backend)
-    env.update(timer=timer.name, flush=timer.flush)
+    env.update(timer=timer.name, flush=timer.flush, aten_on_device=backend.capabilities.aten_kernels)
     bar = Progress(len(cases), enabled=progress)
     rows = []
     copy_gbps = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import time
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import torch
 
@@ -94,6 +94,38 @@ def copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
     return copy.requires_grad_(t.requires_grad)
 
 
+def to_device_keeping_views(value, device: str):
+    """Tensors (in nested args) moved to ``device`` storage by storage: views keep their strides and
+    offsets, and arguments that share memory still share it. For a device where ATen has no kernels,
+    whose samples are made on the CPU (data creation) and then moved."""
+    storages = {}
+
+    def move(t):
+        storage = t.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes())
+        if key not in storages:
+            flat = torch.empty(0, dtype=torch.uint8).set_(storage)
+            storages[key] = flat.to(device).untyped_storage()
+        moved = torch.empty(0, dtype=t.dtype, device=device).set_(storages[key], t.storage_offset(), t.shape,
+                                                                   t.stride())
+        return moved.requires_grad_(t.requires_grad)
+
+    return map_tensors(value, move)
+
+
+def build_sample(spec: OpSpec, case: Case, device: str, quick: bool) -> Sample:
+    """The case's sample, made under its seed by ATen; on a device without ATen kernels, made on the CPU
+    and moved."""
+    torch.manual_seed(case.seed)
+    made_on = device if selection.current().capabilities.aten_kernels else "cpu"
+    with registration.aten_only():
+        sample = next(s for s in spec.samples(case.dtype, made_on, quick) if s.variant == case.variant).built()
+    if made_on != device:
+        sample = replace(sample, args=to_device_keeping_views(sample.args, device),
+                         kwargs=to_device_keeping_views(sample.kwargs, device))
+    return sample
+
+
 def oracle_dtype(dtype):
     if dtype.is_complex:
         return torch.complex128
@@ -173,9 +205,7 @@ def _unused_overloads(spec: OpSpec, expected, vendor: str) -> dict[str, str]:
 def run_case(spec: OpSpec, case: Case, device: str, quick: bool, vendor: str, overrides: dict,
              repro: str = "") -> CaseResult:
     started = time.perf_counter()
-    torch.manual_seed(case.seed)
-    with registration.aten_only():
-        sample = next(s for s in spec.samples(case.dtype, device, quick) if s.variant == case.variant).built()
+    sample = build_sample(spec, case, device, quick)
     tensors = tensors_of(sample.args)
     result = CaseResult(
         id=case.id, op=case.op, dtype=dtype_name(case.dtype), variant=case.variant, status="fail",
