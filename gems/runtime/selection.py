@@ -85,6 +85,15 @@ class Backend:
                 table[aten_name] = (fn, autograd)
         return table
 
+    def device_gaps(self) -> dict[str, dict[str, str]]:
+        """{operator: {variant or "*": reason}}: conformance cases this vendor's device cannot pass
+        (``device_gaps`` of its module and its bases', a vendor's own entries last)."""
+        gaps = {}
+        for backend in reversed(list(self.chain())):
+            for op, variants in getattr(backend._module, "device_gaps", {}).items():
+                gaps.setdefault(op, {}).update(variants)
+        return gaps
+
     def unused_ops(self) -> set[str]:
         """ATen overloads left to ATen on this vendor (its own list and its bases')."""
         unused = set()
@@ -182,7 +191,7 @@ def select(name: str, explicit: bool = True) -> Backend:
     for member in reversed(list(backend.chain())):
         load_device = getattr(member._module, "load_device", None)
         if load_device is not None:  # an out-of-tree device's torch plugin: torch sees the device after it
-            load_device()
+            load_device(backend.info)
     if explicit:
         check_available(backend)
     for member in reversed(list(backend.chain())):

@@ -2,10 +2,12 @@
 
 A vendor lives in ``gems/runtime/backend/_<name>/``; its ``__init__.py`` defines ``vendor_info``
 (a :class:`VendorInfoBase`), ``capabilities`` (a :class:`Capabilities`) and optionally
-``base_vendor`` (the vendor whose configs and operator overrides it inherits), ``load_device()``
-(makes an out-of-tree device known to torch, such as importing its torch plugin; runs before gems
-checks that torch sees the device) and ``activate()`` (work that must happen before any kernel is
-defined, such as turning the Triton interpreter on).
+``base_vendor`` (the vendor whose configs and operator overrides it inherits), ``load_device(info)``
+(makes the selected vendor's out-of-tree device, ``info.device_name``, known to torch, such as
+importing its torch plugin; runs before gems checks that torch sees the device), ``activate()``
+(work that must happen before any kernel is defined, such as turning the Triton interpreter on) and
+``device_gaps`` ({operator: {variant or "*": reason}}: conformance cases the device cannot pass,
+reported as known failures).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import gems
 from gems.runtime.vendor import VendorError, VendorInfoBase, check_vendor_name
 
 # Vendors that ship with gems: never replaced, not even with --force.
-BUILTIN_VENDORS = ("interpreter", "nvidia")
+BUILTIN_VENDORS = ("interpreter", "nvidia", "sim")
 MARKER = "scaffold.yaml"  # written into every scaffolded vendor; --force replaces only such directories
 
 # Template file (relative to vendor_template/) -> file it becomes inside its target.

@@ -4,7 +4,10 @@ memory is host memory, for testing the vendor path of out-of-tree devices on a m
     from gems import simdevice
     simdevice.load()                       # builds sim_device.cpp once (cached), registers "sim"
     x = torch.ones(4, device="sim")        # allocation, views and copies work
-    torch.sin(x)                           # NotImplementedError naming aten::sin and 'sim'
+    torch.sin(x)                           # NotImplementedError naming aten::sin.out and 'sim'
+
+``load("acme")`` gives the device another name, so that a scaffolded vendor can rehearse its own
+device type ("acme") before its hardware exists. One name per process: PrivateUse1 is renamed once.
 
 The C++ extension (sim_device.cpp, beside this file) registers an allocator, a device guard, the
 PrivateUse1 hooks and the kernels tensors need to exist and move; everything else is refused.
@@ -24,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-DEVICE = "sim"
+DEVICE = "sim"  # the default name
 SOURCE = Path(__file__).with_name("sim_device.cpp")
 
 # In-place data-creation overloads served on CPU aliases of the device's memory: what
@@ -36,6 +39,7 @@ CREATION_ROUTE = (
 
 _lock = threading.Lock()
 _extension = None
+_name = None  # the device's name in this process, once loaded
 _library = None
 _route_counts: Counter = Counter()
 build_seconds: float | None = None  # how long this process spent building (None: loaded from the cache)
@@ -80,9 +84,9 @@ def _build():
     return module
 
 
-def _device_module():
-    """``torch.sim``: what torch and gems ask of a device module."""
-    module = types.ModuleType(f"torch.{DEVICE}")
+def _device_module(name: str):
+    """``torch.<name>``: what torch and gems ask of a device module."""
+    module = types.ModuleType(f"torch.{name}")
     module.is_available = lambda: True
     module.device_count = lambda: 1
     module.current_device = lambda: 0
@@ -133,7 +137,7 @@ def _print_on_cpu():
     original = _tensor_str._tensor_str
 
     def tensor_str(self, indent):
-        if self.device.type == DEVICE:
+        if self.device.type == _name:
             _route_counts["print"] += 1
             self = _extension.cpu_alias(self.detach())
         return original(self, indent)
@@ -141,21 +145,23 @@ def _print_on_cpu():
     _tensor_str._tensor_str = tensor_str
 
 
-def load():
-    """Build (first time) or load the extension and register the ``sim`` device; idempotent."""
-    global _extension, _library
+def load(name: str = DEVICE):
+    """Build (first time) or load the extension and register the device as ``name``; idempotent."""
+    global _extension, _library, _name
     with _lock:
         if _extension is not None:
+            if name != _name:
+                raise RuntimeError(f"the simulated device is already registered as {_name!r} in this process; "
+                                   f"it cannot also be {name!r}")
             return _extension
-        name = torch._C._get_privateuse1_backend_name()
-        if name not in ("privateuseone", DEVICE):
-            raise RuntimeError(f"PrivateUse1 is already taken by device {name!r}; the simulated device needs it")
+        taken = torch._C._get_privateuse1_backend_name()
+        if taken != "privateuseone":
+            raise RuntimeError(f"PrivateUse1 is already taken by device {taken!r}; the simulated device needs it")
         extension = _build()
-        if name != DEVICE:
-            torch.utils.rename_privateuse1_backend(DEVICE)
-            torch._register_device_module(DEVICE, _device_module())
-            torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
-        _extension = extension
+        torch.utils.rename_privateuse1_backend(name)
+        torch._register_device_module(name, _device_module(name))
+        torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+        _extension, _name = extension, name
         _library = torch.library.Library("aten", "IMPL")
         for overload in CREATION_ROUTE:
             _library.impl(overload, _route(overload), "PrivateUse1")

@@ -68,7 +68,8 @@ struct SimHooks final : at::PrivateUse1HooksInterface {
   at::Device getDeviceFromPtr(void*) const override { return c10::Device(kSim, 0); }
 };
 
-// A CPU tensor over the same bytes (no copy); it keeps the storage alive.
+// A CPU tensor over the same bytes (no copy), with the same negative and conjugate bits; it keeps the
+// storage alive.
 at::Tensor cpu_alias(const at::Tensor& t) {
   if (t.device().type() != kSim) {
     return t;
@@ -78,7 +79,11 @@ at::Tensor cpu_alias(const at::Tensor& t) {
     return at::empty_strided(t.sizes(), t.strides(), options);
   }
   c10::Storage keep = t.storage();
-  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), [keep](void*) {}, options);
+  at::Tensor alias = at::from_blob(t.data_ptr(), t.sizes(), t.strides(), [keep](void*) {}, options);
+  if (t.is_neg()) {
+    alias = at::_neg_view(alias);
+  }
+  return t.is_conj() ? alias.conj() : alias;
 }
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
@@ -142,6 +147,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("set_.source_Storage", TORCH_FN(set_storage));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset));
+}
+
+// A copy from a negative or conjugate view: the math-bit fallbacks would materialize the source with
+// clone(), which copies through _copy_from again, forever. copy_from() honours the bits itself (the
+// CPU aliases carry them), so those keys pass _copy_from straight to it. _copy_from is reached only
+// for devices other than the CPU and CUDA, so this changes nothing for them.
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
