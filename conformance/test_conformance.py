@@ -20,9 +20,9 @@ def _failure_report(result: CaseResult) -> str:
 
 
 def _device_gap(backend, case) -> str | None:
-    """The vendor's declared reason why its device cannot pass this case (gems.runtime.selection)."""
+    """The vendor's declared reason why its device cannot pass this case (keys "variant" or "variant/dtype")."""
     variants = backend.device_gaps().get(case.op, {})
-    return variants.get(case.variant) or variants.get("*")
+    return variants.get(f"{case.variant}/{dtype_name(case.dtype)}") or variants.get(case.variant)
 
 
 def test_case(case, conformance, request):

@@ -125,8 +125,9 @@ def summary_markdown(run, charts=()) -> str:
         "",
     ]
     if env.get("aten_on_device") is False:
-        lines += [f"> ATen has no kernels on device '{env['device']}' (the simulated device): gems was timed "
-                  "alone, checked against the float64 oracle only; there are no ATen times and no speedups.", ""]
+        lines += ["> ATen has no kernels on this device (as on gems' simulated device): gems was timed alone and "
+                  "checked against the float64 oracle only; there are no ATen times and no speedups. The gems "
+                  "times are listed below.", ""]
     if env["vendor"] == "interpreter" or env["timer"] == "wall-clock":
         lines += ["> These are wall-clock times of the Triton interpreter on CPU (ATen on one thread, like the "
                   "interpreter): they show that the pipeline works and say nothing about kernel speed.", ""]
@@ -158,6 +159,11 @@ def summary_markdown(run, charts=()) -> str:
     slower = [(op, g) for op, (g, _, _, _) in agg["op"].items() if g is not None and g < 1.0]
     lines += ["", f"## Operators slower than ATen ({len(slower)})", ""]
     lines += [f"- {op}: {_fmt(g)}" for op, g in sorted(slower, key=lambda item: item[1])] or ["None."]
+    if env.get("aten_on_device") is False:
+        lines += ["", "## gems times (no ATen to compare with)", "",
+                  "| operator | dtype | shape | gems ms (median) | gems us per call |", "|---|---|---|---|---|"]
+        lines += [f"| {r['op']} | {r['dtype']} | {r['shape']} | {_fmt(r['gems_ms'], '')} | "
+                  f"{_fmt(r['gems_percall_us'], '')} |" for r in rows if r["status"] == "ok"]
     problems = [r for r in rows if r["status"] != "ok"]
     if problems:
         lines += ["", f"## Cases not timed ({len(problems)})", "", "| operator | dtype | shape | status | reason |",

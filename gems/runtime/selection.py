@@ -86,7 +86,7 @@ class Backend:
         return table
 
     def device_gaps(self) -> dict[str, dict[str, str]]:
-        """{operator: {variant or "*": reason}}: conformance cases this vendor's device cannot pass
+        """{operator: {variant or "variant/dtype": reason}}: conformance cases this vendor's device cannot pass
         (``device_gaps`` of its module and its bases', a vendor's own entries last)."""
         gaps = {}
         for backend in reversed(list(self.chain())):

@@ -35,29 +35,35 @@ capabilities = dataclasses.replace(
 
 
 # Cases gems cannot pass on a device where ATen has no kernels, found by running the quick suite on it:
-# {operator: {variant or "*": reason}}. Conformance reports them as known failures (xfail) of this vendor
-# and of vendors built on it; one that starts passing turns red (xpass). Each is a place where gems
-# leans on ATen on a real device too (the first three kinds), or where ATen's CPU answer, standing in
-# for the device's, follows CPU-only rules that gems on an accelerator does not (the last kind).
-_ATEN_ONLY = "gems relies on ATen's {op} here, which has no kernel on a device without ATen"
-_CPU_ONLY_ERROR = ("ATen on the CPU (the stand-in for the device's absent ATen) raises {error}; gems on an "
-                   "accelerator follows ATen's CUDA behaviour and returns a result")
+# {operator: {variant, or variant/dtype: reason}}. Conformance reports them as known failures (xfail) of
+# this vendor and of vendors built on it; one that starts passing turns red (xpass). Each is a place
+# where gems leans on ATen (on a real device ATen computes it), or where ATen's CPU answer, standing in
+# for the device's, follows CPU-only rules that gems on an accelerator does not (CUDA's rules).
+_ATEN = "gems relies on ATen's {what} here, and ATen has no kernels on this device"
+_CPU_ONLY = ("ATen on the CPU (the stand-in for the device's absent ATen) raises {what}; gems on an accelerator "
+             "follows ATen's CUDA behaviour, which returns a result")
+_ALLCLOSE_RESULTS = ("0d", "atol-only", "broadcast", "contiguous", "defaults", "empty", "equal", "far",
+                     "noncontiguous-transposed", "special-values", "special-values-equal-nan", "zero-tolerance")
+_INTS = ("int8", "int16", "int32", "int64", "uint8")
 device_gaps = {
-    "allclose": {"*": _ATEN_ONLY.format(op="aten::all (allclose reduces isclose's result with it)")},
-    "abs": {"grad": _ATEN_ONLY.format(op="aten::sgn (in abs's derivative formula)")},
-    "clamp": {"grad": _ATEN_ONLY.format(op="aten::logical_and (in clamp's derivative formula)"),
-              "bound-overflow": _CPU_ONLY_ERROR.format(error="for a float16 bound that overflows")},
-    "pow": {"grad": _ATEN_ONLY.format(op="aten::logical_and (in pow's derivative formula)")},
-    "bitwise_and": {"out-wider-dtype": _ATEN_ONLY.format(op="kernel (gems falls back for a bool out= of a "
-                                                            "wider dtype)")},
-    "bitwise_or": {"out-wider-dtype": _ATEN_ONLY.format(op="kernel (gems falls back for a bool out= of a "
-                                                           "wider dtype)")},
-    "resolve_conj": {"complex-conj-view": _ATEN_ONLY.format(op="aten::complex (the sample builds a complex "
-                                                                "tensor on the device)")},
-    "div": {variant: _CPU_ONLY_ERROR.format(error="ZeroDivisionError for an integer division by zero")
-            for variant in ("floor-zero-divisor", "trunc-zero-divisor")},
-    "floor_divide": {"zero-divisor": _CPU_ONLY_ERROR.format(error="ZeroDivisionError for an integer division "
-                                                                  "by zero")},
+    "allclose": {variant: _ATEN.format(what="aten::all (allclose reduces isclose's result with it)")
+                 for variant in _ALLCLOSE_RESULTS},
+    "abs": {"grad": _ATEN.format(what="aten::sgn (in abs's derivative formula)")},
+    "clamp": {"grad": _ATEN.format(what="aten::logical_and (in clamp's derivative formula)"),
+              "bound-overflow/float16": _CPU_ONLY.format(what="for a float16 bound that overflows")},
+    "pow": {"grad": _ATEN.format(what="aten::logical_and (in pow's derivative formula)")},
+    "bitwise_and": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
+                                                               "dtype)")},
+    "bitwise_or": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
+                                                              "dtype)")},
+    "resolve_conj": {"complex-conj-view": _ATEN.format(what="aten::complex (the sample makes a complex tensor)")},
+    "resolve_neg": {"imag-of-conj": _ATEN.format(what="aten::complex (the sample makes a complex tensor)")},
+    "softmax": {f"{variant}/float16": _CPU_ONLY.format(what="for half-to-float softmax")
+                for variant in ("half-to-float", "backward-half-to-float")},
+    "div": {f"{variant}/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division by zero")
+            for variant in ("floor-zero-divisor", "trunc-zero-divisor") for dtype in _INTS},
+    "floor_divide": {f"zero-divisor/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division "
+                                                                    "by zero") for dtype in _INTS},
 }
 
 
