@@ -326,7 +326,7 @@ def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, pla
     overrides = check.load_overrides(backend)
     cases = list_cases(specs, book, suite, backend, dtypes)
     env = environment.environment(backend)
-    env.update(timer=timer.name, flush=timer.flush, aten_on_device=backend.capabilities.aten_kernels)
+    env.update(timer=timer.name, flush=timer.flush)
     bar = Progress(len(cases), enabled=progress)
     rows = []
     copy_gbps = None
