@@ -264,8 +264,13 @@ def _check(spec, sample, case, device, vendor, overrides, result):
             oracle_outs = [t.detach().cpu() for t in aten_outs]
             where = "on the CPU in the tested dtype" if stand_in else "on the device"
             oracle_note = f"no CPU oracle ({type(exc).__name__}): ATen {where} is the reference. "
-        if stand_in:
-            aten_outs = [None] * len(aten_outs)  # no ATen answer on the device: aten-parity cannot apply
+        if stand_in:  # no ATen answer on the device: its dtypes are checked, aten-parity cannot apply
+            wrong = [f"output {i}: dtype {g.dtype} differs from ATen's {a.dtype} (ATen on the CPU)"
+                     for i, (g, a) in enumerate(zip(gems_outs, aten_outs)) if g.dtype != a.dtype]
+            if wrong:
+                result.message = wrong[0]
+                return
+            aten_outs = [None] * len(aten_outs)
         fallbacks = {k: v - before_fallback.get(k, 0) for k, v in registration.fallback_calls.items()
                      if k[0] in spec.overloads and v > before_fallback.get(k, 0)}
         not_run = [o for o in expected if registration.gems_calls[o] == before_gems[o]]
