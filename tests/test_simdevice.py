@@ -167,3 +167,15 @@ def test_a_cuda_only_call_in_the_harness_fails_the_sim_pipeline_only():
     on_sim = _python(CUDA_ONLY_PROBE, vendor="sim")
     assert "error" in on_sim["statuses"], on_sim
     assert any("CUDA" in reason for reason in on_sim["reasons"]), on_sim
+
+
+def test_scaffold_on_sim_makes_an_out_of_tree_vendor():
+    from gems.scaffold import core as sc
+
+    backend_dir, root = sc.locate()
+    plan = sc.plan("acme", base="sim", device_name="acme", dispatch_key="PrivateUse1", backend_dir=backend_dir,
+                   root=root)
+    assert (plan.base, plan.device_name, plan.dispatch_key) == ("sim", "acme", "PrivateUse1")
+    init = plan.targets[0].files["__init__.py"]
+    assert 'base_vendor = "sim"' in init and 'device_name="acme"' in init
+    assert sc.BUILTIN_VENDORS.count("sim") == 1  # never replaced by a scaffold
