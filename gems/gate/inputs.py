@@ -119,7 +119,13 @@ def _check_perf_row(path: Path, line: int, row: dict) -> dict:
         raise GateInputError(f"{path}: line {line}: unknown status {row['status']!r}; known: {PERF_STATUSES}")
     if not row["op"]:
         raise GateInputError(f"{path}: line {line}: empty op")
-    if row["status"] == "ok":
+    if row["status"] == "ok" and not row["aten_ms"] and not row["aten_percall_us"]:
+        # A device where ATen has no kernels (the simulated one): gems was timed alone, no speedup.
+        gems_ms = _number_or_none(row["gems_ms"])
+        if gems_ms is None or not (math.isfinite(gems_ms) and gems_ms > 0):
+            raise GateInputError(f"{path}: line {line}: status ok but neither ATen times nor a usable gems time "
+                                 f"(gems_ms {row['gems_ms']!r})")
+    elif row["status"] == "ok":
         try:
             speedup = row_speedup(row)
         except ValueError:
@@ -129,6 +135,13 @@ def _check_perf_row(path: Path, line: int, row: dict) -> dict:
                 f"{path}: line {line}: status ok but no usable speedup (speedup {row['speedup']!r}, per-call "
                 f"{row['aten_percall_us']!r} / {row['gems_percall_us']!r} us), expected positive numbers")
     return row
+
+
+def _number_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def perf_key(row: dict) -> tuple[str, str, str]:

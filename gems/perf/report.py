@@ -46,6 +46,10 @@ def summary_markdown(run, charts=()) -> str:
         + (f"{run.copy_gbps:.1f} GB/s." if run.copy_gbps else "not measured."),
         "",
     ]
+    if env.get("aten_on_device") is False:
+        lines += ["> ATen has no kernels on this device (as on gems' simulated device): gems was timed alone and "
+                  "checked against the float64 oracle only; there are no ATen times and no speedups. The gems "
+                  "times are listed below.", ""]
     if env["vendor"] == "interpreter" or env["timer"] == "wall-clock":
         lines += ["> These are wall-clock times of the Triton interpreter on CPU (ATen on one thread, like the "
                   "interpreter): they show that the pipeline works and say nothing about kernel speed.", ""]
@@ -83,6 +87,11 @@ def summary_markdown(run, charts=()) -> str:
                   "Above the copy ceiling measured in this run, which no memory-bound kernel can beat: the "
                   "operator's bytes formula counts data its kernel does not move. Its speedup stands.", ""]
         lines += [f"- {r['op']} {r['dtype']} {r['shape']}: {r['reason']}" for r in flagged]
+    if env.get("aten_on_device") is False:
+        lines += ["", "## gems times (no ATen to compare with)", "",
+                  "| operator | dtype | shape | gems ms (median) | gems us per call |", "|---|---|---|---|---|"]
+        lines += [f"| {r['op']} | {r['dtype']} | {r['shape']} | {_fmt(r['gems_ms'], '')} | "
+                  f"{_fmt(r['gems_percall_us'], '')} |" for r in rows if r["status"] == "ok"]
     problems = [r for r in rows if r["status"] != "ok"]
     if problems:
         lines += ["", f"## Cases not timed ({len(problems)})", "", "| operator | dtype | shape | status | reason |",

@@ -1,4 +1,5 @@
-"""Timers: kernel time (do_bench with L2 flush, or the wall clock on CPU), per-call time, copy bandwidth.
+"""Timers: kernel time (do_bench with L2 flush, or the wall clock where the device has no timing events),
+per-call time, copy bandwidth.
 
 Every measurement alternates the providers, A B A B ..., for several rounds in one process, so clock
 and thermal drift hit ATen and gems alike. Warm-up and compilation happen before the first round.
@@ -45,16 +46,48 @@ INTERPRETER_PLAN = TimingPlan(rounds=2, wall_reps=2, percall_rounds=2, percall_t
                               percall_max_calls=2, copy_bytes=16 << 20)
 
 
+def interpreted() -> bool:
+    """Kernels run in Triton's interpreter (the interpreter vendor, and the simulated device built on it)."""
+    import triton
+
+    return bool(triton.knobs.runtime.interpret)
+
+
 def plan_for(device: str, quick: bool) -> TimingPlan:
-    if device == "cpu":
+    if device == "cpu" or interpreted():
         return INTERPRETER_PLAN
     return TimingPlan(rounds=2, rep_ms=25.0, percall_rounds=3, percall_target_ms=10.0) if quick else DEVICE_PLAN
 
 
 def synchronizer(device: str) -> Callable[[], None]:
-    module = getattr(torch, device, None)
-    sync = getattr(module, "synchronize", None)
-    return sync if sync is not None else (lambda: None)
+    """A function that waits for the device's queued work: ``torch.accelerator`` when the device is the
+    current accelerator, else its device module's ``synchronize`` (``torch.<device>``); nothing on the CPU."""
+    if device == "cpu":
+        return lambda: None
+    accelerator = getattr(torch, "accelerator", None)
+    current = accelerator.current_accelerator() if accelerator is not None else None
+    if current is not None and current.type == device:
+        return accelerator.synchronize
+    sync = getattr(getattr(torch, device, None), "synchronize", None)
+    if sync is None:
+        raise RuntimeError(f"device {device!r} is not torch's current accelerator and torch.{device} has no "
+                           f"synchronize(): its timings could not be trusted")
+    return sync
+
+
+def has_timing_events(device: str) -> bool:
+    """Can ``torch.Event`` time work on this device? (The CPU, the interpreter and the simulated device: no.)"""
+    if device == "cpu" or interpreted():
+        return False
+    try:
+        start, end = torch.Event(device=device, enable_timing=True), torch.Event(device=device, enable_timing=True)
+        start.record()
+        end.record()
+        end.synchronize()
+        start.elapsed_time(end)
+    except (RuntimeError, ValueError, NotImplementedError, AttributeError):
+        return False
+    return True
 
 
 def quantile(values, q: float) -> float:
@@ -114,7 +147,8 @@ def _flush_description() -> str:
 
 @dataclass
 class WallTimer:
-    """Wall clock around each synchronized call: for the CPU interpreter, where there are no events."""
+    """Wall clock around each synchronized call: for devices without timing events (the CPU interpreter,
+    the simulated device)."""
 
     device: str
     plan: TimingPlan
@@ -135,7 +169,7 @@ class WallTimer:
 
 
 def make_timer(device: str, plan: TimingPlan):
-    return WallTimer(device, plan) if device == "cpu" else DoBenchTimer(device, plan)
+    return DoBenchTimer(device, plan) if has_timing_events(device) else WallTimer(device, plan)
 
 
 def kernel_times(timer, providers: list[Provider]) -> dict[str, Stats]:

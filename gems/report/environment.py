@@ -55,6 +55,8 @@ def environment(backend) -> dict:
         "vendor": backend.name,
         "device": device_name(backend),
         "driver": _nvidia_driver() if backend.device == "cuda" else None,
+        # False on a device where ATen has no kernels (the simulated one): no ATen answer or time there.
+        "aten_on_device": backend.capabilities.aten_kernels,
         "torch": torch.__version__,
         "triton": triton.__version__,
         "python": platform.python_version(),

@@ -97,6 +97,15 @@ class Backend:
                 table[aten_name] = (fn, autograd)
         return table
 
+    def device_gaps(self) -> dict[str, dict[str, str]]:
+        """{operator: {variant or "variant/dtype": reason}}: conformance cases this vendor's device cannot pass
+        (``device_gaps`` of its module and its bases', a vendor's own entries last)."""
+        gaps = {}
+        for backend in reversed(list(self.chain())):
+            for op, variants in getattr(backend._module, "device_gaps", {}).items():
+                gaps.setdefault(op, {}).update(variants)
+        return gaps
+
     def unused_ops(self) -> set[str]:
         """ATen overloads left to ATen on this vendor (its own list and its bases')."""
         unused = set()
@@ -203,6 +212,10 @@ def select(name: str, why: str = "selected explicitly", explicit: bool = True) -
             f"are defined. Start a new process with GEMS_VENDOR={name}."
         )
     backend = load_backend(name)
+    for member in reversed(list(backend.chain())):
+        load_device = getattr(member._module, "load_device", None)
+        if load_device is not None:  # an out-of-tree device's torch plugin: torch sees the device after it
+            load_device(backend.info)
     if explicit:
         check_available(backend)
     backend.check_tune_configs()  # a malformed file fails here, before any kernel is defined

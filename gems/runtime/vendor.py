@@ -2,8 +2,12 @@
 
 A vendor lives in ``gems/runtime/backend/_<name>/``; its ``__init__.py`` defines ``vendor_info``
 (a :class:`VendorInfoBase`), ``capabilities`` (a :class:`Capabilities`) and optionally
-``base_vendor`` (the vendor whose configs and operator overrides it inherits) and ``activate()``
-(work that must happen before any kernel is defined, such as turning the Triton interpreter on).
+``base_vendor`` (the vendor whose configs and operator overrides it inherits), ``load_device(info)``
+(makes the selected vendor's out-of-tree device, ``info.device_name``, known to torch, such as
+importing its torch plugin; runs before gems checks that torch sees the device), ``activate()``
+(work that must happen before any kernel is defined, such as turning the Triton interpreter on) and
+``device_gaps`` ({operator: {variant or "variant/dtype": reason}}: conformance cases the device cannot pass,
+reported as known failures).
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ class Capabilities:
     multi_config_autotune: bool = True
     # Kernels run by a Python emulator call torch ops themselves; those must reach ATen.
     kernels_call_torch: bool = False
+    # ATen has kernels on this device (False for the simulated device): conformance compares with
+    # ATen's own answer there and gems-perf times ATen there.
+    aten_kernels: bool = True
     notes: tuple = ()  # human-readable limits, copied into reports
 
     def supports(self, dtype: torch.dtype) -> bool:

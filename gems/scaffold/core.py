@@ -22,7 +22,7 @@ from gems.runtime.vendor import VendorError, VendorInfoBase, check_vendor_name
 from gems.scaffold.presets import PRESETS, SOURCE
 
 # Vendors that ship with gems: never replaced, not even with --force.
-BUILTIN_VENDORS = ("interpreter", "nvidia")
+BUILTIN_VENDORS = ("interpreter", "nvidia", "sim")
 MARKER = "scaffold.yaml"  # written into every scaffolded vendor; --force replaces only such directories
 
 # Template file (relative to vendor_template/) -> file it becomes inside its target.

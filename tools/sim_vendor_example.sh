@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# README's "Adding a backend" worked example for an out-of-tree device, run for real: vendor "acme"
+# brings device type "acme" on PrivateUse1, rehearsed on gems' simulated device. It runs in a scratch
+# copy of this repository (the scaffold writes into the tree it runs from), so the checkout is untouched.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+mkdir "$scratch/gems-copy"
+(cd "$repo" && tar --exclude=__pycache__ --exclude=runs -cf - gems conformance perf vendor_template reports ci \
+    pyproject.toml) | tar -xf - -C "$scratch/gems-copy"
+cd "$scratch/gems-copy"
+export PYTHONPATH="$PWD"
+unset GEMS_VENDOR
+
+# 1. Create the vendor: its device is "acme", its operators register under PrivateUse1, and it inherits
+#    the simulated device's kernels, configs and load_device() (which registers the device under the
+#    vendor's device name; a real vendor imports its torch plugin there instead).
+python -m gems.scaffold --vendor acme --base sim --device-name acme --dispatch-key PrivateUse1
+
+# 2. Conformance (the whole quick suite: the gate refuses a run that leaves registered operators
+#    untested), then perf, on device "acme" (GEMS_VENDOR too: conftest imports gems.ops before --vendor).
+GEMS_VENDOR=acme python -m pytest -n 2 --dist loadgroup conformance --vendor acme --quick -q -p no:randomly
+GEMS_VENDOR=acme python -m gems.perf --vendor acme --quick --no-progress
+
+# 3. The first reviewed run becomes the baseline; the gate then judges later runs against it.
+python -m gems.gate promote --vendor acme --candidate runs/acme
+python -m gems.gate --vendor acme --candidate runs/acme --baseline reports/acme
+
+# 4. What the device does not compute is refused by name, never run on the CPU behind your back.
+GEMS_VENDOR=acme python - <<'PY'
+import torch
+import gems
+
+gems.enable()
+x = torch.ones(3, device="acme")
+print("abs on", torch.abs(-x).device, "served by gems:", gems.call_counts()["gems"])
+try:
+    torch.cumsum(x, 0)
+except NotImplementedError as exc:
+    print("refused:", exc)
+else:
+    raise SystemExit("cumsum ran on device acme although neither gems nor the device serves it")
+PY
