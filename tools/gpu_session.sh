@@ -2,14 +2,14 @@
 # One device-tool call on an NVIDIA machine (torch and triton preinstalled): install gems, then one phase.
 # Results go to $OUT (the device tool brings them back) as a tarball of runs/ plus the phase's log.
 #
-#   bash tools/gpu_session.sh check        # native layer check, per-call breakdown, quick conformance of all
-#   bash tools/gpu_session.sh full         # full-mode conformance of every operator (the promotable run)
-#   bash tools/gpu_session.sh perf OPS...  # gems-perf core suite, one run per comma-separated group of operators
-#   bash tools/gpu_session.sh ops OPS      # full-mode conformance of some operators (a re-check after a fix)
+#   bash tools/gpu_session.sh check        # native layer check, per-call breakdown
+#   bash tools/gpu_session.sh quick OPS... # quick conformance, one pytest run per comma-separated group
+#   bash tools/gpu_session.sh full OPS...  # full-mode conformance, likewise
+#   bash tools/gpu_session.sh perf OPS...  # gems-perf core suite, one run per group
 #
 # Each step has a timeout inside the device tool's 10-minute limit, so what finished still comes back.
 set -uo pipefail
-phase=${1:?phase: check, full, perf or ops}
+phase=${1:?phase: check, quick, full or perf}
 shift
 OUT=${OUT:-/tmp/gems-out}
 mkdir -p "$OUT" runs
@@ -24,20 +24,29 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python -c "import torch, triton, gems; print('torch', torch.__version__, 'triton', triton.__version__, 'commit', gems.report.environment.source_commit() if hasattr(gems, 'report') else '')" 2>/dev/null || true
 git log --oneline -1 2>/dev/null || true
 
+# Conformance of some operators; each group writes its own report dir and junit file, so a group that
+# finished comes back even when a later one runs out of time.
+conformance_groups() {
+  local mode=$1; shift
+  local i=0
+  for group in "$@"; do
+    i=$((i + 1))
+    timeout "$(left 560)" python -m pytest conformance --vendor nvidia $mode -n 16 -q -p no:randomly -rf \
+        --ops "$group" --report-dir "runs/nvidia-conf$i" --junitxml "$OUT/junit-$i.xml" > "$OUT/conf-$i.log" 2>&1
+    grep -E "^(FAILED|ERROR)|passed|failed|cells passed" "$OUT/conf-$i.log" | tail -40
+  done
+}
+
 case "$phase" in
   check)
     timeout 120 python -m tools.native_check
     timeout 60 python -m tools.percall_breakdown
-    timeout "$(left 560)" python -m pytest conformance --vendor nvidia --quick -n 16 -q -p no:randomly \
-        --report-dir runs/nvidia-quick -x --maxfail=200 | tail -80
+    ;;
+  quick)
+    conformance_groups --quick "$@"
     ;;
   full)
-    timeout "$(left 570)" python -m pytest conformance --vendor nvidia -n 16 -q -p no:randomly \
-        --report-dir runs/nvidia | tail -120
-    ;;
-  ops)
-    timeout "$(left 570)" python -m pytest conformance --vendor nvidia -n 16 -q -p no:randomly \
-        --ops "$1" --report-dir runs/nvidia-ops | tail -120
+    conformance_groups "" "$@"
     ;;
   perf)
     i=0

@@ -107,10 +107,15 @@ class Launcher:
         self._stream = self._device = None
 
     def __call__(self, grid, *args, num_warps=None, num_stages=None):
-        grid_y, grid_z = grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
+        """grid: up to three program counts, or, for an autotuned kernel, a function of the config it picks
+        (``lambda meta: ...``), which Triton's launch evaluates."""
+        if callable(grid):
+            grid_x, grid_y, grid_z = grid, None, None
+        else:
+            grid_x, grid_y, grid_z = grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
         if recorder is not None:
-            return recorder.launch(self, grid[0], grid_y, grid_z, num_warps, num_stages, args)
-        self._launch(grid[0], grid_y, grid_z, num_warps, num_stages, args)
+            return recorder.launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args)
+        self._launch(grid_x, grid_y, grid_z, num_warps, num_stages, args)
 
     def flat(self, grid_x, num_warps, *args):
         """``launcher((grid_x,), *args, num_warps=num_warps)`` with no grid or keyword handling (pointwise)."""
@@ -120,8 +125,11 @@ class Launcher:
 
     def _launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
         if registration.recording is not None:
-            self._launch_recorded(registration.recording, (grid_x, grid_y, grid_z), num_warps, num_stages, args)
-            return
+            if not callable(grid_x):
+                self._launch_recorded(registration.recording, (grid_x, grid_y, grid_z), num_warps, num_stages, args)
+                return
+            # The config (and so the grid) an autotuned kernel runs with is chosen at each launch: no plan.
+            registration.recording.refused = f"{getattr(self.kernel, '__name__', self.kernel)} is autotuned"
         if self.fast:
             key, launch_args = self._prepare(*args)
             compiled = self._compiled.get((key, num_warps, num_stages))
@@ -136,8 +144,8 @@ class Launcher:
                                kernel.launch_metadata((grid_x, grid_y, grid_z), stream, *args), enter, leave,
                                *args)
                 return
-        # First launch of a specialization (it compiles), or any launch under the interpreter.
-        grid = (grid_x, grid_y, grid_z)
+        # First launch of a specialization (it compiles), any launch under the interpreter, an autotuned kernel.
+        grid = grid_x if callable(grid_x) else (grid_x, grid_y, grid_z)
         options = {name: value for name, value in (("num_warps", num_warps), ("num_stages", num_stages))
                    if value is not None}
         if self.fast:

@@ -56,7 +56,7 @@ def _kind(func, args) -> str:
         return "allocation"
     if name in METADATA:
         return "metadata"
-    if func.is_view:
+    if func.is_view or name == "detach_":  # detach_ changes autograd metadata in place (torch.tensor() calls it)
         return "view"
     if name in MOVES:
         return "move"

@@ -47,5 +47,6 @@ SPECS = [
         name="dot", family="blas", impls={"dot": dot, "dot.out": dot_out}, call=torch.dot,
         samples=samples("dot_samples", torch.dot, "dot"), dtypes=FLOATS, tolerance="reduction",
         perf=product_perf("dot"),
+        no_launch={"empty": "a sum over no element: zero (an allocation fill)"},
     ),
 ]

@@ -26,8 +26,8 @@ import triton.language as tl
 
 from gems.codegen.pointwise import float64_bits
 from gems.ops.reduction.planning import reduce_sum
-from gems.runtime import registration, selection
-from gems.runtime.launch import cdiv
+from gems.runtime import selection
+from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
 from gems.spec import PerfSpec, lazy
 
@@ -255,13 +255,16 @@ def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None,
     return y
 
 
+_tuned_launchers: dict = {}
+
+
 def launch_tuned(kernel, grid, *args):
-    """``kernel[grid](*args)`` for an autotuned kernel (the Launcher cache serves plain JIT kernels only)."""
-    if registration.kernels_call_torch:  # an emulated kernel's own torch calls must reach ATen
-        with registration.aten_only():
-            kernel[grid](*args)
-    else:
-        kernel[grid](*args)
+    """``kernel[grid](*args)`` for an autotuned kernel, through a Launcher: conformance then sees the launch,
+    and the native layer keeps such calls on the Python path (the config is chosen at launch)."""
+    launcher = _tuned_launchers.get(kernel)
+    if launcher is None:
+        launcher = _tuned_launchers[kernel] = Launcher(kernel)
+    launcher(grid, *args)
 
 
 # --------------------------------------------------------------------------- ATen's checks

@@ -24,5 +24,6 @@ SPECS = [
         name="vdot", family="blas", impls={"vdot": vdot, "vdot.out": vdot_out}, call=torch.vdot,
         samples=samples("dot_samples", torch.vdot, "vdot"), dtypes=FLOATS, tolerance="reduction",
         perf=product_perf("dot"),
+        no_launch={"empty": "a sum over no element: zero (an allocation fill)"},
     ),
 ]

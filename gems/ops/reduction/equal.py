@@ -81,5 +81,7 @@ SPECS = [
         samples=_samples,
         dtypes=ALL,
         tolerance="exact",
+        no_launch={"shape-differs": "tensors of different shapes are unequal: no element is compared",
+                   "empty": "empty tensors of one shape are equal: no element to compare"},
     ),
 ]
