@@ -63,3 +63,13 @@ def check_exact_out(out, op, operands, message):
     want = op.result_dtypes(list(operands))[1][0]
     if out.dtype != want:
         raise RuntimeError(message.format(want=name(want), got=name(out.dtype)))
+
+
+def check_out(out: torch.Tensor, like: torch.Tensor, dtype: torch.dtype | None = None) -> None:
+    """ATen's checks of an ``out=`` tensor for a result computed from ``like``: the same device (never a
+    launch on another device's pointer) and exactly ``dtype`` (default: like's)."""
+    if out.device != like.device:
+        raise RuntimeError(f"Expected out tensor to have device {like.device}, but got {out.device} instead")
+    dtype = like.dtype if dtype is None else dtype
+    if out.dtype != dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {dtype}, but got {out.dtype} instead")

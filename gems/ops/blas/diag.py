@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from gems.checks import check_out
 from gems.dtypes import ALL
 from gems.ops.blas.diagonal import as_batched, check_dtype, diagonal_layout, read_diagonal
 from gems.ops.blas.gemm import overlaps
@@ -21,8 +22,7 @@ def _diagonal_copy(self, offset, dim1, dim2, out=None):
     order, n, _, _ = diagonal_layout(list(self.shape), offset, dim1, dim2)
     shape = [self.shape[d] for d in order[:-2]] + [n]
     if out is not None:
-        if out.dtype != self.dtype:
-            raise RuntimeError(f"Expected out tensor to have dtype {self.dtype}, but got {out.dtype} instead")
+        check_out(out, self)
         if list(out.shape) != shape:
             out.resize_(shape)
     result = out if out is not None and out.is_contiguous() and not overlaps(out, self) else \
@@ -56,7 +56,7 @@ def _samples(dtype, device, quick):
         Sample("noncontiguous-transposed", lambda: (mk(17, 13).t(), 2)),
         Sample("noncontiguous-strided", lambda: (mk(13, 34)[:, ::2],)),
         Sample("empty", lambda: (mk(0, 5),)),
-        Sample("out", lambda: (mk(13, 17), 1), call=lambda x, o: torch.diag(x, o, out=torch.empty(0, dtype=x.dtype)),
+        Sample("out", lambda: (mk(13, 17), 1), call=lambda x, o: torch.diag(x, o, out=x.new_empty(0)),
                expects="diagonal_copy.out"),
         Sample("diagonal-copy-3d", lambda: (mk(3, 5, 4), 1, 2, 0), call=torch.diagonal_copy),
         Sample("diagonal-copy-4d", lambda: (mk(2, 5, 3, 4), -1, 1, 3), call=torch.diagonal_copy),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from gems.checks import check_out
 from gems.dtypes import ALL
 from gems.ops.blas.diagonal import check_dtype, diagonal_layout, embed
 from gems.ops.blas.gemm import overlaps
@@ -30,8 +31,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
 def diagonal_backward_out(grad_output, input_sizes, offset, dim1, dim2, *, out):
     sizes = _check(grad_output, input_sizes, offset, dim1, dim2)
-    if out.dtype != grad_output.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {grad_output.dtype}, but got {out.dtype} instead")
+    check_out(out, grad_output)
     if list(out.shape) != sizes:
         out.resize_(sizes)
     if overlaps(out, grad_output):
@@ -52,7 +52,7 @@ def _samples(dtype, device, quick):
         Sample("noncontiguous-transposed", lambda: (mk(5, 3).t(), [3, 6, 5], 0, -1, 1)),
         Sample("empty-diagonal", lambda: (mk(0), [2, 3], 5, 0, 1)),
         Sample("out", lambda: (mk(5), [5, 7], 0, 0, 1),
-               call=lambda g, *a: torch.ops.aten.diagonal_backward.out(g, *a, out=torch.empty(0, dtype=g.dtype)),
+               call=lambda g, *a: torch.ops.aten.diagonal_backward.out(g, *a, out=g.new_empty(0)),
                expects="diagonal_backward.out"),
     ]
     if dtype.is_floating_point:

@@ -278,6 +278,14 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     return nll_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, view, g_strides)
 
 
+# ATen's own CUDA kernel asserts on the device for a target out of range, which leaves the process's CUDA
+# context unusable (every later case of that worker failed on an H100, 2026-11-22): the conformance runner
+# computes ATen's answer first, so these cases cannot run there. gems checks targets before launching.
+CUDA_ASSERTS = {("nvidia", "*", variant): "ATen's CUDA kernel asserts on the device for an out-of-range target "
+                "and kills the process's CUDA context" for variant in (
+                    "error-target-out-of-range", "error-target-negative", "error-target-out-of-range-none",
+                    "error-target-out-of-range-backward")}
+
 SPECS = [
     OpSpec(
         name="nll_loss", family="loss",
@@ -286,5 +294,6 @@ SPECS = [
         samples=lazy("gems.testing.samples_loss", "nll_loss_samples", spatial=False),
         dtypes=FLOATS,
         tolerance="reduction",
+        skips=CUDA_ASSERTS,
     ),
 ]

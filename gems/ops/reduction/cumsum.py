@@ -140,6 +140,8 @@ def _cumsum_plan(x, dim, dtype, out_strides) -> CumsumPlan:
     if dtype not in ALL or dtype == torch.bool:
         raise Fallback(f"cumsum to {dtype} is left to ATen")  # ATen refuses bool results
     dim = wrap_dim(dim, x.dim())
+    if x.numel() == 0:  # nothing to launch (and the vendor's block-size rules may divide by a zero length)
+        return CumsumPlan(dtype, False, (0, 1), (), 1, None)
     layout, copy = scan_layout(x.shape, dim, [x.stride(), out_strides])
     cfg = config("reduction", layout)
     block_m, block_k, warps = cfg["BLOCK_M"], cfg["BLOCK_K"], cfg["num_warps"]
