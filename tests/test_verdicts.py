@@ -283,3 +283,20 @@ def test_integer_extremes_and_exact_halves_pass_the_real_kernels():
         quotients = exact_half_samples(torch.div, kind="quotients", expects="div.Tensor_mode",
                                        kwargs={"rounding_mode": mode})
         assert set(_statuses(ops.get("div"), quotients, (torch.float32, torch.int32)).values()) == {"pass"}
+
+
+def test_edge_samples_are_wired_into_the_declarations():
+    """The edge generators run in the conformance suite itself, not only in these tests."""
+    wanted = {
+        "eq": "rounded-scalar-tie-0", "lt": "rounded-scalar-above-1", "ge": "rounded-scalar-below-2",
+        "add": "exact-half-sums", "mul": "subnormal-product", "exp": "subnormal-intermediate",
+        "div": "exact-half-quotients-floor", "floor_divide": "exact-half-quotients",
+    }
+    for name, variant in wanted.items():
+        variants = {s.variant for s in ops.get(name).samples(torch.bfloat16, "meta", True)}
+        assert variant in variants, (name, sorted(variants))
+    for name in ("add", "sub", "mul", "abs", "neg", "maximum", "minimum", "floor_divide"):
+        variants = {s.variant for s in ops.get(name).samples(torch.int8, "meta", True)}
+        assert {"integer-extremes", "integer-extremes-pairs"} & variants, name
+    div_int = {s.variant for s in ops.get("div").samples(torch.int16, "meta", True)}
+    assert {"integer-extremes-pairs-trunc", "integer-extremes-pairs-floor"} <= div_int

@@ -26,6 +26,7 @@ import torch
 from gems.spec import PerfSpec, Sample
 from gems.testing.perf_inputs import tensor_bytes
 from gems.testing.samples import _with_out, make_tensor, shape_for, special_values, subnormal_values, unary_samples
+from gems.testing.samples_edges import rounded_scalar_samples
 
 # The widest dtype of each kind: an out= tensor of it accepts any result of that kind.
 _WIDER = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64,
@@ -310,8 +311,10 @@ def comparison_samples(name, call, out_overloads):
         if dtype == torch.uint8:
             # A negative scalar wraps to uint8 before comparing, as in ATen.
             cases.append(Sample("scalar-out-of-range", lambda: (make(), -1), expects=f"{name}.Scalar"))
-        return cases
+        return cases + rounded(dtype, device, quick)
 
+    # A Python float that rounds to an element of the tensor: ATen compares with the rounded number.
+    rounded = rounded_scalar_samples(call, expects=f"{name}.Scalar")
     return samples
 
 

@@ -6,7 +6,7 @@ import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp, unary_overloads
 from gems.dtypes import FLOATS, INTS
-from gems.ops.pointwise.shared import pointwise_perf, unary_samples
+from gems.ops.pointwise.shared import combined, edge_samples, pointwise_perf, unary_samples
 from gems.spec import OpSpec
 
 
@@ -20,7 +20,8 @@ abs_op = PointwiseOp("abs", _abs, operands=1, dtypes=FLOATS + INTS)  # bool: Not
 SPECS = [
     OpSpec(
         name="abs", family="pointwise", impls=unary_overloads(abs_op, "abs"), call=torch.abs,
-        samples=unary_samples(out="abs.out", inplace=("abs_", torch.abs_), grad=True, rejects=(torch.bool,)),
+        samples=combined(unary_samples(out="abs.out", inplace=("abs_", torch.abs_), grad=True, rejects=(torch.bool,)),
+                         edge_samples("integer_extreme_samples", torch.abs, expects="abs")),
         dtypes=FLOATS + INTS, perf=pointwise_perf(1),
     ),
 ]

@@ -6,7 +6,7 @@ import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import ALL
-from gems.ops.pointwise.shared import binary_samples, check_alpha, pointwise_perf
+from gems.ops.pointwise.shared import binary_samples, check_alpha, combined, edge_samples, pointwise_perf
 from gems.spec import OpSpec
 
 
@@ -43,8 +43,11 @@ SPECS = [
         name="add", family="pointwise",
         impls={"add.Tensor": add, "add_.Tensor": add_, "add.out": add_out},
         call=torch.add,
-        samples=binary_samples(torch.add, out="add.out", inplace=("add_.Tensor", lambda x, y, **k: x.add_(y, **k)),
-                               grad=True, kwargs={"alpha": 2}),
+        samples=combined(
+            binary_samples(torch.add, out="add.out", inplace=("add_.Tensor", lambda x, y, **k: x.add_(y, **k)),
+                           grad=True, kwargs={"alpha": 2}),
+            edge_samples("integer_extreme_samples", torch.add, operands=2, expects="add.Tensor"),
+            edge_samples("exact_half_samples", torch.add, kind="sums", expects="add.Tensor")),
         dtypes=ALL, perf=pointwise_perf(2),
     ),
 ]

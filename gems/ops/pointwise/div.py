@@ -122,6 +122,8 @@ def special_divide(dtype, device, quick):
 
 
 def _samples(dtype, device, quick):
+    from gems.testing.samples import combined
+    from gems.testing.samples_edges import exact_half_samples, integer_extreme_samples
     from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor, tensor_and_scalar, two_tensors
 
     def rounding(mode):
@@ -141,6 +143,13 @@ def _samples(dtype, device, quick):
         binary_op_samples(torch.div, out="div.out", inplace=("div_.Tensor", lambda x, y: x.div_(y)), grad=True,
                           rhs_domain=DIVISOR, scalar_overload=("div.Scalar", torch.ops.aten.div.Scalar)),
         rounding("trunc"), rounding("floor"), rounding(None),
+        # Quotients exactly half-way between two integers and integer extremes, in every rounding mode.
+        combined(*[(mode or "mode-none", edges)
+                   for mode in ("trunc", "floor", None)
+                   for edges in (exact_half_samples(kind="quotients", kwargs={"rounding_mode": mode},
+                                                    expects="div.Tensor_mode"),
+                                 integer_extreme_samples(lambda x, y, mode=mode: torch.div(x, y, rounding_mode=mode),
+                                                         operands=2, nonzero_rhs=True, expects="div.Tensor_mode"))]),
         alias_samples(lambda dtype, device, quick: [], [
             # ATen's divide and true_divide are CompositeImplicitAutograd aliases: they decompose to div
             # before the backend key, so what runs is div's overload, and that is what gems serves.

@@ -12,7 +12,7 @@ from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp, Promotion, unary_overloads
 from gems.dtypes import ALL
-from gems.ops.pointwise.shared import pointwise_perf, unary_samples
+from gems.ops.pointwise.shared import combined, edge_samples, pointwise_perf, unary_samples
 from gems.spec import OpSpec
 
 
@@ -26,7 +26,8 @@ exp_op = PointwiseOp("exp", _exp, operands=1, promotion=Promotion.INT_TO_FLOAT)
 SPECS = [
     OpSpec(
         name="exp", family="pointwise", impls=unary_overloads(exp_op, "exp"), call=torch.exp,
-        samples=unary_samples(out="exp.out", inplace=("exp_", torch.exp_), grad=True),
+        samples=combined(unary_samples(out="exp.out", inplace=("exp_", torch.exp_), grad=True),
+                         edge_samples("subnormal_intermediate_samples", torch.exp, inverse=torch.log, expects="exp")),
         dtypes=ALL, perf=pointwise_perf(1),
     ),
 ]

@@ -32,6 +32,7 @@ def floor_divide_scalar_out(self, other, *, out):
 
 
 def _samples(dtype, device, quick):
+    from gems.testing.samples_edges import exact_half_samples, integer_extreme_samples
     from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor
 
     wrong_out = lambda x: torch.empty(0, dtype=torch.float64 if x.dtype != torch.float64 else torch.float32,
@@ -47,6 +48,8 @@ def _samples(dtype, device, quick):
             inplace=("floor_divide_.Tensor", lambda x, y: x.floor_divide_(y)), rhs_domain=DIVISOR, nonzero_rhs=True,
             int_specials=False, scalar_overload=("floor_divide.Scalar", torch.ops.aten.floor_divide.Scalar),
             zero_division=("floor_divide", torch.floor_divide)),
+        exact_half_samples(kind="quotients", expects="floor_divide"),
+        integer_extreme_samples(operands=2, nonzero_rhs=True, expects="floor_divide"),
         alias_samples(lambda dtype, device, quick: [], [
             ("special-values-nonzero", torch.floor_divide, "floor_divide", special_divide),
             ("inplace-scalar-overload", lambda x: torch.ops.aten.floor_divide_.Scalar(x, 3), "floor_divide_.Scalar",

@@ -7,7 +7,7 @@ import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only 
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import ALL
-from gems.ops.pointwise.shared import binary_samples, inplace_of, out_of, pointwise_perf
+from gems.ops.pointwise.shared import binary_samples, combined, edge_samples, inplace_of, out_of, pointwise_perf
 from gems.spec import OpSpec
 
 
@@ -23,7 +23,10 @@ SPECS = [
         name="mul", family="pointwise",
         impls={"mul.Tensor": mul_op, "mul_.Tensor": inplace_of(mul_op), "mul.out": out_of(mul_op)},
         call=torch.mul,
-        samples=binary_samples(torch.mul, out="mul.out", inplace=("mul_.Tensor", lambda x, y: x.mul_(y)), grad=True),
+        samples=combined(
+            binary_samples(torch.mul, out="mul.out", inplace=("mul_.Tensor", lambda x, y: x.mul_(y)), grad=True),
+            edge_samples("integer_extreme_samples", torch.mul, operands=2, expects="mul.Tensor"),
+            edge_samples("subnormal_intermediate_samples", torch.mul, expects="mul.Tensor")),
         dtypes=ALL, perf=pointwise_perf(2),
     ),
 ]

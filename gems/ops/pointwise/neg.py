@@ -6,7 +6,7 @@ import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only 
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import FLOATS, INTS
-from gems.ops.pointwise.shared import checked_overloads, pointwise_perf, unary_samples
+from gems.ops.pointwise.shared import checked_overloads, combined, edge_samples, pointwise_perf, unary_samples
 from gems.spec import OpSpec
 
 
@@ -31,7 +31,8 @@ def reject_bool_neg(x):
 SPECS = [
     OpSpec(
         name="neg", family="pointwise", impls=checked_overloads(neg_op, "neg", reject_bool_neg), call=torch.neg,
-        samples=unary_samples(out="neg.out", inplace=("neg_", torch.neg_), grad=True, rejects=(torch.bool,)),
+        samples=combined(unary_samples(out="neg.out", inplace=("neg_", torch.neg_), grad=True, rejects=(torch.bool,)),
+                         edge_samples("integer_extreme_samples", torch.neg, expects="neg")),
         dtypes=FLOATS + INTS, perf=pointwise_perf(1),
     ),
 ]

@@ -151,6 +151,12 @@ def combined(*parts):
     return lazy("gems.testing.samples", "combined", *parts)
 
 
+def edge_samples(generator, *args, **kwargs):
+    """gems.testing.samples_edges.<generator>(*args, **kwargs), made on first use: the numeric edges
+    (integer extremes, exact halves, subnormal intermediates) that random values miss."""
+    return lazy("gems.testing.samples_edges", generator, *args, **kwargs)
+
+
 def pointwise_perf(operands, **options):
     """gems.testing.perf_inputs.pointwise_perf(operands, **options) on the "pointwise" shapes."""
     return lazy_perf("gems.testing.perf_inputs", "pointwise_perf", operands, shapes="pointwise", **options)

@@ -48,6 +48,7 @@ def sub_out(self, other, *, alpha=1, out):
 
 
 def _samples(dtype, device, quick):
+    from gems.testing.samples_edges import integer_extreme_samples
     from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor, two_tensors
 
     def bool_operand(dtype, device, quick):
@@ -62,7 +63,8 @@ def _samples(dtype, device, quick):
         [("bool-operand-error", torch.sub, None, bool_operand),
          ("bool-scalar-error", torch.sub, None, bool_scalar),
          ("alpha-float-on-int", lambda x, y: torch.sub(x, y, alpha=0.5), None, two_tensors())])
-    return generate(dtype, device, quick)
+    extremes = integer_extreme_samples(operands=2, expects="sub.Tensor")
+    return generate(dtype, device, quick) + extremes(dtype, device, quick)
 
 
 SPECS = [
