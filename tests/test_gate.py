@@ -640,3 +640,41 @@ def test_interpreter_workflow_runs_the_ci_script_on_a_hosted_runner():
     (job,) = workflow["jobs"].values()
     assert job["runs-on"] == "ubuntu-latest"
     assert any(step.get("run", "").strip() == "bash .ci/run" for step in job["steps"])
+
+
+# --- merge -------------------------------------------------------------------------------------
+
+
+def _shard(run: Path, where: Path, op: str) -> Path:
+    """The part of ``run`` that covers one operator, as an --ops shard would have written it."""
+    shard = _copy(run, where)
+
+    def keep_only(report):
+        report["cases"] = [c for c in report["cases"] if c["op"] == op]
+        report["collected"] = {k: v for k, v in report["collected"].items() if k == op}
+
+    _edit_json(shard, keep_only)
+    return shard
+
+
+def test_merge_joins_shards_into_the_run_they_split_and_the_gate_judges_it(runs, tmp_path, capsys):
+    shards = [_shard(runs["base"], tmp_path / op, op) for op in OPS]
+    assert main(["merge", "--out", str(tmp_path / "merged"), *map(str, shards)]) == PASS
+    assert "merged 2 shards: 2 operators" in capsys.readouterr().out
+    merged, base = _report(tmp_path / "merged"), _report(runs["base"])
+    assert _statuses(tmp_path / "merged") == _statuses(runs["base"])
+    assert merged["collected"] == base["collected"] and merged["summary"] == base["summary"]
+    assert any("Merged from 2 shards" in note for note in merged["notes"])
+    code, out, _ = gate(capsys, "--candidate", str(tmp_path / "merged"), "--baseline", str(runs["base"]),
+                        "--perf", "off")
+    assert code == PASS, out
+
+
+def test_merge_refuses_shards_that_are_not_one_run(runs, tmp_path, capsys):
+    abs_shard, neg_shard = (_shard(runs["base"], tmp_path / op, op) for op in OPS)
+    assert main(["merge", "--out", str(tmp_path / "m1"), str(abs_shard), str(abs_shard)]) == UNUSABLE
+    assert "operator 'abs' is in two shards" in capsys.readouterr().err
+    _edit_json(neg_shard, lambda report: report.update(torch="9.9.9"))
+    assert main(["merge", "--out", str(tmp_path / "m2"), str(abs_shard), str(neg_shard)]) == UNUSABLE
+    assert "shards differ in 'torch'" in capsys.readouterr().err
+    assert not (tmp_path / "m2" / "conformance.json").exists()

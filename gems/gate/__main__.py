@@ -4,9 +4,11 @@
               [--perf on|off] [--threshold PCT] [--remeasure | --no-remeasure] [--perf-args "--suite core"]
               [--allow-version-change]
     gems-gate promote --vendor V [--candidate runs/V] [--reports reports] [--force --reason "..."]
+    gems-gate merge --out runs/V SHARD_DIR SHARD_DIR...
 
 Check exits 0 (pass), 1 (regression) or 2 (unusable input: the message names the file and the problem).
 Promote exits 0 (promoted), 1 (refused: the run has failures) or 2 (unusable input).
+Merge (conformance run in --ops shards, one run in all else) exits 0 (merged) or 2 (shards that are not one run).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from pathlib import Path
 
 from gems.gate import PASS, REGRESSION, UNUSABLE, config, conformance_diff, perf_diff, registry
 from gems.gate.inputs import CONFORMANCE_FILE, PERF_FILE, GateInputError, check_comparable, load_run, read_perf
+from gems.gate.merge import merge
 from gems.gate.promote import PromoteRefused, promote
 from gems.gate.verdict import Verdict, render, render_unusable
 
-COMMANDS = ("check", "promote")
+COMMANDS = ("check", "promote", "merge")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     prom.add_argument("--reports", type=Path, default=Path("reports"), help="reports directory (default: reports)")
     prom.add_argument("--force", action="store_true", help="promote a run that has failures (needs --reason)")
     prom.add_argument("--reason", help="why a forced promotion is right; recorded in PROMOTIONS.md")
+    shards = commands.add_parser("merge", help="join conformance runs made in --ops shards into one run",
+                                 epilog="exit status: 0 merged, 2 shards that are not one run (the message says why)")
+    shards.add_argument("--out", type=Path, required=True, help="the merged run's directory (e.g. runs/<vendor>)")
+    shards.add_argument("shards", type=Path, nargs="+", help="the shards' report directories")
     return parser
 
 
@@ -158,6 +165,16 @@ def _run_promote(args) -> int:
     return PASS
 
 
+def _run_merge(args) -> int:
+    try:
+        for line in merge(args.shards, args.out):
+            print(line)
+    except GateInputError as exc:
+        print(f"gems-gate merge: unusable input: {exc}", file=sys.stderr)
+        return UNUSABLE
+    return PASS
+
+
 def main(argv=None, **seams) -> int:
     """seams: ``registered`` and ``remeasurer`` stand-ins for :func:`check` (tests)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -166,6 +183,8 @@ def main(argv=None, **seams) -> int:
     args = _parser().parse_args(argv)
     if args.command == "promote":
         return _run_promote(args)
+    if args.command == "merge":
+        return _run_merge(args)
     return _run_check(args, **seams)
 
 
