@@ -54,7 +54,7 @@ case "$phase" in
     i=0
     for group in "$@"; do
       i=$((i + 1))
-      timeout "$(left 575)" python -m gems.perf --vendor nvidia --suite core --no-progress --ops "$group" ${SHAPES:+--shapes "$SHAPES"} \
+      timeout "$(left ${PERF_SECONDS:-575})" python -m gems.perf --vendor nvidia --suite core --no-progress --ops "$group" ${SHAPES:+--shapes "$SHAPES"} \
           --out "runs/nvidia-perf$i" | tail -5
     done
     ;;
