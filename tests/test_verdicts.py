@@ -1,6 +1,7 @@
 """Verdicts that cannot be fooled: realistic bugs injected into gems implementations must fail their
 conformance cases (interpreter vendor)."""
 
+import os
 from dataclasses import replace
 
 import pytest
@@ -300,3 +301,32 @@ def test_edge_samples_are_wired_into_the_declarations():
         assert {"integer-extremes", "integer-extremes-pairs"} & variants, name
     div_int = {s.variant for s in ops.get("div").samples(torch.int16, "meta", True)}
     assert {"integer-extremes-pairs-trunc", "integer-extremes-pairs-floor"} <= div_int
+
+
+ORDERED_ZEROS_SCRIPT = '''
+import dataclasses, torch
+from gems.runtime import selection
+backend = selection.current()  # the interpreter; given CUDA's zero order before any kernel is defined
+backend.capabilities = dataclasses.replace(backend.capabilities, ordered_zeros=True)
+import gems
+gems.enable()
+x, y = torch.tensor([0.0, -0.0, -0.0, 0.0]), torch.tensor([-0.0, 0.0, -0.0, 0.0])
+print([torch.signbit(t).tolist() for t in (torch.maximum(x, y), torch.minimum(x, y), torch.relu(y),
+                                           torch.clamp(y, min=0.0))])
+print(torch.maximum(torch.tensor([0, 3], dtype=torch.uint8), torch.tensor([0, 1], dtype=torch.uint8)).tolist())
+'''
+
+
+def test_a_device_that_orders_zeros_gets_cudas_signs_from_max_min_relu_and_clamp():
+    """CUDA's ATen takes max/min with fmaxf/fminf (+0.0 above -0.0); CPU's lets one operand win a tie.
+    The kernels follow Capabilities.ordered_zeros; the GPU's conformance judges the signs there."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    done = subprocess.run([sys.executable, "-c", ORDERED_ZEROS_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    signs, unsigned = done.stdout.strip().splitlines()[-2:]
+    assert signs == str([[False, False, True, False], [True, True, True, False], [False] * 4, [False] * 4])
+    assert unsigned == "[0, 3]"

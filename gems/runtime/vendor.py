@@ -75,6 +75,10 @@ class Capabilities:
     # ATen has kernels on this device (False for the simulated device): conformance compares with
     # ATen's own answer there and gems-perf times ATen there.
     aten_kernels: bool = True
+    # ATen's maximum/minimum/clamp/relu on this device order -0.0 below +0.0 (CUDA's fmaxf/fminf:
+    # maximum(+0.0, -0.0) is +0.0 whichever operand holds it); CPU ATen lets one operand win the tie.
+    # Kernels follow the device's ATen, whose zero signs conformance compares.
+    ordered_zeros: bool = False
     notes: tuple = ()  # human-readable limits, copied into reports
 
     def supports(self, dtype: torch.dtype) -> bool:

@@ -6,14 +6,18 @@ import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import FLOATS, INTS
-from gems.ops.pointwise.shared import checked_overloads, pointwise_perf, unary_samples
+from gems.ops.pointwise.shared import ORDERED_ZEROS, checked_overloads, pointwise_perf, unary_samples
 from gems.spec import OpSpec
 
 
 @triton.jit
 def _relu(x):
     # where, not maximum: NaN stays NaN (max.f32 on the GPU returns the other operand).
-    return tl.where(x < 0, 0, x)
+    if ORDERED_ZEROS:
+        r = tl.where(x <= 0, 0, x)  # the device's ATen takes max(x, 0): -0.0 becomes +0.0
+    else:
+        r = tl.where(x < 0, 0, x)
+    return r
 
 
 relu_op = PointwiseOp("relu", _relu, operands=1)

@@ -8,7 +8,11 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.runtime import selection
 from gems.spec import lazy, lazy_perf
+
+# Whether max/min give +0.0 over -0.0 (Capabilities.ordered_zeros): the device's ATen decides.
+ORDERED_ZEROS = tl.constexpr(selection.current().capabilities.ordered_zeros)
 
 # --------------------------------------------------------------------------- scalar helpers
 
@@ -43,6 +47,8 @@ def max_nan(x, y):
         r = x | y
     else:
         r = tl.where((x > y) | (x != x), x, y)
+        if ORDERED_ZEROS and x.dtype.is_floating():
+            r = tl.where(x == 0, tl.where(y == 0, x + y, r), r)  # two zeros: -0.0 only if both are
     return r
 
 
@@ -53,6 +59,9 @@ def min_nan(x, y):
         r = x & y
     else:
         r = tl.where((x < y) | (x != x), x, y)
+        if ORDERED_ZEROS and x.dtype.is_floating():
+            # two zeros: +0.0 only if both are (negated by * -1: Triton's unary minus is 0 - x, which loses -0.0)
+            r = tl.where(x == 0, tl.where(y == 0, (x * -1 + y * -1) * -1, r), r)
     return r
 
 

@@ -9,4 +9,4 @@ vendor_info = VendorInfoBase(
     dispatch_key="CUDA",
 )
 
-capabilities = Capabilities()
+capabilities = Capabilities(ordered_zeros=True)  # CUDA ATen max/min: fmaxf/fminf
