@@ -21,8 +21,7 @@ def _failure_report(result: CaseResult) -> str:
 
 def _device_gap(backend, case) -> str | None:
     """The vendor's declared reason why its device cannot pass this case (keys "variant" or "variant/dtype")."""
-    variants = backend.device_gaps().get(case.op, {})
-    return variants.get(f"{case.variant}/{dtype_name(case.dtype)}") or variants.get(case.variant)
+    return backend.device_gap(case.op, case.variant, case.dtype)
 
 
 def test_case(case, conformance, request):

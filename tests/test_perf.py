@@ -421,3 +421,17 @@ def test_device_timer_path_alternates_providers_through_do_bench(monkeypatch):
     assert percall["aten"].n == 2 and percall["gems"].median > 0
     assert order.count("A") == order.count("B") and 3 <= order.count("A") <= 3 + 2 * (40 + 1) + 1
     assert timing.copy_bandwidth("cpu", timer) == pytest.approx(2 * 4096 / 2.0e-3 / 1e9)
+
+
+def test_a_declared_device_gap_is_reported_as_unsupported_not_as_a_wrong_result(tmp_path, fake_kernels, monkeypatch):
+    """A device with no ATen answer checks perf results by the tolerance rule alone: where its vendor
+    declares the gap (variant "perf"), the case is listed with the reason, not counted as a mismatch."""
+    backend = selection.current()
+    perf = PerfSpec(inputs=_inputs, shapes="tiny", bytes=lambda s, r: 2 * r.numel() * r.element_size())
+    gaps = {"fneg": {"perf/float32": "no aten-parity rule without ATen"}}
+    monkeypatch.setattr(type(backend), "device_gaps", lambda self: gaps)
+    run = runner.measure([_fake("fneg", "neg", torch.neg, perf)], _book(tmp_path), "quick", backend,
+                         plan=timing.INTERPRETER_PLAN, progress=False, register=fake_kernels)
+    (row,) = run.rows
+    assert row["status"] == "unsupported" and row["speedup"] is None
+    assert row["reason"].startswith("device gap (no aten-parity rule without ATen)") and "oracle" in row["reason"]

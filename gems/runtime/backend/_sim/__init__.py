@@ -177,6 +177,7 @@ device_gaps = {
         "special-values/float32": _NO_PARITY,
     },
     "skip_layer_norm": {
+        "perf/float16": _NO_PARITY,  # gems-perf's check of its 4x256 and 8x4096 inputs (2026-11-22)
         "1xN/float16": _NO_PARITY,
         "3d/bfloat16": _NO_PARITY,
         "3d/float16": _NO_PARITY,
