@@ -2,6 +2,7 @@
 # One device-tool call on an NVIDIA machine (torch and triton preinstalled): install gems, then one phase.
 # Results go to $OUT (the device tool brings them back) as a tarball of runs/ plus the phase's log.
 #
+#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_session.sh PHASE ...   (the commit the copy was made from)
 #   bash tools/gpu_session.sh check        # native layer check, per-call breakdown
 #   bash tools/gpu_session.sh quick OPS... # quick conformance, one pytest run per comma-separated group
 #   bash tools/gpu_session.sh full OPS...  # full-mode conformance, likewise
@@ -21,8 +22,9 @@ left() { echo $(( ${1} - ($(date +%s) - start) )); }
 
 pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 || pip install --no-deps --no-build-isolation -e .
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-python -c "import torch, triton, gems; print('torch', torch.__version__, 'triton', triton.__version__, 'commit', gems.report.environment.source_commit() if hasattr(gems, 'report') else '')" 2>/dev/null || true
-git log --oneline -1 2>/dev/null || true
+# The device receives a copy of the working tree whose .git may be an older one: the caller names the
+# commit (GEMS_SOURCE_COMMIT=$(git rev-parse --short=10 HEAD), with a clean tree), and reports record it.
+python -c "import torch, triton; from gems.report import environment; print('torch', torch.__version__, 'triton', triton.__version__, 'commit', environment.source_commit())"
 
 # Conformance of some operators; each group writes its own report dir and junit file, so a group that
 # finished comes back even when a later one runs out of time.

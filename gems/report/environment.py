@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -34,7 +35,14 @@ def device_name(backend) -> str:
 
 
 def source_commit() -> str | None:
-    """The gems checkout's commit (short hash, "+dirty" with uncommitted changes), or None outside git."""
+    """The gems checkout's commit (short hash, "+dirty" with uncommitted changes), or None outside git.
+
+    GEMS_SOURCE_COMMIT names it where the tree is a copy whose git history is not its own (a device
+    machine that receives a copy of the working tree: tools/gpu_session.sh passes the commit it was
+    given)."""
+    named = os.environ.get("GEMS_SOURCE_COMMIT")
+    if named:
+        return named
     where = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "-C", str(where), "rev-parse", "--short=10", "HEAD"],
