@@ -236,3 +236,14 @@ def test_no_registration_cuts_autograd_off():
         torch.isclose(x, x)
         (torch.resolve_conj(x) * torch.resolve_neg(x)).sum().backward()
     assert x.grad is not None
+
+
+def test_a_named_source_commit_wins_over_the_copys_git(monkeypatch):
+    """A device machine runs a copy of the tree whose .git may be older: the caller names the commit."""
+    from gems.report import environment
+
+    monkeypatch.delenv("GEMS_SOURCE_COMMIT", raising=False)
+    from_git = environment.source_commit()
+    assert from_git is None or len(from_git.removesuffix("+dirty")) == 10
+    monkeypatch.setenv("GEMS_SOURCE_COMMIT", "0123456789")
+    assert environment.source_commit() == "0123456789"
