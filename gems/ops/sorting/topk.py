@@ -26,6 +26,11 @@ def _shape(x, dim, k):
     return shape
 
 
+def _written(x, k):
+    # A 0-d input gives 0-d results holding x and 0, for k = 0 as well (as ATen does).
+    return k if x.dim() else 1
+
+
 def _checked(x, k, dim):
     if x.dtype == torch.bool:
         raise Fallback("topk of bool: ATen refuses it on some devices and computes it on others")
@@ -43,7 +48,7 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     dim = _checked(self, k, dim)
     values = torch.empty(_shape(self, dim, k), dtype=self.dtype, device=self.device)
     indices = torch.empty(_shape(self, dim, k), dtype=torch.int64, device=self.device)
-    run_sort(self, dim, largest, k, values, indices)
+    run_sort(self, dim, largest, _written(self, k), values, indices)
     return values, indices
 
 
@@ -55,7 +60,7 @@ def topk_values(self, k, dim=-1, largest=True, sorted=True, *, values, indices):
     for t in (values, indices):
         if list(t.shape) != shape:
             t.resize_(shape)
-    run_sort(self, dim, largest, k, values, indices)
+    run_sort(self, dim, largest, _written(self, k), values, indices)
     return values, indices
 
 
