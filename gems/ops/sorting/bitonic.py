@@ -44,6 +44,9 @@ MERGE_BLOCK = 1024
 # warp; 4 warps, 2880 and 448 (more per row in all: 11520 against 10144 instructions).
 LANES_PER_WARP = 512
 WIDE_DTYPES = (torch.int64, torch.float64)
+# 16-bit keys pack with a 16-bit index into one int32 (rows up to SINGLE_MAX): half the registers and
+# shuffles of int64 keys. Chunks of long rows keep int64 keys (the merge's scratch format).
+NARROW_DTYPES = (torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.uint8, torch.bool)
 SORTABLE = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
             torch.int64, torch.uint8, torch.bool)
 
@@ -108,8 +111,9 @@ def bitonic_top(k, i, N_DIMS: tl.constexpr, LOG_N: tl.constexpr, LOG_K: tl.const
 
 
 @triton.jit
-def _keys(x, valid, DESCENDING: tl.constexpr, WIDE: tl.constexpr):
-    """Order-preserving signed integer keys of a tile (see the module docstring), lowest for invalid lanes."""
+def _keys(x, valid, DESCENDING: tl.constexpr, WIDE: tl.constexpr, NARROW: tl.constexpr):
+    """Order-preserving signed integer keys of a tile (see the module docstring), lowest for invalid
+    lanes: int64 (WIDE), within int16's range (NARROW: 16-bit dtypes), else int32."""
     if WIDE:
         if x.dtype.is_floating():
             x = tl.where(x == 0, 0.0, x).to(tl.float64)
@@ -122,17 +126,26 @@ def _keys(x, valid, DESCENDING: tl.constexpr, WIDE: tl.constexpr):
             key = ~key
         return tl.where(valid, key, -9223372036854775807 - 1)
     else:
-        if x.dtype.is_floating():
+        if NARROW and x.dtype == tl.float16:
+            bits = x.to(tl.int16, bitcast=True).to(tl.int32)  # sign-extended
+            bits = tl.where(x == 0, 0, tl.where(x != x, 0x7E00, bits))
+            key = bits ^ ((bits >> 15) & 0x7FFF)
+        elif x.dtype.is_floating():
             x = x.to(tl.float32)
             x = tl.where(x == 0, 0.0, x)
             bits = x.to(tl.int32, bitcast=True)
             bits = tl.where(x != x, 0x7FC00000, bits)
             key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+            if NARROW:  # bf16: the low 16 bits of its fp32 key are all equal (0 or all ones)
+                key = key >> 16
         else:
             key = x.to(tl.int32)
         if not DESCENDING:
             key = ~key
-        return tl.where(valid, key, -2147483648)
+        if NARROW:
+            return tl.where(valid, key, -32768)
+        else:
+            return tl.where(valid, key, -2147483648)
 
 
 @triton.jit
@@ -160,7 +173,7 @@ def _sort_tile_kernel(
     stride_xo, stride_xn, stride_xi,
     stride_vo, stride_vn, stride_vi,
     stride_io, stride_in, stride_ii,
-    DESCENDING: tl.constexpr, WIDE: tl.constexpr, TO_SCRATCH: tl.constexpr,
+    DESCENDING: tl.constexpr, WIDE: tl.constexpr, NARROW: tl.constexpr, TO_SCRATCH: tl.constexpr,
     BLOCK_M: tl.constexpr, LOG_M: tl.constexpr, LOG_N: tl.constexpr, LOG_K: tl.constexpr, REG_BITS: tl.constexpr,
 ):
     """Rows [pid0 * BLOCK_M, +BLOCK_M) of the (outer, n, inner) view, lanes [pid1 * 2^LOG_N, +2^LOG_N) of
@@ -173,19 +186,24 @@ def _sort_tile_kernel(
     offs_n = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     valid = mask_m[:, None] & (offs_n[None, :] < n)
     x = tl.load(x_ptr + x_rows[:, None] + offs_n[None, :] * stride_xn, mask=valid, other=0)
-    key = _keys(x, valid, DESCENDING, WIDE)
+    key = _keys(x, valid, DESCENDING, WIDE, NARROW)
     index = tl.broadcast_to(offs_n[None, :], [BLOCK_M, BLOCK_N])
     if WIDE:
         k = _cube(key, BLOCK_M, BLOCK_N, REG_BITS, N_DIMS)
         i = _cube(tl.where(valid, index, n), BLOCK_M, BLOCK_N, REG_BITS, N_DIMS)
     else:
-        packed = (key.to(tl.int64) << 32) | tl.where(valid, 0xFFFFFFFF - index, 0)
+        if NARROW:
+            packed = (key.to(tl.int32) << 16) | tl.where(valid, 0xFFFF - index, 0).to(tl.int32)
+        else:
+            packed = (key.to(tl.int64) << 32) | tl.where(valid, 0xFFFFFFFF - index, 0)
         k = _cube(packed, BLOCK_M, BLOCK_N, REG_BITS, N_DIMS)
         i = k
     k, i = bitonic_top(k, i, N_DIMS, LOG_N, LOG_K, WIDE)
     k = tl.reshape(k, [BLOCK_M, BLOCK_K])
     if WIDE:
         i = tl.reshape(i, [BLOCK_M, BLOCK_K])
+    elif NARROW:
+        i = (0xFFFF - (k & 0xFFFF)).to(tl.int64)
     else:
         i = 0xFFFFFFFF - (k & 0xFFFFFFFF)
     offs_k = tl.arange(0, BLOCK_K)
@@ -319,7 +337,8 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
         block_m = min(next_power_of_2(rows), max(1, TILE >> log_n))
         warps = _warps(block_m << log_n)
         _tile((cdiv(rows, block_m), 1), xv, vv, iv, iv, iv, rows, inner, n, n_out, 0, *strides, descending, wide,
-              False, block_m, _log2(block_m), log_n, log_k, _register_bits(log_n, warps), num_warps=warps)
+              x.dtype in NARROW_DTYPES, False, block_m, _log2(block_m), log_n, log_k, _register_bits(log_n, warps),
+              num_warps=warps)
     else:
         _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide)
     for t, written in results:
@@ -335,7 +354,7 @@ def _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide):
     log_n = _log2(CHUNK)
     warps = _warps(CHUNK)
     _tile((rows, chunks), xv, vv, iv, keys[0], order[0], rows, inner, n, n_pad, n_pad, *strides, descending,
-          wide, True, 1, 0, log_n, log_n, _register_bits(log_n, warps), num_warps=warps)
+          wide, False, True, 1, 0, log_n, log_n, _register_bits(log_n, warps), num_warps=warps)
     run, src = CHUNK, 0
     while run < n_pad:
         _merge_runs((rows, cdiv(n_pad, MERGE_BLOCK)), keys[src], order[src], keys[1 - src], order[1 - src], n_pad,
