@@ -77,7 +77,43 @@ def _count_kernel(x_ptr, counts_ptr, n, BOUNDARY: tl.constexpr, BLOCK: tl.conste
     tl.store(counts_ptr + pid, reduce_sum(flags, 0).to(tl.int64))
 
 
+@triton.jit
+def _runs_kernel(
+    x_ptr, ends_ptr, perm_ptr, values_ptr, inverse_ptr, starts_ptr, n,
+    HAS_PERM: tl.constexpr, INVERSE: tl.constexpr, STARTS: tl.constexpr, BLOCK: tl.constexpr,
+):
+    """Runs of equal values of x (contiguous, n elements): values[r] = the first element of run r;
+    INVERSE: inverse[perm[i] (HAS_PERM) or i] = the run of element i; STARTS: starts[r] = where run r
+    begins."""
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    flags = element_flags(x_ptr, offs, n, True)
+    run = block_ranks(ends_ptr, flags, pid)
+    first = flags != 0
+    tl.store(values_ptr + run, tl.load(x_ptr + offs, mask=first), mask=first)
+    if INVERSE:
+        dest = offs
+        if HAS_PERM:
+            dest = tl.load(perm_ptr + offs, mask=mask, other=0)
+        tl.store(inverse_ptr + dest, run, mask=mask)
+    if STARTS:
+        tl.store(starts_ptr + run, offs, mask=first)
+
+
+@triton.jit
+def _run_lengths_kernel(starts_ptr, counts_ptr, runs, n, BLOCK: tl.constexpr):
+    """counts[r] = starts[r + 1] - starts[r], the last run ending at n."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < runs
+    start = tl.load(starts_ptr + offs, mask=mask, other=0)
+    end = tl.load(starts_ptr + offs + 1, mask=(offs + 1) < runs, other=n)
+    tl.store(counts_ptr + offs, end - start, mask=mask)
+
+
 _count_launcher = Launcher(_count_kernel)
+_runs_launcher = Launcher(_runs_kernel)
+_run_lengths_launcher = Launcher(_run_lengths_kernel)
 
 # --------------------------------------------------------------------------- launchers
 
@@ -101,3 +137,22 @@ def block_ends(x: torch.Tensor, boundary: bool) -> tuple[torch.Tensor, int]:
 
 def grid(n: int) -> tuple:
     return (cdiv(n, BLOCK),)
+
+
+def runs(x: torch.Tensor, inverse: bool, counts: bool, perm: torch.Tensor | None = None):
+    """(values, inverse, counts) of the runs of equal values of a flat contiguous non-empty ``x`` (a
+    comparable_view): the first value of each run; when asked, each element's run (int64, written at
+    ``perm[i]`` for element i when perm is given: _unique2's sorted order back to the input's) and each
+    run's length; None for what was not asked."""
+    n = x.numel()
+    ends, total = block_ends(x, True)
+    values = torch.empty(total, dtype=x.dtype, device=x.device)
+    inv = torch.empty(n, dtype=torch.int64, device=x.device) if inverse else None
+    starts = torch.empty(total, dtype=torch.int64, device=x.device) if counts else None
+    _runs_launcher(grid(n), x, ends, perm if perm is not None else x, values, inv if inverse else values,
+                   starts if counts else values, n, perm is not None, inverse, counts, BLOCK, num_warps=NUM_WARPS)
+    if not counts:
+        return values, inv, None
+    lengths = torch.empty(total, dtype=torch.int64, device=x.device)
+    _run_lengths_launcher(grid(total), starts, lengths, total, n, BLOCK, num_warps=NUM_WARPS)
+    return values, inv, lengths
