@@ -38,7 +38,7 @@ NUM_WARPS = 4
 
 
 @triton.jit
-def _comparable(x):
+def comparable(x):
     # fp16/bf16 compared as fp32 (exact; the interpreter holds bf16 as raw bits, where -0.0 != 0.0).
     if x.dtype.is_fp16() or x.dtype.is_bf16():
         return x.to(tl.float32)
@@ -50,9 +50,9 @@ def element_flags(x_ptr, offs, n, BOUNDARY: tl.constexpr):
     """int32 1 where element offs of the contiguous x is flagged (see the module docstring), 0 elsewhere
     and past n."""
     mask = offs < n
-    x = _comparable(tl.load(x_ptr + offs, mask=mask, other=0))
+    x = comparable(tl.load(x_ptr + offs, mask=mask, other=0))
     if BOUNDARY:
-        prev = _comparable(tl.load(x_ptr + offs - 1, mask=mask & (offs > 0), other=0))
+        prev = comparable(tl.load(x_ptr + offs - 1, mask=mask & (offs > 0), other=0))
         flag = mask & ((offs == 0) | (x != prev))
     else:
         flag = mask & (x != 0)
@@ -80,18 +80,20 @@ def _count_kernel(x_ptr, counts_ptr, n, BOUNDARY: tl.constexpr, BLOCK: tl.conste
 @triton.jit
 def _runs_kernel(
     x_ptr, ends_ptr, perm_ptr, values_ptr, inverse_ptr, starts_ptr, n,
-    HAS_PERM: tl.constexpr, INVERSE: tl.constexpr, STARTS: tl.constexpr, BLOCK: tl.constexpr,
+    BOUNDARY: tl.constexpr, HAS_PERM: tl.constexpr, INVERSE: tl.constexpr, STARTS: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
-    """Runs of equal values of x (contiguous, n elements): values[r] = the first element of run r;
-    INVERSE: inverse[perm[i] (HAS_PERM) or i] = the run of element i; STARTS: starts[r] = where run r
-    begins."""
+    """Runs of x (contiguous, n elements), each starting at a flagged element (BOUNDARY: runs of equal
+    values, whose first values go to values[r]; else x holds the flags): INVERSE: inverse[perm[i]
+    (HAS_PERM) or i] = the run of element i; STARTS: starts[r] = where run r begins."""
     pid = tl.program_id(0).to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    flags = element_flags(x_ptr, offs, n, True)
+    flags = element_flags(x_ptr, offs, n, BOUNDARY)
     run = block_ranks(ends_ptr, flags, pid)
     first = flags != 0
-    tl.store(values_ptr + run, tl.load(x_ptr + offs, mask=first), mask=first)
+    if BOUNDARY:
+        tl.store(values_ptr + run, tl.load(x_ptr + offs, mask=first), mask=first)
     if INVERSE:
         dest = offs
         if HAS_PERM:
@@ -139,20 +141,25 @@ def grid(n: int) -> tuple:
     return (cdiv(n, BLOCK),)
 
 
-def runs(x: torch.Tensor, inverse: bool, counts: bool, perm: torch.Tensor | None = None):
-    """(values, inverse, counts) of the runs of equal values of a flat contiguous non-empty ``x`` (a
-    comparable_view): the first value of each run; when asked, each element's run (int64, written at
-    ``perm[i]`` for element i when perm is given: _unique2's sorted order back to the input's) and each
-    run's length; None for what was not asked."""
+def runs(x: torch.Tensor, inverse: bool, counts: bool, perm: torch.Tensor | None = None, boundary: bool = True):
+    """(values, inverse, counts, starts) of the runs of a flat contiguous non-empty ``x`` (a comparable_view):
+    with ``boundary``, runs of equal values and their first values; else x holds int flags, each nonzero
+    one starting a run (unique_consecutive's runs of equal slices), and the runs' starts are returned in
+    place of values. On request, each element's run (int64, written at ``perm[i]`` for element i when
+    perm is given: _unique2's sorted order back to the input's) and each run's length; None for what was
+    not asked."""
     n = x.numel()
-    ends, total = block_ends(x, True)
-    values = torch.empty(total, dtype=x.dtype, device=x.device)
+    ends, total = block_ends(x, boundary)
+    values = torch.empty(total, dtype=x.dtype, device=x.device) if boundary else None
     inv = torch.empty(n, dtype=torch.int64, device=x.device) if inverse else None
-    starts = torch.empty(total, dtype=torch.int64, device=x.device) if counts else None
-    _runs_launcher(grid(n), x, ends, perm if perm is not None else x, values, inv if inverse else values,
-                   starts if counts else values, n, perm is not None, inverse, counts, BLOCK, num_warps=NUM_WARPS)
-    if not counts:
-        return values, inv, None
-    lengths = torch.empty(total, dtype=torch.int64, device=x.device)
-    _run_lengths_launcher(grid(total), starts, lengths, total, n, BLOCK, num_warps=NUM_WARPS)
-    return values, inv, lengths
+    with_starts = counts or not boundary
+    starts = torch.empty(total, dtype=torch.int64, device=x.device) if with_starts else None
+    spare = ends  # a valid pointer for the outputs a launch does not write
+    _runs_launcher(grid(n), x, ends, spare if perm is None else perm, spare if values is None else values,
+                   spare if inv is None else inv, spare if starts is None else starts, n,
+                   boundary, perm is not None, inverse, with_starts, BLOCK, num_warps=NUM_WARPS)
+    lengths = None
+    if counts:
+        lengths = torch.empty(total, dtype=torch.int64, device=x.device)
+        _run_lengths_launcher(grid(total), starts, lengths, total, n, BLOCK, num_warps=NUM_WARPS)
+    return values, inv, lengths, starts

@@ -5,7 +5,9 @@ outputs not asked for are empty int64 tensors, as in ATen. Equality is ``==``: e
 own, and -0.0 joins a run of 0.0 (the run keeps its first value), as in ATen's CPU and CUDA kernels.
 
 Runs are found and written by the compaction of scan_scatter.py (flag: an element differs from the one
-before it). ``dim=`` (runs of equal slices) is left to ATen: a deliberate fallback.
+before it). With ``dim=``, runs of equal slices along dim: a kernel flags each slice that differs from
+the one before it (NaN differs, -0.0 equals 0.0, as ATen compares them), the compaction ranks those flags,
+and a second kernel copies each run's first slice.
 """
 
 from __future__ import annotations
@@ -13,11 +15,56 @@ from __future__ import annotations
 import math
 
 import torch
+import triton
+import triton.language as tl
 
 from gems.dtypes import ALL
-from gems.ops.compaction.scan_scatter import comparable_view, runs
+from gems.ops.compaction.scan_scatter import comparable, comparable_view, runs
+from gems.ops.reduction.planning import reduce_max, wrap_dim
+from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec
+
+# Slices (rows of the dim-first view) per program, and elements of a row per step: 4K-element tiles.
+BLOCK_M = 16
+BLOCK_K = 256
+
+# --------------------------------------------------------------------------- kernels
+
+
+@triton.jit
+def _slice_flags_kernel(y_ptr, flags_ptr, n_rows, row_len, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    """flags[i] = 1 where row i of y (n_rows x row_len, contiguous) starts a run: i == 0, or an element
+    differs from row i - 1's."""
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    mask_m = rows < n_rows
+    differs = tl.full([BLOCK_M], 0, tl.int32)
+    for k in range(0, row_len, BLOCK_K):
+        cols = k + tl.arange(0, BLOCK_K)
+        mask = (mask_m & (rows > 0))[:, None] & (cols < row_len)[None, :]
+        here = y_ptr + rows[:, None] * row_len + cols[None, :]
+        a = comparable(tl.load(here, mask=mask, other=0))
+        b = comparable(tl.load(here - row_len, mask=mask, other=0))
+        differs = tl.maximum(differs, reduce_max((a != b).to(tl.int32), 1))
+    tl.store(flags_ptr + rows, ((rows == 0) | (differs > 0)).to(tl.int32), mask=mask_m)
+
+
+@triton.jit
+def _gather_rows_kernel(y_ptr, starts_ptr, out_ptr, n_runs, row_len, BLOCK_M: tl.constexpr,
+                        BLOCK_K: tl.constexpr):
+    """out[r, :] = y[starts[r], :] (both row-major with rows of row_len)."""
+    runs = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    mask_m = runs < n_runs
+    src = tl.load(starts_ptr + runs, mask=mask_m, other=0)
+    for k in range(0, row_len, BLOCK_K):
+        cols = k + tl.arange(0, BLOCK_K)
+        mask = mask_m[:, None] & (cols < row_len)[None, :]
+        v = tl.load(y_ptr + src[:, None] * row_len + cols[None, :], mask=mask)
+        tl.store(out_ptr + runs[:, None] * row_len + cols[None, :], v, mask=mask)
+
+
+_slice_flags_launcher = Launcher(_slice_flags_kernel)
+_gather_rows_launcher = Launcher(_gather_rows_kernel)
 
 # --------------------------------------------------------------------------- ATen overloads
 
@@ -32,16 +79,42 @@ def unique_runs(x, return_inverse, return_counts, perm=None):
     if flat.numel() == 0:
         inverse = torch.empty(x.shape, dtype=torch.int64, device=x.device) if return_inverse else empty
         return torch.empty(0, dtype=x.dtype, device=x.device), inverse, empty
-    values, inverse, counts = runs(flat, return_inverse, return_counts, perm)
+    values, inverse, counts, _ = runs(flat, return_inverse, return_counts, perm)
     if x.dtype == torch.bool:
         values = values.view(torch.bool)
     return (values, inverse.view(x.shape) if return_inverse else empty,
             counts if return_counts else torch.empty(0, dtype=torch.int64, device=x.device))
 
 
+def _slice_runs(x, return_inverse, return_counts, dim):
+    """unique_consecutive with dim: runs of equal slices x.select(dim, i)."""
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = wrap_dim(dim, x.dim())
+    if x.dtype not in ALL:
+        raise Fallback(f"unique of {x.dtype} is left to ATen")
+    if any(size == 0 for d, size in enumerate(x.shape) if d != dim):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    n_rows = x.shape[dim]
+    empty = torch.empty(0, dtype=torch.int64, device=x.device)
+    if n_rows == 0:
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device), empty, empty
+    moved = x.movedim(dim, 0)
+    y = comparable_view(moved)
+    row_len = y.numel() // n_rows
+    flags = torch.empty(n_rows, dtype=torch.int32, device=x.device)
+    _slice_flags_launcher((cdiv(n_rows, BLOCK_M),), y, flags, n_rows, row_len, BLOCK_M, BLOCK_K, num_warps=4)
+    _, inverse, counts, starts = runs(flags, return_inverse, return_counts, boundary=False)
+    n_runs = starts.numel()
+    out = torch.empty((n_runs, *moved.shape[1:]), dtype=y.dtype, device=x.device)
+    _gather_rows_launcher((cdiv(n_runs, BLOCK_M),), y, starts, out, n_runs, row_len, BLOCK_M, BLOCK_K, num_warps=4)
+    values = (out.view(torch.bool) if x.dtype == torch.bool else out).movedim(0, dim).contiguous()
+    return values, inverse if return_inverse else empty, counts if return_counts else empty
+
+
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
     if dim is not None:
-        raise Fallback("unique_consecutive over a dim (runs of equal slices) is left to ATen")
+        return _slice_runs(self, return_inverse, return_counts, dim)
     return unique_runs(self, return_inverse, return_counts)
 
 
@@ -60,6 +133,13 @@ def run_values(shape, dtype, device, distinct=4):
     picks = torch.randint(0, len(pool), (n,))
     values = torch.repeat_interleave(pool[picks], lengths)[:n]
     return values.reshape(shape).to(device)
+
+
+def run_slices(n_rows, width, dtype, device):
+    """n_rows x width: rows that come in runs of 1 to 4 equal rows, from 4 distinct rows."""
+    pool = run_values((4, width), dtype, "cpu", distinct=3)
+    lengths = torch.randint(1, 5, (n_rows,))
+    return torch.repeat_interleave(pool[torch.randint(0, 4, (n_rows,))], lengths, dim=0)[:n_rows].to(device)
 
 
 def _samples(dtype, device, quick):
@@ -84,7 +164,17 @@ def _samples(dtype, device, quick):
         Sample("0d", lambda: (runs_of(),), both),
         Sample("empty", lambda: (runs_of(0, 5),), both),
         Sample("special", lambda: (torch.repeat_interleave(special_values(dtype, device), 2),), both),
-        Sample("dim", lambda: (runs_of(6, 4),), {"dim": 0, **both}),
+        Sample("dim0", lambda: (run_slices(23, 5, dtype, device),), {"dim": 0, **both}),
+        Sample("dim1-3d", lambda: (run_slices(19, 6, dtype, device).t().reshape(2, 3, 19),), {"dim": 2, **both}),
+        Sample("dim-negative", lambda: (run_slices(19, 6, dtype, device).reshape(19, 2, 3),), {"dim": -3}),
+        Sample("dim-long", lambda: (run_slices(long, 3, dtype, device),), {"dim": 0, **both}),
+        Sample("dim-wide", lambda: (run_slices(9, 700, dtype, device),), {"dim": 0, **both}),
+        Sample("dim-special", lambda: (special_values(dtype, device)[:, None].repeat_interleave(2, dim=0).expand(-1, 2),),
+               {"dim": 0, **both}),
+        Sample("dim-empty-selected", lambda: (runs_of(0, 4),), {"dim": 0, **both}),
+        Sample("dim-error-range", lambda: (runs_of(4, 4),), {"dim": 2}),
+        Sample("dim-error-0d", lambda: (runs_of(),), {"dim": 0}),
+        Sample("dim-error-zero-size", lambda: (runs_of(4, 0),), {"dim": 0}),
     ]
     return [c for c in cases if c is not None]
 
@@ -110,6 +200,5 @@ SPECS = [
         dtypes=ALL,
         tolerance="exact",
         perf=PerfSpec(inputs=_perf_inputs, shapes="compaction", bytes=_perf_bytes),
-        deliberate_fallbacks={"dim": "runs of equal slices along a dim are left to ATen"},
     ),
 ]
