@@ -25,6 +25,11 @@ class Sample:
     expects: the ATen overload that must run through gems (defaults to the first declared one).
     reduction_size: elements combined per output value; tolerances for reductions grow with it.
     grad: also check the gradient of every floating input that requires grad.
+    tie_check: for a result whose order among equal values is unspecified (unstable sort, topk): a
+        function (args, kwargs, outputs) -> '' when gems' last output (the indices) is a valid answer,
+        else what is wrong (args: CPU copies). The last output is then judged by it instead of by the
+        oracle, and the others are compared with the oracle without the sign-of-zero check against
+        ATen (equal zeros of either sign may come in either order; the function checks bits).
     """
 
     variant: str
@@ -34,6 +39,7 @@ class Sample:
     expects: str | None = None
     reduction_size: int = 1
     grad: bool = False
+    tie_check: Callable | None = None
 
     def built(self) -> Sample:
         """This sample with its arguments made (a builder is called here, once per call)."""

@@ -327,8 +327,13 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
     if tols:
         tol = tols[0]
         result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
-    verdicts = [compare.compare(got, want, aten, tol)
+    ties = sample.tie_check
+    verdicts = [compare.compare(got, want, None if ties else aten, tol)
                 for got, want, aten, tol in zip(gems_outs, oracle_outs, aten_outs, tols)]
+    if ties and verdicts:  # the indices: any valid order of equal values (see Sample.tie_check)
+        wrong = ties(map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
+                     [t.detach().cpu() for t in gems_outs])
+        verdicts[-1] = compare.Comparison(not wrong, None if wrong else "valid-ties", message=wrong)
     failing = [(i, v) for i, v in enumerate(verdicts) if not v.passed]
     if failing:
         index, worst = failing[0]
