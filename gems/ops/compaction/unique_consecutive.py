@@ -69,20 +69,22 @@ _gather_rows_launcher = Launcher(_gather_rows_kernel)
 # --------------------------------------------------------------------------- ATen overloads
 
 
-def unique_runs(x, return_inverse, return_counts, perm=None):
-    """(values, inverse, counts) as ATen returns them, from the runs of the flattened ``x`` (perm: see
-    scan_scatter.runs); shared with _unique2, which passes the sorted values."""
+def unique_runs(x, return_inverse, return_counts, perm=None, shape=None):
+    """(values, inverse, counts) as ATen returns them, from the runs of the flattened ``x``, the inverse
+    shaped like x or ``shape``; shared with _unique2, which passes the sorted values and where each came
+    from (perm: see scan_scatter.runs)."""
     if x.dtype not in ALL:
         raise Fallback(f"unique of {x.dtype} is left to ATen")
     flat = comparable_view(x)
+    shape = x.shape if shape is None else shape
     empty = torch.empty(0, dtype=torch.int64, device=x.device)
     if flat.numel() == 0:
-        inverse = torch.empty(x.shape, dtype=torch.int64, device=x.device) if return_inverse else empty
+        inverse = torch.empty(shape, dtype=torch.int64, device=x.device) if return_inverse else empty
         return torch.empty(0, dtype=x.dtype, device=x.device), inverse, empty
     values, inverse, counts, _ = runs(flat, return_inverse, return_counts, perm)
     if x.dtype == torch.bool:
         values = values.view(torch.bool)
-    return (values, inverse.view(x.shape) if return_inverse else empty,
+    return (values, inverse.view(shape) if return_inverse else empty,
             counts if return_counts else torch.empty(0, dtype=torch.int64, device=x.device))
 
 
