@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import torch
 
-from gems.dtypes import FLOATS
 from gems.spec import OpSpec, PerfSpec
 
 # The overload quantile's decomposition calls (torch 2.11 on CUDA and 2.13 on CPU: aten::sort.default).
@@ -27,9 +26,6 @@ def _samples(dtype, device, quick):
 
     mk = lambda *shape: make_tensor(shape, dtype, device)  # noqa: E731
     qs = lambda *q: torch.tensor(q, dtype=dtype, device=device)  # noqa: E731
-    if dtype not in (torch.float32, torch.float64):  # ATen computes quantiles of float and double only
-        return [Sample("error-dtype", lambda: (mk(4, 5), 0.5), expects=SORT)]
-
     def with_nan(*shape):
         x = mk(*shape)
         x[1, 2] = float("nan")
@@ -57,6 +53,9 @@ def _samples(dtype, device, quick):
         Sample("special", lambda: (special_values(dtype, device).reshape(4, -1), qs(0.0, 0.3, 1.0)), {"dim": 1}),
         Sample("out", lambda: (mk(6, 7), qs(0.2, 0.6)),
                call=lambda x, q: torch.quantile(x, q, dim=1, out=x.new_empty(0))),
+        Sample("error-half", lambda: (mk(4, 5).half(), 0.5)),  # ATen computes float and double only
+        Sample("error-q-dtype", lambda: (mk(4, 5), qs(0.5).to(torch.float64 if dtype == torch.float32 else
+                                                               torch.float32))),
         Sample("error-q-range", lambda: (mk(4, 5), 1.5)),
         Sample("error-q-2d", lambda: (mk(4, 5), qs(0.5).reshape(1, 1))),
         Sample("error-interpolation", lambda: (mk(4, 5), 0.5), {"interpolation": "cubic"}),
@@ -88,7 +87,7 @@ SPECS = [
         composite_of=(SORT,),
         call=torch.quantile,
         samples=_samples,
-        dtypes=FLOATS,
+        dtypes=(torch.float32, torch.float64),
         perf=PerfSpec(inputs=_perf_inputs, shapes="quantile", bytes=_perf_bytes),
     ),
 ]
