@@ -12,8 +12,13 @@ The sequence is cut into blocks of BLOCK elements:
    in the output; its last value, the total, is read to the host (the one sync, as in ATen) to size the
    outputs;
 3. the operator's scatter kernel evaluates its flags again (``element_flags``), ranks them within the
-   block (an inclusive scan in registers) and writes each flagged element at the block's start plus its rank
-   (``block_ranks``).
+   block (an inclusive scan in registers) and writes each flagged element at the block's start plus its
+   rank (``block_ranks``).
+
+For runs (unique_consecutive, _unique2) the scatter is ``_runs_kernel``: each run's first value, each
+element's run (the inverse; every element's rank is its run), and where each run starts, from which
+``_run_lengths_kernel`` takes the counts. Given int flags instead of values (NONZERO mode on them),
+the same kernel gives the runs of unique_consecutive's equal slices.
 
 The input is read twice and nothing of size n is written besides the results: for nonzero of 16M fp32
 that is 128 MB of reads, where a flags array and a scan of it would add writes and reads of the flags.
@@ -142,12 +147,12 @@ def grid(n: int) -> tuple:
 
 
 def runs(x: torch.Tensor, inverse: bool, counts: bool, perm: torch.Tensor | None = None, boundary: bool = True):
-    """(values, inverse, counts, starts) of the runs of a flat contiguous non-empty ``x`` (a comparable_view):
-    with ``boundary``, runs of equal values and their first values; else x holds int flags, each nonzero
-    one starting a run (unique_consecutive's runs of equal slices), and the runs' starts are returned in
-    place of values. On request, each element's run (int64, written at ``perm[i]`` for element i when
-    perm is given: _unique2's sorted order back to the input's) and each run's length; None for what was
-    not asked."""
+    """(values, inverse, counts, starts) of the runs of a flat contiguous non-empty ``x`` (a
+    comparable_view). With ``boundary``, runs of equal values, and values = the first value of each;
+    else x holds int flags, each nonzero one starting a run (unique_consecutive's runs of equal slices),
+    and values is None. On request: each element's run (int64, written at ``perm[i]`` for element i when
+    perm is given: _unique2's sorted order back to the input's) and each run's length; starts = where
+    each run begins, when counts were asked or x holds flags. None for what was not asked."""
     n = x.numel()
     ends, total = block_ends(x, boundary)
     values = torch.empty(total, dtype=x.dtype, device=x.device) if boundary else None

@@ -69,6 +69,11 @@ _gather_rows_launcher = Launcher(_gather_rows_kernel)
 # --------------------------------------------------------------------------- ATen overloads
 
 
+def _unasked(x):
+    """What ATen returns for an output not asked for (and for empty inputs): a fresh empty int64 tensor."""
+    return torch.empty(0, dtype=torch.int64, device=x.device)
+
+
 def unique_runs(x, return_inverse, return_counts, perm=None, shape=None):
     """(values, inverse, counts) as ATen returns them, from the runs of the flattened ``x``, the inverse
     shaped like x or ``shape``; shared with _unique2, which passes the sorted values and where each came
@@ -77,15 +82,14 @@ def unique_runs(x, return_inverse, return_counts, perm=None, shape=None):
         raise Fallback(f"unique of {x.dtype} is left to ATen")
     flat = comparable_view(x)
     shape = x.shape if shape is None else shape
-    empty = torch.empty(0, dtype=torch.int64, device=x.device)
     if flat.numel() == 0:
-        inverse = torch.empty(shape, dtype=torch.int64, device=x.device) if return_inverse else empty
-        return torch.empty(0, dtype=x.dtype, device=x.device), inverse, empty
+        inverse = torch.empty(shape, dtype=torch.int64, device=x.device) if return_inverse else _unasked(x)
+        return torch.empty(0, dtype=x.dtype, device=x.device), inverse, _unasked(x)
     values, inverse, counts, _ = runs(flat, return_inverse, return_counts, perm)
     if x.dtype == torch.bool:
         values = values.view(torch.bool)
-    return (values, inverse.view(shape) if return_inverse else empty,
-            counts if return_counts else torch.empty(0, dtype=torch.int64, device=x.device))
+    return (values, inverse.view(shape) if return_inverse else _unasked(x),
+            counts if return_counts else _unasked(x))
 
 
 def _slice_runs(x, return_inverse, return_counts, dim):
@@ -98,9 +102,8 @@ def _slice_runs(x, return_inverse, return_counts, dim):
     if any(size == 0 for d, size in enumerate(x.shape) if d != dim):
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
     n_rows = x.shape[dim]
-    empty = torch.empty(0, dtype=torch.int64, device=x.device)
     if n_rows == 0:
-        return torch.empty(x.shape, dtype=x.dtype, device=x.device), empty, empty
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device), _unasked(x), _unasked(x)
     moved = x.movedim(dim, 0)
     y = comparable_view(moved)
     row_len = y.numel() // n_rows
@@ -111,7 +114,7 @@ def _slice_runs(x, return_inverse, return_counts, dim):
     out = torch.empty((n_runs, *moved.shape[1:]), dtype=y.dtype, device=x.device)
     _gather_rows_launcher((cdiv(n_runs, BLOCK_M),), y, starts, out, n_runs, row_len, BLOCK_M, BLOCK_K, num_warps=4)
     values = (out.view(torch.bool) if x.dtype == torch.bool else out).movedim(0, dim).contiguous()
-    return values, inverse if return_inverse else empty, counts if return_counts else empty
+    return values, inverse if return_inverse else _unasked(x), counts if return_counts else _unasked(x)
 
 
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
