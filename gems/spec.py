@@ -10,7 +10,7 @@ import torch
 
 TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
 FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused",
-            "sort", "attention", "conv")
+            "sort", "attention", "conv", "compaction")
 
 
 @dataclass
@@ -128,6 +128,9 @@ class OpSpec:
         result and the float64 oracle come from it, in place of the sample's call.
     no_launch: {variant or "*": reason} for results no gems kernel needs to compute (a view, an
         in-place no-op); elsewhere a non-empty result with no kernel launch fails its case.
+    composite_of: for an operator whose every ATen overload is CompositeImplicitAutograd (quantile), so that
+        gems registers none: the overloads, declared by other operators, that its calls decompose into and
+        that prove gems ran (its samples expect them; perf registers them).
     """
 
     name: str
@@ -145,6 +148,7 @@ class OpSpec:
     api: Mapping[str, Callable] = field(default_factory=dict)
     reference: Callable | None = None
     no_launch: Mapping[str, str] = field(default_factory=dict)
+    composite_of: tuple = ()
 
     def __post_init__(self):
         problems = []
@@ -152,8 +156,11 @@ class OpSpec:
             problems.append("name must be a non-empty identifier")
         if self.family not in FAMILIES:
             problems.append(f"family {self.family!r} is not one of {FAMILIES}")
-        if not self.impls and not self.api:
-            problems.append("impls is empty: declare at least one ATen overload (or a gems API in api)")
+        if not self.impls and not self.api and not self.composite_of:
+            problems.append("impls is empty: declare at least one ATen overload (or a gems API in api, or the "
+                            "overloads a composite operator decomposes into in composite_of)")
+        if self.composite_of and (self.impls or self.api):
+            problems.append("composite_of is for operators that declare no impls or api of their own")
         for overload in self.autograd_enabled:
             if overload not in self.impls:
                 problems.append(f"autograd_enabled names {overload!r}, which impls does not declare")
@@ -181,8 +188,9 @@ class OpSpec:
 
     @property
     def overloads(self) -> tuple[str, ...]:
-        """The ATen overloads, then the gems API names: everything whose calls prove gems ran."""
-        return (*self.impls, *self.api)
+        """The ATen overloads, then the gems API names: everything whose calls prove gems ran (for a
+        composite operator, the overloads it decomposes into)."""
+        return (*self.impls, *self.api) or tuple(self.composite_of)
 
     def known_failure(self, vendor: str, dtype: torch.dtype, variant: str) -> str | None:
         return _lookup(self.known_failures, vendor, dtype, variant)

@@ -28,7 +28,7 @@ def all_specs() -> tuple[OpSpec, ...]:
             continue
         module = importlib.import_module(module_info.name)
         for spec in getattr(module, "SPECS", ()):
-            for overload in spec.overloads:
+            for overload in (*spec.impls, *spec.api):  # (composite_of names other operators' overloads)
                 if overload in owner_of:
                     raise ValueError(f"ATen overload {overload!r} is declared by both {owner_of[overload]!r} "
                                      f"and {spec.name!r}")

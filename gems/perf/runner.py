@@ -319,7 +319,9 @@ def _registered(specs, cases):
 
     known = set(ops.names())
     # An API operator (gems.fused) registers nothing: its functions run gems kernels whenever called.
-    names = sorted({c.spec.name for c in cases if c.status is None and c.spec.name in known and c.spec.impls})
+    # A composite operator (quantile) registers the overloads it decomposes into.
+    names = sorted({name for c in cases if c.status is None and c.spec.name in known
+                    for name in (c.spec.composite_of or ((c.spec.name,) if c.spec.impls else ()))})
     return gems.use_gems(include=names) if names else contextlib.nullcontext()
 
 
