@@ -26,7 +26,7 @@ from gems.spec import OpSpec, lazy
 # --------------------------------------------------------------------------- kernel
 
 
-@conv_tuned("x_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"])
+@conv_tuned("x_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"], lambda a: a["M"] * a["K"])
 @triton.jit
 def _conv_forward_kernel(
     x_ptr, w_ptr, bias_ptr, y_ptr,
@@ -34,7 +34,7 @@ def _conv_forward_kernel(
     stride_d, stride_h, stride_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
     sx_n, sx_c, sx_d, sx_h, sx_w,
     sw_k, sw_c, sw_t, sw_r, sw_s,
-    sy_n, sy_c, sy_d, sy_h, sy_w,
+    sy_n, sy_c, sy_d, sy_h, sy_w, s_bias,
     HAS_BIAS: tl.constexpr, FLAT: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
@@ -94,7 +94,7 @@ def _conv_forward_kernel(
                         mask=mask_c[:, None] & mask_n[None, :], other=0)
             acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
     if HAS_BIAS:
-        acc += tl.load(bias_ptr + g * K + offs_n, mask=mask_n, other=0).to(ACC)[None, :]
+        acc += tl.load(bias_ptr + (g * K + offs_n) * s_bias, mask=mask_n, other=0).to(ACC)[None, :]
     y_ptrs = (y_ptr + (n * sy_n + od * sy_d + oh * sy_h + ow * sy_w)[:, None]
               + (g * K + offs_n)[None, :] * sy_c)
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
@@ -116,7 +116,7 @@ def conv_forward(geo, bias, layout_of) -> torch.Tensor:
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]) * cdiv(geo.k, meta["BLOCK_N"]), geo.groups)  # noqa: E731
     launch_tuned(_conv_forward_kernel, grid, x5, w5, bias if bias is not None else y5, y5,
                  m, geo.c, geo.k, *x5.shape[2:], od, oh, ow, t, r, s, *geo.stride, *geo.padding, *geo.dilation,
-                 *x5.stride(), *w5.stride(), *y5.stride(),
+                 *x5.stride(), *w5.stride(), *y5.stride(), bias.stride(0) if bias is not None else 0,
                  bias is not None, geo.flat_forward, precision(x5.dtype, x5.device), TL_ACC[x5.dtype],
                  needs_int64(x5, w5, y5))
     return y

@@ -38,7 +38,7 @@ SUM_BLOCK = 1024
 # --------------------------------------------------------------------------- kernels
 
 
-@conv_tuned("dy_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"])
+@conv_tuned("dy_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"], lambda a: a["M"] * a["C"])
 @triton.jit
 def _conv_dx_kernel(
     dy_ptr, w_ptr, dx_ptr,
@@ -111,7 +111,8 @@ def _conv_dx_kernel(
     tl.store(dx_ptrs, acc.to(dx_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
-@conv_tuned("dy_ptr", ["P", "C", "K", "T", "R", "S", "SPLIT"])
+@conv_tuned("dy_ptr", ["P", "C", "K", "T", "R", "S", "SPLIT"],
+            lambda a: a["K"] * a["C"] * a["T"] * a["R"] * a["S"] * a["SPLIT"])
 @triton.jit
 def _conv_dw_kernel(
     dy_ptr, x_ptr, dw_ptr,

@@ -42,6 +42,10 @@ from gems.spec import PerfSpec, lazy
 CONV_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # Channels of a group below a dot's smallest K (16) make tap-major tiles mostly padding: flatten.
 FLAT_BELOW = 16
+# The grid's second axis (one group per step) is at most this long.
+MAX_GROUPS = 65535
+# GEMMs of at most this many outputs (a 256 x 256 tile grid) take the smallest config untuned.
+SMALL_GEMM = 2**16
 # Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a margin).
 _INT32_SAFE = 2**31 - 1 - 2**20
 TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
@@ -176,6 +180,8 @@ def geometry(input, weight, bias, stride, padding, dilation, transposed, output_
         raise Fallback(f"convolution of {input.dtype} is left to ATen")
     if c == 0:
         raise Fallback("convolution over zero input channels")
+    if groups > MAX_GROUPS:
+        raise Fallback(f"more than {MAX_GROUPS} groups (the grid's second axis)")
     out = [(padded[i] - kernel[i]) // stride[i] + 1 for i in range(dims)]
     pad3 = lambda v, fill: (fill,) * (3 - dims) + tuple(v)  # noqa: E731
     return Geometry(as_3d(input, dims), as_3d(weight, dims), groups, c, k_total // groups, pad3(out, 1),
@@ -215,21 +221,25 @@ def _shared_memory(device: torch.device) -> int:
         return 1 << 62
 
 
-def _fitting(operand: str):
+def _pruned(operand: str, area):
     """Prune the configs whose operand tiles over all stages exceed the device's shared memory (fp32 and
-    fp64 need twice and four times fp16's); the smallest one if none fits."""
+    fp64 need twice and four times fp16's; the smallest one if none fits). A GEMM of at most SMALL_GEMM
+    outputs keeps only the smallest tile: tuning it would cost more than it could save (and a conformance
+    run of many tiny shapes would spend minutes tuning)."""
     def prune(configs, named_args, **kwargs):
         t = named_args[operand]
         itemsize, limit = t.element_size(), _shared_memory(t.device)
+        if area(named_args) <= SMALL_GEMM:
+            return [min(configs, key=lambda c: (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], _tile_bytes(c, itemsize)))]
         fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
         return fits or [min(configs, key=lambda c: _tile_bytes(c, itemsize))]
     return prune
 
 
-def conv_tuned(operand: str, keys: list[str], restore=()):
-    """Autotune over the vendor's "conv" configs, retuned when the named sizes change."""
-    return selection.current().autotune("conv", keys, prune_configs_by={"early_config_prune": _fitting(operand)},
-                                        restore_value=list(restore))
+def conv_tuned(operand: str, keys: list[str], area):
+    """Autotune over the vendor's "conv" configs, retuned when the named sizes change; ``area(named_args)``
+    is the number of outputs of one group's GEMM."""
+    return selection.current().autotune("conv", keys, prune_configs_by={"early_config_prune": _pruned(operand, area)})
 
 
 def conv_perf() -> PerfSpec:
