@@ -17,7 +17,16 @@ import triton.language as tl
 from gems.dtypes import FLOATS
 from gems.ops.blas.gemm import launch_tuned
 from gems.ops.conv.implicit_gemm import (
-    TL_ACC, as_3d, channels_last, conv_perf, conv_tuned, geometry, grouped_tile, needs_int64, precision, split_pixel,
+    TL_ACC,
+    as_3d,
+    channels_last,
+    conv_perf,
+    conv_tuned,
+    geometry,
+    grouped_tile,
+    needs_int64,
+    precision,
+    split_pixel,
     split_tap,
 )
 from gems.runtime.launch import cdiv

@@ -19,8 +19,17 @@ import triton.language as tl
 from gems.dtypes import FLOATS
 from gems.ops.blas.gemm import launch_tuned
 from gems.ops.conv.implicit_gemm import (
-    FLAT_BELOW, TL_ACC, as_3d, channels_last, conv_tuned, geometry, grouped_tile, needs_int64, precision,
-    split_pixel, split_tap,
+    FLAT_BELOW,
+    TL_ACC,
+    as_3d,
+    channels_last,
+    conv_tuned,
+    geometry,
+    grouped_tile,
+    needs_int64,
+    precision,
+    split_pixel,
+    split_tap,
 )
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv
