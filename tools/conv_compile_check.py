@@ -58,10 +58,11 @@ def main(argv=None) -> int:
                     jobs.append((f"forward {dtype} flat={flat} int64={int64} {config}",
                                  convolution._conv_forward_kernel,
                                  {"x_ptr": ptr, "w_ptr": ptr, "bias_ptr": ptr, "y_ptr": ptr},
-                                 {**base, "HAS_BIAS": True, "FLAT": flat, "INT64": int64}))
+                                 {**base, "HAS_BIAS": True, "FLAT": flat, "INT64": int64, "EVEN_C": not flat}))
                     jobs.append((f"grad_input {dtype} flat={flat} int64={int64} {config}",
                                  convolution_backward._conv_dx_kernel,
-                                 {"dy_ptr": ptr, "w_ptr": ptr, "dx_ptr": ptr}, {**base, "FLAT": flat, "INT64": int64}))
+                                 {"dy_ptr": ptr, "w_ptr": ptr, "dx_ptr": ptr},
+                                 {**base, "FLAT": flat, "INT64": int64, "EVEN_K": not flat}))
             jobs.append((f"grad_weight {dtype} {config}", convolution_backward._conv_dw_kernel,
                          {"dy_ptr": ptr, "x_ptr": ptr, "dw_ptr": "*fp64" if dtype == "fp64" else "*fp32"},
                          {**base, "INT64": False}))

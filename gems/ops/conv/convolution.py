@@ -19,6 +19,7 @@ from gems.ops.blas.gemm import launch_tuned
 from gems.ops.conv.implicit_gemm import (
     TL_ACC,
     as_3d,
+    channels_innermost,
     channels_last,
     conv_perf,
     conv_tuned,
@@ -36,6 +37,7 @@ from gems.spec import OpSpec, lazy
 
 
 @conv_tuned("x_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"], lambda a: a["M"] * a["K"])
+@triton.heuristics({"EVEN_C": lambda args: args["C"] % args["BLOCK_K"] == 0})
 @triton.jit
 def _conv_forward_kernel(
     x_ptr, w_ptr, bias_ptr, y_ptr,
@@ -46,6 +48,7 @@ def _conv_forward_kernel(
     sy_n, sy_c, sy_d, sy_h, sy_w, s_bias,
     HAS_BIAS: tl.constexpr, FLAT: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    EVEN_C: tl.constexpr,
 ):
     """y[n, g*K + k, o] = bias[g*K + k] + sum over c < C and taps of x[n, g*C + c, o*stride - pad + tap*dil] *
     w[g*K + k, c, tap]: a (M = N*OD*OH*OW) x K tile of group g = program_id(1) per program."""
@@ -65,7 +68,8 @@ def _conv_forward_kernel(
     h0 = oh * stride_h - pad_h
     w0 = ow * stride_w - pad_w
     x_rows = x_ptr + n * sx_n + g * C * sx_c
-    w_cols = w_ptr + (g * K + offs_n) * sw_k
+    # Columns past K wrap onto valid ones: weight loads need no column mask (those results are not stored).
+    w_cols = w_ptr + (g * K + offs_n % K) * sw_k
     acc = tl.full([BLOCK_M, BLOCK_N], 0, ACC)
     if FLAT:
         # Reduction over (c, t, r, s) flattened: few channels per group.
@@ -81,7 +85,7 @@ def _conv_forward_kernel(
             a = tl.load(x_rows[:, None] + c[None, :] * sx_c + di * sx_d + hi * sx_h + wi * sx_w,
                         mask=mask_m[:, None] & mask_q[None, :] & inside, other=0)
             b = tl.load(w_cols[None, :] + (c * sw_c + t * sw_t + r * sw_r + s * sw_s)[:, None],
-                        mask=mask_q[:, None] & mask_n[None, :], other=0)
+                        mask=mask_q[:, None], other=0)
             acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
     else:
         # One step per (tap, BLOCK_K channels), tap-major: one loop, so that Triton pipelines its loads.
@@ -96,11 +100,15 @@ def _conv_forward_kernel(
             hi = h0 + r * dil_h
             wi = w0 + s * dil_w
             valid = mask_m & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)
-            mask_c = cs < C
-            a = tl.load((x_rows + di * sx_d + hi * sx_h + wi * sx_w)[:, None] + cs[None, :] * sx_c,
-                        mask=valid[:, None] & mask_c[None, :], other=0)
-            b = tl.load(w_cols[None, :] + cs[:, None] * sw_c + (t * sw_t + r * sw_r + s * sw_s),
-                        mask=mask_c[:, None] & mask_n[None, :], other=0)
+            a_ptrs = (x_rows + di * sx_d + hi * sx_h + wi * sx_w)[:, None] + cs[None, :] * sx_c
+            b_ptrs = w_cols[None, :] + cs[:, None] * sw_c + (t * sw_t + r * sw_r + s * sw_s)
+            if EVEN_C:  # no channel mask: loads of consecutive channels stay vectors
+                a = tl.load(a_ptrs, mask=valid[:, None], other=0)
+                b = tl.load(b_ptrs)
+            else:
+                mask_c = cs < C
+                a = tl.load(a_ptrs, mask=valid[:, None] & mask_c[None, :], other=0)
+                b = tl.load(b_ptrs, mask=mask_c[:, None], other=0)
             acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
     if HAS_BIAS:
         acc += tl.load(bias_ptr + (g * K + offs_n) * s_bias, mask=mask_n, other=0).to(ACC)[None, :]
@@ -115,6 +123,8 @@ def _conv_forward_kernel(
 def conv_forward(geo, bias, layout_of) -> torch.Tensor:
     """The convolution of a checked :class:`Geometry`, allocated in the layout ATen gives ``layout_of``."""
     x5, w5 = geo.x5, geo.w5
+    if not geo.flat_forward:
+        x5, w5 = channels_innermost(x5), channels_innermost(w5)
     y = torch.empty(geo.out_shape, dtype=x5.dtype, device=x5.device, memory_format=channels_last(*layout_of))
     if y.numel() == 0:
         return y

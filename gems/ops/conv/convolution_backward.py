@@ -22,6 +22,7 @@ from gems.ops.conv.implicit_gemm import (
     FLAT_BELOW,
     TL_ACC,
     as_3d,
+    channels_innermost,
     channels_last,
     conv_tuned,
     geometry,
@@ -48,6 +49,7 @@ SUM_BLOCK = 1024
 
 
 @conv_tuned("dy_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"], lambda a: a["M"] * a["C"])
+@triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
 def _conv_dx_kernel(
     dy_ptr, w_ptr, dx_ptr,
@@ -58,6 +60,7 @@ def _conv_dx_kernel(
     sx_n, sx_c, sx_d, sx_h, sx_w,
     FLAT: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    EVEN_K: tl.constexpr,
 ):
     """dx[n, g*C + c, i] = sum over k < K and taps with o = (i + pad - tap*dil) / stride a whole output index
     of dy[n, g*K + k, o] * w[g*K + k, c, tap]: an (M = N*D*H*W) x C tile of group g per program."""
@@ -77,7 +80,8 @@ def _conv_dx_kernel(
     h0 = hi + pad_h
     w0 = wi + pad_w
     dy_rows = dy_ptr + n * sy_n + g * K * sy_c
-    w_cols = w_ptr + g * K * sw_k + offs_n * sw_c
+    # Columns past C wrap onto valid ones: weight loads need no column mask (those results are not stored).
+    w_cols = w_ptr + g * K * sw_k + (offs_n % C) * sw_c
     acc = tl.full([BLOCK_M, BLOCK_N], 0, ACC)
     if FLAT:
         n_red = K * T * R * S
@@ -93,7 +97,7 @@ def _conv_dx_kernel(
             a = tl.load(dy_rows[:, None] + k[None, :] * sy_c + (od // stride_d) * sy_d + (oh // stride_h) * sy_h
                         + (ow // stride_w) * sy_w, mask=mask_m[:, None] & mask_q[None, :] & hit, other=0)
             b = tl.load(w_cols[None, :] + (k * sw_k + t * sw_t + r * sw_r + s * sw_s)[:, None],
-                        mask=mask_q[:, None] & mask_n[None, :], other=0)
+                        mask=mask_q[:, None], other=0)
             acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
     else:
         k_blocks = (K + BLOCK_K - 1) // BLOCK_K
@@ -109,11 +113,16 @@ def _conv_dx_kernel(
             hit = (mask_m & (od >= 0) & (od % stride_d == 0) & (od < OD * stride_d) & (oh >= 0)
                    & (oh % stride_h == 0) & (oh < OH * stride_h) & (ow >= 0) & (ow % stride_w == 0)
                    & (ow < OW * stride_w))
-            mask_k = ks < K
             rows = dy_rows + (od // stride_d) * sy_d + (oh // stride_h) * sy_h + (ow // stride_w) * sy_w
-            a = tl.load(rows[:, None] + ks[None, :] * sy_c, mask=hit[:, None] & mask_k[None, :], other=0)
-            b = tl.load(w_cols[None, :] + ks[:, None] * sw_k + (t * sw_t + r * sw_r + s * sw_s),
-                        mask=mask_k[:, None] & mask_n[None, :], other=0)
+            a_ptrs = rows[:, None] + ks[None, :] * sy_c
+            b_ptrs = w_cols[None, :] + ks[:, None] * sw_k + (t * sw_t + r * sw_r + s * sw_s)
+            if EVEN_K:  # no channel mask: loads of consecutive channels stay vectors
+                a = tl.load(a_ptrs, mask=hit[:, None], other=0)
+                b = tl.load(b_ptrs)
+            else:
+                mask_k = ks < K
+                a = tl.load(a_ptrs, mask=hit[:, None] & mask_k[None, :], other=0)
+                b = tl.load(b_ptrs, mask=mask_k[:, None], other=0)
             acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
     dx_ptrs = (dx_ptr + (n * sx_n + di * sx_d + hi * sx_h + wi * sx_w)[:, None]
                + (g * C + offs_n)[None, :] * sx_c)
@@ -220,11 +229,13 @@ def _sm_count(device: torch.device) -> int:
 def _grad_input(geo, dy5, dx5):
     m = dx5.shape[0] * dx5.shape[2] * dx5.shape[3] * dx5.shape[4]
     t, r, s = geo.taps
+    flat, w5 = geo.k < FLAT_BELOW, geo.w5
+    if not flat:  # the reduction runs over output channels: those innermost in dy (and weight's c, its columns)
+        dy5, w5 = channels_innermost(dy5), channels_innermost(w5)
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]) * cdiv(geo.c, meta["BLOCK_N"]), geo.groups)  # noqa: E731
-    launch_tuned(_conv_dx_kernel, grid, dy5, geo.w5, dx5, m, geo.c, geo.k, *dx5.shape[2:], *geo.out, t, r, s,
-                 *geo.stride, *geo.padding, *geo.dilation, *dy5.stride(), *geo.w5.stride(), *dx5.stride(),
-                 geo.k < FLAT_BELOW, precision(dy5.dtype, dy5.device), TL_ACC[dy5.dtype],
-                 needs_int64(dy5, geo.w5, dx5))
+    launch_tuned(_conv_dx_kernel, grid, dy5, w5, dx5, m, geo.c, geo.k, *dx5.shape[2:], *geo.out, t, r, s,
+                 *geo.stride, *geo.padding, *geo.dilation, *dy5.stride(), *w5.stride(), *dx5.stride(),
+                 flat, precision(dy5.dtype, dy5.device), TL_ACC[dy5.dtype], needs_int64(dy5, w5, dx5))
 
 
 def _grad_weight(geo, dy5, dw):

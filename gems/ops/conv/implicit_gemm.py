@@ -197,6 +197,18 @@ def channels_last(*tensors: torch.Tensor) -> torch.memory_format:
     return torch.contiguous_format
 
 
+def channels_innermost(t: torch.Tensor) -> torch.Tensor:
+    """``t`` (N, C, *spatial) with the channels innermost in memory (NHWC), copied if they are not. The
+    tap-major loops load BLOCK_K consecutive channels of one pixel: with a unit channel stride (which
+    Triton specializes on) those loads are 16-byte vectors that the pipeline copies asynchronously; NCHW
+    would make them scalar gathers. cuDNN converts NCHW half-precision operands the same way."""
+    order = (0, *range(2, t.dim()), 1)
+    moved = t.permute(order)
+    if moved.is_contiguous():
+        return t
+    return moved.contiguous().permute([order.index(i) for i in range(t.dim())])
+
+
 def needs_int64(*tensors: torch.Tensor) -> bool:
     return max(sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()) if n) + 1 for t in tensors) > _INT32_SAFE
 
