@@ -1,0 +1,162 @@
+"""convolution: ``aten::convolution``, what F.conv1d/conv2d/conv3d and nn.Conv*d reach.
+
+``conv1d``, ``conv2d``, ``conv3d`` and their ``.padding`` overloads ("same"/"valid") are
+CompositeImplicitAutograd: they decompose into ``convolution`` (ATen would then take ``_convolution``
+and a backend kernel such as cuDNN), which gems serves here with one implicit-GEMM kernel for 1-d, 2-d
+and 3-d (gems/ops/conv/implicit_gemm.py); its samples expect ``convolution``. Autograd's derivative of
+``convolution`` is ``convolution_backward`` (convolution_backward.py). Transposed convolution is left
+to ATen (a deliberate fallback).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.dtypes import FLOATS
+from gems.ops.blas.gemm import launch_tuned
+from gems.ops.conv.implicit_gemm import (
+    TL_ACC,
+    as_3d,
+    channels_innermost,
+    channels_last,
+    conv_perf,
+    conv_tuned,
+    geometry,
+    grouped_tile,
+    needs_int64,
+    precision,
+    split_pixel,
+    split_tap,
+)
+from gems.runtime.launch import cdiv
+from gems.spec import OpSpec, lazy
+
+# --------------------------------------------------------------------------- kernel
+
+
+@conv_tuned("x_ptr", ["M", "C", "K", "T", "R", "S", "stride_h", "stride_w"], lambda a: a["M"] * a["K"])
+@triton.heuristics({"EVEN_C": lambda args: args["C"] % args["BLOCK_K"] == 0})
+@triton.jit
+def _conv_forward_kernel(
+    x_ptr, w_ptr, bias_ptr, y_ptr,
+    M, C, K, D, H, W, OD, OH, OW, T, R, S,
+    stride_d, stride_h, stride_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
+    sx_n, sx_c, sx_d, sx_h, sx_w,
+    sw_k, sw_c, sw_t, sw_r, sw_s,
+    sy_n, sy_c, sy_d, sy_h, sy_w, s_bias,
+    HAS_BIAS: tl.constexpr, FLAT: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    EVEN_C: tl.constexpr,
+):
+    """y[n, g*K + k, o] = bias[g*K + k] + sum over c < C and taps of x[n, g*C + c, o*stride - pad + tap*dil] *
+    w[g*K + k, c, tap]: a (M = N*OD*OH*OW) x K tile of group g = program_id(1) per program."""
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, K, BLOCK_M, BLOCK_N, GROUP_M)
+    g = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INT64:
+        g = g.to(tl.int64)
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+    mask_m = offs_m < M
+    mask_n = offs_n < K
+    n, od, oh, ow = split_pixel(offs_m, OD, OH, OW)
+    d0 = od * stride_d - pad_d
+    h0 = oh * stride_h - pad_h
+    w0 = ow * stride_w - pad_w
+    x_rows = x_ptr + n * sx_n + g * C * sx_c
+    # Columns past K wrap onto valid ones: weight loads need no column mask (those results are not stored).
+    w_cols = w_ptr + (g * K + offs_n % K) * sw_k
+    acc = tl.full([BLOCK_M, BLOCK_N], 0, ACC)
+    if FLAT:
+        # Reduction over (c, t, r, s) flattened: few channels per group.
+        n_red = C * T * R * S
+        for k0 in range(0, n_red, BLOCK_K):
+            q = k0 + offs_k
+            mask_q = q < n_red
+            c, t, r, s = split_tap(q, T, R, S)
+            di = d0[:, None] + (t * dil_d)[None, :]
+            hi = h0[:, None] + (r * dil_h)[None, :]
+            wi = w0[:, None] + (s * dil_w)[None, :]
+            inside = (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)
+            a = tl.load(x_rows[:, None] + c[None, :] * sx_c + di * sx_d + hi * sx_h + wi * sx_w,
+                        mask=mask_m[:, None] & mask_q[None, :] & inside, other=0)
+            b = tl.load(w_cols[None, :] + (c * sw_c + t * sw_t + r * sw_r + s * sw_s)[:, None],
+                        mask=mask_q[:, None], other=0)
+            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+    else:
+        # One step per (tap, BLOCK_K channels), tap-major: one loop, so that Triton pipelines its loads.
+        c_blocks = (C + BLOCK_K - 1) // BLOCK_K
+        for step in range(0, T * R * S * c_blocks):
+            tap = step // c_blocks
+            cs = (step % c_blocks) * BLOCK_K + offs_k
+            s = tap % S
+            r = (tap // S) % R
+            t = tap // (S * R)
+            di = d0 + t * dil_d
+            hi = h0 + r * dil_h
+            wi = w0 + s * dil_w
+            valid = mask_m & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)
+            a_ptrs = (x_rows + di * sx_d + hi * sx_h + wi * sx_w)[:, None] + cs[None, :] * sx_c
+            b_ptrs = w_cols[None, :] + cs[:, None] * sw_c + (t * sw_t + r * sw_r + s * sw_s)
+            if EVEN_C:  # no channel mask: loads of consecutive channels stay vectors
+                a = tl.load(a_ptrs, mask=valid[:, None], other=0)
+                b = tl.load(b_ptrs)
+            else:
+                mask_c = cs < C
+                a = tl.load(a_ptrs, mask=valid[:, None] & mask_c[None, :], other=0)
+                b = tl.load(b_ptrs, mask=mask_c[:, None], other=0)
+            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + (g * K + offs_n) * s_bias, mask=mask_n, other=0).to(ACC)[None, :]
+    y_ptrs = (y_ptr + (n * sy_n + od * sy_d + oh * sy_h + ow * sy_w)[:, None]
+              + (g * K + offs_n)[None, :] * sy_c)
+    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
+
+
+# --------------------------------------------------------------------------- launcher
+
+
+def conv_forward(geo, bias, layout_of) -> torch.Tensor:
+    """The convolution of a checked :class:`Geometry`, allocated in the layout ATen gives ``layout_of``."""
+    x5, w5 = geo.x5, geo.w5
+    if not geo.flat_forward:
+        x5, w5 = channels_innermost(x5), channels_innermost(w5)
+    y = torch.empty(geo.out_shape, dtype=x5.dtype, device=x5.device, memory_format=channels_last(*layout_of))
+    if y.numel() == 0:
+        return y
+    y5 = as_3d(y, y.dim() - 2)
+    od, oh, ow = geo.out
+    m = x5.shape[0] * od * oh * ow
+    t, r, s = geo.taps
+    grid = lambda meta: (cdiv(m, meta["BLOCK_M"]) * cdiv(geo.k, meta["BLOCK_N"]), geo.groups)  # noqa: E731
+    launch_tuned(_conv_forward_kernel, grid, x5, w5, bias if bias is not None else y5, y5,
+                 m, geo.c, geo.k, *x5.shape[2:], od, oh, ow, t, r, s, *geo.stride, *geo.padding, *geo.dilation,
+                 *x5.stride(), *w5.stride(), *y5.stride(), bias.stride(0) if bias is not None else 0,
+                 bias is not None, geo.flat_forward, precision(x5.dtype, x5.device), TL_ACC[x5.dtype],
+                 needs_int64(x5, w5, y5))
+    return y
+
+
+# --------------------------------------------------------------------------- ATen overload
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    geo = geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return conv_forward(geo, bias, (input, weight))
+
+
+SPECS = [
+    OpSpec(
+        name="convolution", family="conv",
+        impls={"convolution": convolution},
+        call=torch.ops.aten.convolution.default,
+        samples=lazy("gems.testing.samples_conv", "convolution_samples"),
+        dtypes=FLOATS, tolerance="reduction", perf=conv_perf(),
+        deliberate_fallbacks={"transposed": "transposed convolution is left to ATen"},
+        no_launch={"empty-batch": "an empty result needs no kernel"},
+    ),
+]

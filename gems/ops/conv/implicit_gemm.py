@@ -1,0 +1,261 @@
+"""What the convolution operators share: ATen's argument checks, the geometry of a call, index helpers
+of the implicit-GEMM kernels, their autotuning and the perf declaration.
+
+Every convolution is computed as a 3-d one: a 1-d or 2-d call is a view with unit depth (and height),
+so one kernel of each kind covers conv1d, conv2d and conv3d. Tensors are read through their strides
+(NCHW, channels-last or any view, no copies). The kernels are implicit GEMMs (the im2col matrix is
+never built, its entries are gathered as the tiles are loaded):
+
+    forward   y[n, g*K + k, o]   = sum over (c, tap) of x[n, g*C + c, o*stride - pad + tap*dil] * w[g*K + k, c, tap]
+              M = output pixels, N = K (output channels of a group), reduction C * taps
+    grad x    dx[n, g*C + c, i]  = sum over (k, tap), o*stride == i + pad - tap*dil, of dy[n, g*K + k, o] * w[...]
+              M = input pixels, N = C, reduction K * taps
+    grad w    dw[g*K + k, c, tap] = sum over (n, o) of dy[n, g*K + k, o] * x[n, g*C + c, o*stride - pad + tap*dil]
+              M = K, N = C * taps, reduction N * output pixels (split over programs, then summed)
+
+A reduction over channels with several taps runs tap-major ("per tap" loop: one tap, a BLOCK_K slice of
+channels per step, so only BLOCK_M / BLOCK_N index vectors are recomputed per step); when the channels
+of a group are fewer than a dot's smallest K (the RGB stem, depthwise), the reduction is flattened over
+(channel, tap) instead so that the tiles are not mostly padding (FLAT).
+
+fp32 products are exact IEEE products (``input_precision="ieee"``): cuDNN's default TF32 for fp32
+convolutions (``torch.backends.cudnn.conv.fp32_precision``) would miss fp32 tolerances against the
+float64 oracle by orders of magnitude; TF32 is used only where the user allowed TF32 matmuls
+(``torch.backends.cuda.matmul.allow_tf32``, as the GEMM operators do).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.ops.blas.gemm import dot_precision
+from gems.runtime import selection
+from gems.runtime.registration import Fallback
+from gems.spec import PerfSpec, lazy
+
+# The dtypes gems convolves (fp16/bf16 accumulate in fp32, fp64 in fp64); ATen runs the others.
+CONV_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# Channels of a group below a dot's smallest K (16) make tap-major tiles mostly padding: flatten.
+FLAT_BELOW = 16
+# The grid's second axis (one group per step) is at most this long.
+MAX_GROUPS = 65535
+# GEMMs of at most this many outputs (a 256 x 256 tile grid) take the smallest config untuned.
+SMALL_GEMM = 2**16
+# Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a margin).
+_INT32_SAFE = 2**31 - 1 - 2**20
+TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
+          torch.float64: tl.float64}
+
+
+# --------------------------------------------------------------------------- kernel helpers
+
+
+@triton.jit
+def grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of tile ``pid``, GROUP_M tile rows at a time so that neighbours share operands in L2."""
+    grid_m = (M + BLOCK_M - 1) // BLOCK_M
+    grid_n = (N + BLOCK_N - 1) // BLOCK_N
+    width = GROUP_M * grid_n
+    first_m = (pid // width) * GROUP_M
+    rows = tl.minimum(grid_m - first_m, GROUP_M)
+    return first_m + (pid % width) % rows, (pid % width) // rows
+
+
+@triton.jit
+def split_pixel(p, D, H, W):
+    """(n, d, h, w) of flat pixel indices p of an (N, D, H, W) grid."""
+    w = p % W
+    q = p // W
+    h = q % H
+    q = q // H
+    return q // D, q % D, h, w
+
+
+@triton.jit
+def split_tap(q, T, R, S):
+    """(c, t, r, s) of flat (channel, tap) indices q, taps (t, r, s) fastest as in a contiguous weight."""
+    s = q % S
+    q = q // S
+    r = q % R
+    q = q // R
+    return q // T, q % T, r, s
+
+
+# --------------------------------------------------------------------------- geometry and ATen's checks
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """One convolution as 3-d: x5 (N, G*C, D, H, W), w5 (G*K, C, T, R, S) views, output sizes."""
+
+    x5: torch.Tensor
+    w5: torch.Tensor
+    groups: int
+    c: int  # input channels of a group
+    k: int  # output channels of a group
+    out: tuple  # (OD, OH, OW)
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    out_shape: tuple  # the result's shape at the call's rank
+
+    @property
+    def taps(self) -> tuple:
+        return tuple(self.w5.shape[2:])
+
+    @property
+    def flat_forward(self) -> bool:
+        return self.c < FLAT_BELOW
+
+
+def _expand(name: str, values, dims: int) -> tuple:
+    values = list(values)
+    if len(values) == 1:
+        values = values * dims
+    if len(values) != dims:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} values to match "
+                           f"the convolution dimensions, but got {name}={values}")
+    return tuple(int(v) for v in values)
+
+
+def as_3d(t: torch.Tensor, dims: int) -> torch.Tensor:
+    """(A, B, *spatial) viewed as (A, B, D, H, W) with unit leading spatial sizes."""
+    for _ in range(3 - dims):
+        t = t.unsqueeze(2)
+    return t
+
+
+def geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups) -> Geometry:
+    """ATen's checks of ``convolution`` (RuntimeError, in its order, before any launch) and the call's geometry.
+    A call gems does not compute raises Fallback."""
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    dims = weight.dim() - 2
+    stride, padding, dilation = (_expand(n, v, dims) for n, v in
+                                 (("stride", stride), ("padding", padding), ("dilation", dilation)))
+    _expand("output_padding", output_padding, dims)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if input.dim() != weight.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    if transposed:
+        raise Fallback("transposed convolution is left to ATen")
+    k_total, c = weight.shape[0], weight.shape[1]
+    if k_total < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
+    if k_total % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(weight.shape)} instead")
+    if input.shape[1] != c * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {c * groups} channels, but got {input.shape[1]} channels "
+                           f"instead")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != k_total):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{k_total} elements, but got bias of size {list(bias.shape)} instead")
+    padded = [input.shape[2 + i] + 2 * padding[i] for i in range(dims)]
+    kernel = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(dims)]
+    if any(k > p for k, p in zip(kernel, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input "
+                           f"size")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dtype != input.dtype or t.device != input.device):
+            raise RuntimeError(f"Input type ({input.dtype}) and {name} type ({t.dtype}) should be the same")
+    if input.dtype not in CONV_DTYPES:
+        raise Fallback(f"convolution of {input.dtype} is left to ATen")
+    if c == 0:
+        raise Fallback("convolution over zero input channels")
+    if groups > MAX_GROUPS:
+        raise Fallback(f"more than {MAX_GROUPS} groups (the grid's second axis)")
+    out = [(padded[i] - kernel[i]) // stride[i] + 1 for i in range(dims)]
+    pad3 = lambda v, fill: (fill,) * (3 - dims) + tuple(v)  # noqa: E731
+    return Geometry(as_3d(input, dims), as_3d(weight, dims), groups, c, k_total // groups, pad3(out, 1),
+                    pad3(stride, 1), pad3(padding, 0), pad3(dilation, 1), (input.shape[0], k_total, *out))
+
+
+def channels_last(*tensors: torch.Tensor) -> torch.memory_format:
+    """The layout ATen gives a convolution's result: channels-last when an operand is (4-d or 5-d)."""
+    rank = tensors[0].dim()
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(rank)
+    if fmt is not None and any(t.is_contiguous(memory_format=fmt) and not t.is_contiguous() for t in tensors):
+        return fmt
+    return torch.contiguous_format
+
+
+def channels_innermost(t: torch.Tensor) -> torch.Tensor:
+    """``t`` (N, C, *spatial) with the channels innermost in memory (NHWC), copied if they are not. The
+    tap-major loops load BLOCK_K consecutive channels of one pixel: with a unit channel stride (which
+    Triton specializes on) those loads are 16-byte vectors that the pipeline copies asynchronously; NCHW
+    would make them scalar gathers. cuDNN converts NCHW half-precision operands the same way."""
+    order = (0, *range(2, t.dim()), 1)
+    moved = t.permute(order)
+    if moved.is_contiguous():
+        return t
+    return moved.contiguous().permute([order.index(i) for i in range(t.dim())])
+
+
+def needs_int64(*tensors: torch.Tensor) -> bool:
+    return max(sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()) if n) + 1 for t in tensors) > _INT32_SAFE
+
+
+def precision(dtype: torch.dtype, device: torch.device) -> str:
+    return dot_precision(dtype, device)
+
+
+# --------------------------------------------------------------------------- autotuning
+
+
+def _tile_bytes(config, itemsize: int) -> int:
+    meta = config.kwargs
+    return max(config.num_stages, 1) * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
+
+
+@functools.cache
+def _shared_memory(device: torch.device) -> int:
+    try:
+        return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]
+    except Exception:  # a driver that cannot say: keep every config
+        return 1 << 62
+
+
+def _pruned(operand: str, area):
+    """Prune the configs whose operand tiles over all stages exceed the device's shared memory (fp32 and
+    fp64 need twice and four times fp16's; the smallest one if none fits). A GEMM of at most SMALL_GEMM
+    outputs keeps only the smallest tile: tuning it would cost more than it could save (and a conformance
+    run of many tiny shapes would spend minutes tuning)."""
+    def prune(configs, named_args, **kwargs):
+        t = named_args[operand]
+        itemsize, limit = t.element_size(), _shared_memory(t.device)
+        if area(named_args) <= SMALL_GEMM:
+            return [min(configs, key=lambda c: (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], _tile_bytes(c, itemsize)))]
+        fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
+        return fits or [min(configs, key=lambda c: _tile_bytes(c, itemsize))]
+    return prune
+
+
+def conv_tuned(operand: str, keys: list[str], area):
+    """Autotune over the vendor's "conv" configs, retuned when the named sizes change; ``area(named_args)``
+    is the number of outputs of one group's GEMM."""
+    return selection.current().autotune("conv", keys, prune_configs_by={"early_config_prune": _pruned(operand, area)})
+
+
+def conv_perf() -> PerfSpec:
+    """gems-perf inputs at the "conv" shapes of perf/shapes.yaml; flops 2 * output elements * C * taps."""
+    return PerfSpec(inputs=lazy("gems.testing.samples_conv", "perf_inputs"), shapes="conv",
+                    bytes=lazy("gems.testing.samples_conv", "moved_bytes"),
+                    flops=lazy("gems.testing.samples_conv", "conv_flops"))
