@@ -17,9 +17,10 @@ broadcast to (batch, heads, M, N) by strides (0 where broadcast).
   group and their query blocks: no atomics), dQ per query block. dS = P (dP - delta), dQ = scale dS K,
   dK = scale dS^T Q, dV = P^T dO. Key "attention_backward".
 
-fp16/bf16 operands go to tl.dot as they are with fp32 accumulation (P and dS rounded to the input
-dtype for their products, as ATen's flash kernels do); fp32 products are IEEE unless the user allowed
-TF32 matmuls. A row that every key is masked out of gets O = 0 and the lse the caller names.
+fp16/bf16 operands go to tl.dot as they are with fp32 accumulation; P and dS are rounded to the input
+dtype for their products on CUDA, as ATen's CUDA kernels do, and stay fp32 elsewhere, as ATen's CPU
+kernel keeps them. Gradients store +0.0 where nothing contributed (not the -0.0 of 0 * negative), as
+ATen's do. fp32 products are IEEE unless the user allowed TF32 matmuls. A row that every key is masked out of gets O = 0 and the lse the caller names.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def _load(ptrs, mask_a, mask_b, USE_A: tl.constexpr, USE_B: tl.constexpr):
 def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d, offs_dv, M, N,
                stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn, qk_scale, causal_offset,
                HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, EVEN_D: tl.constexpr, EVEN_DV: tl.constexpr,
-               HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, BOUNDED: tl.constexpr, PRECISION: tl.constexpr):
+               HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, BOUNDED: tl.constexpr, PRECISION: tl.constexpr,
+               ROUND_P: tl.constexpr):
     """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal."""
     cols = start_n + offs_n
     kt = _load(k_base + cols[None, :] * stride_kn + offs_d[:, None] * stride_kd, cols[None, :] < N,
@@ -83,7 +85,10 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
     l_i = l_i * alpha + reduce_sum(p, 1)
     v = _load(v_base + cols[:, None] * stride_vn + offs_dv[None, :] * stride_vd, cols[:, None] < N,
               offs_dv[None, :] < HEAD_DIM_V, BOUNDED, not EVEN_DV)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
+    if ROUND_P:
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
+    else:
+        acc = tl.dot(p, v.to(tl.float32), acc * alpha[:, None], input_precision=PRECISION)
     return acc, m_new, l_i
 
 
@@ -96,8 +101,8 @@ def _attn_fwd_kernel(
     stride_ob, stride_oh, stride_om, stride_od, stride_lb, stride_lh, stride_lm,
     heads, group, M, N, qk_scale, empty_lse, causal_offset,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, INT64: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
+    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """O[b, h, rows] and lse[b, h, rows] for BLOCK_M query rows; qk_scale = scale * log2(e). Causal: key j
     is seen by query i where j <= i + causal_offset (0: top-left, N - M: bottom-right)."""
@@ -134,12 +139,12 @@ def _attn_fwd_kernel(
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION)
+                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION, ROUND_P)
     for start_n in range(full, hi, BLOCK_N):
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION)
+                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION, ROUND_P)
     empty = l_i == 0.0  # every key masked out (or none at all)
     o = acc / tl.where(empty, 1.0, l_i)[:, None]
     lse = tl.where(empty, empty_lse, (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)
@@ -189,8 +194,8 @@ def _bwd_dkdv_kernel(
     stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
     heads, kv_heads, group, M, N, qk_scale, scale, causal_offset,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
+    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """dK, dV of BLOCK_N keys of one kv head, summed over the query heads that read it (transposed tiles:
     S^T = K Q^T, so that the key rows stay rows)."""
@@ -229,14 +234,18 @@ def _bwd_dkdv_kernel(
             pt = _probabilities(st, bias_base + rows[None, :] * stride_bm + offs_n[:, None] * stride_bn,
                                 lse2[None, :] * 1.4426950408889634, rows[None, :], offs_n[:, None], M, N,
                                 causal_offset, HAS_BIAS, IS_CAUSAL)
-            dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
             dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)
             dst = pt * (dpt - delta[None, :])
-            dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
+            if ROUND_P:
+                dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
+                dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
+            else:
+                dv = tl.dot(pt, do.to(tl.float32), dv, input_precision=PRECISION)
+                dk = tl.dot(dst, q.to(tl.float32), dk, input_precision=PRECISION)
     dk_ptrs = dk_ptr + b * stride_dkb + hk * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd
-    tl.store(dk_ptrs, (dk * scale).to(dk_ptr.dtype.element_ty), mask=n_ok & (offs_d[None, :] < HEAD_DIM))
+    tl.store(dk_ptrs, (dk * scale + 0.0).to(dk_ptr.dtype.element_ty), mask=n_ok & (offs_d[None, :] < HEAD_DIM))
     dv_ptrs = dv_ptr + b * stride_dvb + hk * stride_dvh + offs_n[:, None] * stride_dvn + offs_dv[None, :] * stride_dvd
-    tl.store(dv_ptrs, dv.to(dv_ptr.dtype.element_ty), mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V))
+    tl.store(dv_ptrs, (dv + 0.0).to(dv_ptr.dtype.element_ty), mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V))
 
 
 @selection.current().autotune("attention_backward", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
@@ -249,8 +258,8 @@ def _bwd_dq_kernel(
     stride_dqb, stride_dqh, stride_dqm, stride_dqd,
     heads, group, M, N, qk_scale, scale, causal_offset,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
+    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """dQ of BLOCK_M query rows of one head."""
     bh = tl.program_id(1).to(tl.int64)
@@ -289,9 +298,12 @@ def _bwd_dq_kernel(
                            rows[:, None], cols[None, :], M, N, causal_offset, HAS_BIAS, IS_CAUSAL)
         dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
         ds = p * (dp - delta[:, None])
-        dq = tl.dot(ds.to(k.dtype), k, dq, input_precision=PRECISION)
+        if ROUND_P:
+            dq = tl.dot(ds.to(k.dtype), k, dq, input_precision=PRECISION)
+        else:
+            dq = tl.dot(ds, k.to(tl.float32), dq, input_precision=PRECISION)
     dq_ptrs = dq_ptr + b * stride_dqb + h * stride_dqh + rows[:, None] * stride_dqm + offs_d[None, :] * stride_dqd
-    tl.store(dq_ptrs, (dq * scale).to(dq_ptr.dtype.element_ty), mask=m_ok & (offs_d[None, :] < HEAD_DIM))
+    tl.store(dq_ptrs, (dq * scale + 0.0).to(dq_ptr.dtype.element_ty), mask=m_ok & (offs_d[None, :] < HEAD_DIM))
 
 
 # --------------------------------------------------------------------------- launchers
@@ -322,6 +334,12 @@ def _bias_args(bias, q, n):
     return bias, bias.stride()
 
 
+def _round_p(q) -> bool:
+    """Round P and dS to fp16/bf16 for their products where ATen's kernels do (CUDA's flash and
+    memory-efficient kernels feed tensor cores); ATen's CPU kernel keeps them in fp32."""
+    return q.device.type == "cuda" and q.dtype != torch.float32
+
+
 def softmax_scale(scale, head_dim: int) -> float:
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
 
@@ -341,7 +359,7 @@ def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, 
     _launch(_attn_fwd_kernel, grid, q, k, v, bias, out, lse, *q.stride(), *k.stride(), *v.stride(), *bias_strides,
             *out.stride(), *lse.stride(), heads, heads // kv_heads, m, n, softmax_scale(scale, d) * LOG2E,
             float(empty_lse), n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q, bool(is_causal),
-            dot_precision(q.dtype, q.device), int64)
+            dot_precision(q.dtype, q.device), _round_p(q), int64)
 
 
 def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, dk, dv, bottom_right=False):
@@ -363,7 +381,7 @@ def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, 
         _launch(_bwd_delta_kernel, (cdiv(m, 64), batch * heads), out, grad_out, delta, *out.stride(),
                 *grad_out.stride(), heads, m, d_v, 64, _block_d(d_v))
     common = (*q.stride(), *k.stride(), *v.stride(), *bias_strides, *grad_out.stride(), *lse.stride())
-    consts = (d, d_v, _block_d(d), _block_d(d_v), has_bias, causal, precision)
+    consts = (d, d_v, _block_d(d), _block_d(d_v), has_bias, causal, precision, _round_p(q))
     if n:
         grid = lambda meta: (cdiv(n, meta["BLOCK_N"]), batch * kv_heads)  # noqa: E731
         _launch(_bwd_dkdv_kernel, grid, q, k, v, bias, grad_out, lse, delta, dk, dv, *common, *dk.stride(),
