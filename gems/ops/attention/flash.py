@@ -20,7 +20,8 @@ broadcast to (batch, heads, M, N) by strides (0 where broadcast).
 fp16/bf16 operands go to tl.dot as they are with fp32 accumulation; P and dS are rounded to the input
 dtype for their products on CUDA, as ATen's CUDA kernels do, and stay fp32 elsewhere, as ATen's CPU
 kernel keeps them. Gradients store +0.0 where nothing contributed (not the -0.0 of 0 * negative), as
-ATen's do. fp32 products are IEEE unless the user allowed TF32 matmuls. A row that every key is masked out of gets O = 0 and the lse the caller names.
+ATen's do. fp32 products are IEEE unless the user allowed TF32 matmuls. A row that every key is masked
+out of gets O = 0 and the lse the caller names.
 """
 
 from __future__ import annotations
@@ -358,8 +359,8 @@ def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, 
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
     _launch(_attn_fwd_kernel, grid, q, k, v, bias, out, lse, *q.stride(), *k.stride(), *v.stride(), *bias_strides,
             *out.stride(), *lse.stride(), heads, heads // kv_heads, m, n, softmax_scale(scale, d) * LOG2E,
-            float(empty_lse), n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q, bool(is_causal),
-            dot_precision(q.dtype, q.device), _round_p(q), int64)
+            float(empty_lse), n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q,
+            bool(is_causal), dot_precision(q.dtype, q.device), _round_p(q), int64)
 
 
 def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, dk, dv, bottom_right=False):
