@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from gems.ops.attention.flash import attention_backward, attention_forward, check_inputs
+from gems.ops.attention.checks import check_inputs
+from gems.ops.attention.flash import attention_backward, attention_forward
 from gems.runtime.registration import Fallback
 
 # ATen's memory-efficient kernel pads its logsumexp rows to a multiple of this.
