@@ -15,7 +15,7 @@ for causal in (False, True):
           int(torch._fused_sdp_choice(q, q, q, None, 0.0, causal)), "(1 flash, 2 efficient, 3 cudnn, 0 math)")
 PY
 timeout 150 python -m pytest conformance --vendor nvidia --quick -n 8 -q -p no:randomly -rf \
-    --ops scaled_dot_product_attention,_flash_attention_forward --report-dir "$out/attention" 2>&1 | tail -40
+    --ops scaled_dot_product_attention,flash_attention_forward --report-dir "$out/attention" 2>&1 | tail -40
 timeout 150 python -m gems.perf --vendor nvidia --suite core --no-progress --ops scaled_dot_product_attention \
     --shapes tools/gpu_attention_shapes.yaml --out "$out/attention-perf" 2>&1 | tail -30
 cat "$out/attention-perf/perf_summary.md" 2>/dev/null | head -40

@@ -1,8 +1,9 @@
-"""_flash_attention_forward: FlashAttention's own entry point (q, k, v as (batch, seq, heads, dim)), and its
-derivative ``_flash_attention_backward``. Its causal mask aligns bottom-right when M != N (query i sees
-keys j <= i + N - M), unlike SDPA's. Variable-length batches (cum_seq_q/k), sliding windows, ALiBi, paged
-KV caches and split counts are left to ATen (Fallback). Kernels: gems/ops/attention/flash.py. ATen has
-this overload only on CUDA: elsewhere there is nothing to compare with, and its samples are skipped.
+"""flash_attention_forward: ``_flash_attention_forward``, FlashAttention's own entry point (q, k, v as
+(batch, seq, heads, dim)), and its derivative ``_flash_attention_backward``. Its causal mask aligns
+bottom-right when M != N (query i sees keys j <= i + N - M), unlike SDPA's. Variable-length batches
+(cum_seq_q/k), sliding windows, ALiBi, paged KV caches and split counts are left to ATen (Fallback).
+Kernels: gems/ops/attention/flash.py. ATen has this overload only on CUDA: elsewhere there is nothing to
+compare with, and its samples are skipped.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ _NO_ATEN = "ATen has _flash_attention_forward only on CUDA: there is no ATen ans
 
 SPECS = [
     OpSpec(
-        name="_flash_attention_forward", family="attention",
+        name="flash_attention_forward", family="attention",
         impls={"_flash_attention_forward": _flash_attention_forward,
                "_flash_attention_backward": _flash_attention_backward},
         call=_call, samples=flash_forward_samples, dtypes=(torch.float16, torch.bfloat16),
