@@ -125,7 +125,10 @@ def _original_kernel(overload: str, dispatch_key: str):
     if overload in _SCALAR_BASE_REDIRECTS:
         overload = _SCALAR_BASE_REDIRECTS[overload]
         return _scalar_base_kernel(get_kernel(f"aten::{overload}", dispatch_key).call_boxed)
-    call_boxed = get_kernel(f"aten::{overload}", dispatch_key).call_boxed
+    try:
+        call_boxed = get_kernel(f"aten::{overload}", dispatch_key).call_boxed
+    except RuntimeError:  # ATen has no kernel for this key (CUDA-only attention overloads on the CPU)
+        return _no_aten_kernel(overload, dispatch_key)
     tensor_positions = _tensor_positions(overload)
     if not tensor_positions:
         return call_boxed
@@ -135,6 +138,14 @@ def _original_kernel(overload: str, dispatch_key: str):
         if any(i < len(args) and isinstance(args[i], (int, float, complex)) for i in tensor_positions):
             args = _numbers_as_tensors(args, tensor_positions)
         return call_boxed(keyset, *args, **kwargs)
+
+    return call
+
+
+def _no_aten_kernel(overload: str, dispatch_key: str):
+    def call(keyset, *args, **kwargs):
+        raise NotImplementedError(f"Could not run 'aten::{overload}' with arguments from the '{dispatch_key}' "
+                                  "backend: ATen has no kernel for it there, and gems left this call to ATen")
 
     return call
 
@@ -289,7 +300,10 @@ def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str
     impl = _make_wrapper(overload, fn, original, kernels_call_torch)
     handle = None
     if autograd is Autograd.disable and native_layer is not None and device_type is not None:
-        handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl))
+        try:
+            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl))
+        except RuntimeError:  # ATen has no kernel for this key to fall back to: the Python path serves it
+            handle = None
         if handle is not None and _native_depth is None:
             _native_depth = native_layer.aten_only_add
             _native_depth(_aten_only_depth)

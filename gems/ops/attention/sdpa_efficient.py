@@ -1,0 +1,122 @@
+"""The attention overloads with an additive bias that ``scaled_dot_product_attention`` reaches, forward and
+backward (one family: the same arguments, masks, and a logsumexp for the backward):
+
+- ``_scaled_dot_product_efficient_attention`` (CUDA's memory-efficient path: masks, fp32, causal with
+  M != N) and its ``_backward``; its logsumexp is (batch, heads, M rounded up to 32), only when
+  ``compute_log_sumexp``, and +inf on rows that every key is masked out of, as ATen's kernel leaves them;
+- ``_scaled_dot_product_cudnn_attention`` (CUDA's cuDNN path) and its ``_backward``: lse (batch, heads, M, 1);
+- ``_scaled_dot_product_fused_attention_overrideable`` (an out-of-tree PrivateUse1 device's fused path) and
+  its ``_backward``: lse (batch, heads, M).
+
+A gradient for the bias itself (``grad_input_mask[3]``) is left to ATen (Fallback). Kernels:
+gems/ops/attention/flash.py; declaration: scaled_dot_product_attention.py.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gems.ops.attention.checks import check_inputs
+from gems.ops.attention.flash import attention_backward, attention_forward
+from gems.runtime.registration import Fallback
+
+# ATen's memory-efficient kernel pads its logsumexp rows to a multiple of this.
+_LSE_ALIGN = 32
+
+
+def _checked(name, query, key, value, attn_bias, dropout_p):
+    check_inputs(name, query, key, value, attn_bias, dropout_p)
+    if attn_bias is not None and attn_bias.dtype != query.dtype:
+        raise RuntimeError(f"{name}: invalid dtype for bias - should match query's dtype ({attn_bias.dtype} and "
+                           f"{query.dtype})")
+
+
+def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):
+    b, h, m, _ = query.shape
+    out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device).transpose(1, 2)
+    lse = torch.empty((b, h, lse_rows), dtype=torch.float32, device=query.device)
+    full = lse if lse_rows >= m else torch.empty((b, h, m), dtype=torch.float32, device=query.device)
+    attention_forward(query, key, value, attn_bias, is_causal, scale, out, full, empty_lse=float("inf"))
+    return out, lse
+
+
+def _backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale):
+    dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
+    attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, dq, dk, dv)
+    return dq, dk, dv
+
+
+def _no_bias_grad(grad_input_mask, attn_bias):
+    if attn_bias is not None and grad_input_mask[3]:
+        raise Fallback("the gradient of the attention bias is left to ATen")
+
+
+def _seeds(query):
+    return (torch.empty((), dtype=torch.int64, device=query.device),
+            torch.empty((), dtype=torch.int64, device=query.device))
+
+
+def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
+                                            is_causal=False, *, scale=None):
+    _checked("_scaled_dot_product_efficient_attention", query, key, value, attn_bias, dropout_p)
+    m = query.shape[2]
+    rows = -(-m // _LSE_ALIGN) * _LSE_ALIGN if compute_log_sumexp else 0
+    out, lse = _forward(query, key, value, attn_bias, is_causal, scale, rows)
+    return (out, lse, *_seeds(query))
+
+
+def _scaled_dot_product_efficient_attention_backward(grad_out_, query, key, value, attn_bias, out, logsumexp,
+                                                     philox_seed, philox_offset, dropout_p, grad_input_mask,
+                                                     is_causal=False, *, scale=None):
+    _checked("_scaled_dot_product_efficient_attention_backward", query, key, value, attn_bias, dropout_p)
+    _no_bias_grad(grad_input_mask, attn_bias)
+    lse = logsumexp[:, :, : query.shape[2]]
+    return (*_backward(grad_out_, query, key, value, attn_bias, out, lse, is_causal, scale), None)
+
+
+def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
+                                        is_causal=False, return_debug_mask=False, *, scale=None):
+    _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p)
+    if return_debug_mask:
+        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    b, h, m, _ = query.shape
+    out, lse = _forward(query, key, value, attn_bias, is_causal, scale, m)
+    return (out, lse.unsqueeze(3), None, None, m, key.shape[2], *_seeds(query), None)
+
+
+def _scaled_dot_product_cudnn_attention_backward(grad_out, query, key, value, out, logsumexp, philox_seed,
+                                                 philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k,
+                                                 dropout_p, is_causal, *, scale=None):
+    _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p)
+    lse = logsumexp.reshape(query.shape[:3]) if logsumexp.dim() == 4 else logsumexp
+    return _backward(grad_out, query, key, value, attn_bias, out, lse, is_causal, scale)
+
+
+def _scaled_dot_product_fused_attention_overrideable(query, key, value, attn_bias=None, dropout_p=0.0,
+                                                     is_causal=False, return_debug_mask=False, *, scale=None):
+    _checked("_scaled_dot_product_fused_attention_overrideable", query, key, value, attn_bias, dropout_p)
+    if return_debug_mask:
+        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    m = query.shape[2]
+    out, lse = _forward(query, key, value, attn_bias, is_causal, scale, m)
+    return (out, lse, None, None, m, key.shape[2], *_seeds(query), None)
+
+
+def _scaled_dot_product_fused_attention_overrideable_backward(grad_out, query, key, value, attn_bias, grad_input_mask,
+                                                              out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
+                                                              dropout_p, is_causal, philox_seed, philox_offset, *,
+                                                              scale=None):
+    _checked("_scaled_dot_product_fused_attention_overrideable_backward", query, key, value, attn_bias, dropout_p)
+    _no_bias_grad(grad_input_mask, attn_bias)
+    return (*_backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale), None)
+
+
+IMPLS = {
+    "_scaled_dot_product_efficient_attention": _scaled_dot_product_efficient_attention,
+    "_scaled_dot_product_efficient_attention_backward": _scaled_dot_product_efficient_attention_backward,
+    "_scaled_dot_product_cudnn_attention": _scaled_dot_product_cudnn_attention,
+    "_scaled_dot_product_cudnn_attention_backward": _scaled_dot_product_cudnn_attention_backward,
+    "_scaled_dot_product_fused_attention_overrideable": _scaled_dot_product_fused_attention_overrideable,
+    "_scaled_dot_product_fused_attention_overrideable_backward":
+        _scaled_dot_product_fused_attention_overrideable_backward,
+}

@@ -1,0 +1,92 @@
+"""The flash-attention overloads that ``scaled_dot_product_attention`` reaches, forward and backward:
+
+- ``_scaled_dot_product_flash_attention`` (CUDA's flash path: fp16/bf16, no mask) and its ``_backward``;
+- ``_scaled_dot_product_flash_attention_for_cpu`` (CPU tensors, the interpreter vendor: any float dtype,
+  an additive mask of the query's dtype) and its ``_backward``.
+
+Both return the natural-log logsumexp (batch, heads, M) in fp32, as ATen's kernels do; the CPU one lays
+it out (batch, M, heads) in memory as ATen does. Kernels: gems/ops/attention/flash.py. The declaration
+is ``scaled_dot_product_attention``'s (gems/ops/attention/scaled_dot_product_attention.py).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gems.ops.attention.checks import check_inputs
+from gems.ops.attention.flash import attention_backward, attention_forward
+from gems.runtime.registration import Fallback
+
+
+def _outputs(q, v):
+    """out (batch, heads, M, Dv) laid out (batch, M, heads, Dv) in memory, as ATen's flash kernels write it."""
+    b, h, m, _ = q.shape
+    return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
+
+
+def _grads(q, k, v):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False,
+                                        *, scale=None):
+    name = "_scaled_dot_product_flash_attention"
+    check_inputs(name, query, key, value, dropout_p=dropout_p, gqa=True)
+    if query.dtype not in (torch.float16, torch.bfloat16):
+        raise RuntimeError(f"{name}: FlashAttention only supports fp16 and bf16, got {query.dtype}")
+    if return_debug_mask:
+        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    b, h, m, _ = query.shape
+    out = _outputs(query, value)
+    lse = torch.empty((b, h, m), dtype=torch.float32, device=query.device)
+    attention_forward(query, key, value, None, is_causal, scale, out, lse)
+    seed = torch.empty(2, dtype=torch.uint64, device=query.device)
+    offset = torch.empty((), dtype=torch.uint64, device=query.device)
+    debug = torch.empty(0, dtype=query.dtype, device=query.device)
+    return out, lse, None, None, m, key.shape[2], seed, offset, debug
+
+
+def _scaled_dot_product_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
+                                                 max_q, max_k, dropout_p, is_causal, philox_seed, philox_offset,
+                                                 *, scale=None):
+    check_inputs("_scaled_dot_product_flash_attention_backward", query, key, value, dropout_p=dropout_p, gqa=True)
+    dq, dk, dv = _grads(query, key, value)
+    attention_backward(grad_out, query, key, value, out, logsumexp, None, is_causal, scale, dq, dk, dv)
+    return dq, dk, dv
+
+
+def _cpu_mask(name, query, attn_mask):
+    if attn_mask is not None and attn_mask.dtype != query.dtype:
+        raise RuntimeError(f"{name}: Attention mask is the same data type as query (got {attn_mask.dtype} and "
+                           f"{query.dtype})")
+    return attn_mask
+
+
+def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
+                                                scale=None):
+    name = "_scaled_dot_product_flash_attention_for_cpu"
+    check_inputs(name, query, key, value, attn_mask, dropout_p, gqa=True)
+    attn_mask = _cpu_mask(name, query, attn_mask)
+    b, h, m, _ = query.shape
+    out = torch.empty((b, h, m, value.shape[3]), dtype=query.dtype, device=query.device)
+    lse = torch.empty((b, m, h), dtype=torch.float32, device=query.device).transpose(1, 2)
+    attention_forward(query, key, value, attn_mask, is_causal, scale, out, lse, empty_lse=0.0)
+    return out, lse
+
+
+def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                                         is_causal, *, attn_mask=None, scale=None):
+    name = "_scaled_dot_product_flash_attention_for_cpu_backward"
+    check_inputs(name, query, key, value, attn_mask, dropout_p, gqa=True)
+    attn_mask = _cpu_mask(name, query, attn_mask)
+    dq, dk, dv = _grads(query, key, value)
+    attention_backward(grad_out, query, key, value, out, logsumexp, attn_mask, is_causal, scale, dq, dk, dv)
+    return dq, dk, dv
+
+
+IMPLS = {
+    "_scaled_dot_product_flash_attention": _scaled_dot_product_flash_attention,
+    "_scaled_dot_product_flash_attention_backward": _scaled_dot_product_flash_attention_backward,
+    "_scaled_dot_product_flash_attention_for_cpu": _scaled_dot_product_flash_attention_for_cpu,
+    "_scaled_dot_product_flash_attention_for_cpu_backward": _scaled_dot_product_flash_attention_for_cpu_backward,
+}
