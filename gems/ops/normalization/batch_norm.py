@@ -25,7 +25,8 @@ import triton
 import triton.language as tl
 
 from gems.dtypes import FLOATS
-from gems.ops.normalization.rows import compute_dtype, needs_int64, rsqrt_rn
+from gems.ops.normalization.rows import compute_dtype, needs_int64
+from gems.ops.normalization.statistics import rsqrt_rn
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, next_power_of_2
 from gems.runtime.registration import Fallback
