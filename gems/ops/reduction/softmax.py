@@ -3,7 +3,8 @@ autograd reach), so that training runs gems kernels both ways. The kernels also 
 family (log_softmax.py, safe_softmax.py) through a MODE constexpr:
 
     softmax       y  = exp(x - max(x)) / sum(exp(x - max(x)))      along dim
-                  dx = y * (dy - sum(dy * y))
+                  dx = y * (dy - sum(dy * y))   (on CUDA in ATen's form there, p - y * sum(p) with p = dy * y
+                                                 rounded to dy's dtype: the same value, other zero signs)
     log_softmax   y  = x - max(x) - log(sum(exp(x - max(x))))
                   dx = dy - exp(y) * sum(dy)
     safe_softmax  softmax, but 0 where the whole row is -inf (ATen gives NaN for softmax there)
@@ -111,18 +112,26 @@ def _softmax_kernel(
 
 
 @triton.jit
-def _backward_term(y, dy, LOG: tl.constexpr):
-    """The per-element term summed along the row: dy * y (softmax), dy (log_softmax)."""
+def _backward_term(y, dy, LOG: tl.constexpr, PRODUCT_FIRST: tl.constexpr, GRAD_DTYPE: tl.constexpr):
+    """The per-element term summed along the row: dy * y (softmax; rounded to the gradient's dtype in
+    the PRODUCT_FIRST form, as CUDA ATen's separate multiplication stores it), dy (log_softmax)."""
     if LOG:
         return dy
+    elif PRODUCT_FIRST:
+        return (dy * y).to(GRAD_DTYPE).to(y.dtype)
     else:
         return dy * y
 
 
 @triton.jit
-def _backward_finish(y, dy, total, LOG: tl.constexpr):
+def _backward_finish(y, dy, total, LOG: tl.constexpr, PRODUCT_FIRST: tl.constexpr, GRAD_DTYPE: tl.constexpr):
+    """dx. Both softmax forms are y * dy - y * total in exact arithmetic; they differ in the sign of a zero
+    where y is 0 (an underflowed probability): CPU ATen's y * (dy - total) is -0 where dy < total, CUDA
+    ATen's round(dy * y) - y * total is -0 only where dy < 0 < total."""
     if LOG:
         return dy - tl.exp(y) * total
+    elif PRODUCT_FIRST:
+        return _backward_term(y, dy, LOG, PRODUCT_FIRST, GRAD_DTYPE) - y * total
     else:
         return y * (dy - total)
 
@@ -135,9 +144,10 @@ def _softmax_backward_kernel(
     stride_dyo, stride_dyk, stride_dyn,
     stride_dxo, stride_dxk, stride_dxn,
     COMPUTE: tl.constexpr, LOG: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, PRODUCT_FIRST: tl.constexpr,
 ):
-    """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows."""
+    """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows
+    (PRODUCT_FIRST: in CUDA ATen's form, see _backward_finish)."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -149,8 +159,8 @@ def _softmax_backward_kernel(
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
         dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-        total = reduce_sum(_backward_term(y, dy, LOG), 1)
-        dx = _backward_finish(y, dy, total[:, None], LOG)
+        total = reduce_sum(_backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty), 1)
+        dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
         tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
     else:
         acc = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
@@ -158,13 +168,13 @@ def _softmax_backward_kernel(
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            acc += _backward_term(y, dy, LOG)
+            acc += _backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
         total = reduce_sum(acc, 1)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            dx = _backward_finish(y, dy, total[:, None], LOG)
+            dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
             tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
@@ -218,7 +228,7 @@ def _forward_plan(x, dim, dtype, mode) -> SoftmaxPlan:
     return _plan([x, x], dim, dtype, mode)
 
 
-def _backward_plan(grad_output, output, dim, input_dtype, log) -> SoftmaxPlan:
+def _backward_plan(grad_output, output, dim, input_dtype, log, product_first) -> SoftmaxPlan:
     name = _NAMES[LOG_SOFTMAX if log else SOFTMAX]
     if grad_output.shape != output.shape:
         raise RuntimeError(
@@ -229,7 +239,10 @@ def _backward_plan(grad_output, output, dim, input_dtype, log) -> SoftmaxPlan:
     dtype = grad_output.dtype
     if dtype not in FLOATS or output.dtype != dtype:
         raise Fallback(f"{name} backward of {dtype} gradients and {output.dtype} outputs is not handled by gems")
-    return _plan([output, grad_output, output], dim, input_dtype, log)
+    p = _plan([output, grad_output, output], dim, input_dtype, log)
+    if p.launch is None:
+        return p
+    return p._replace(launch=p.launch._replace(args=p.launch.args + (product_first,)))
 
 
 def _check_backward_dtypes(grad_output, input_dtype):
@@ -257,14 +270,16 @@ def forward(x, dim, dtype, mode):
     return out
 
 
-def backward(grad_output, output, dim, input_dtype, log):
-    """The input gradient of softmax (log=False) or log_softmax (log=True) from its output."""
+def backward(grad_output, output, dim, input_dtype, log, aten_device=None):
+    """The input gradient of softmax (log=False) or log_softmax (log=True) from its output, with the zero
+    signs of the ATen kernel of ``aten_device`` (a device type; the tensors' by default): CUDA's or CPU's."""
     if input_dtype != grad_output.dtype:
         _check_backward_dtypes(grad_output, input_dtype)
+    product_first = not log and (aten_device or grad_output.device.type) == "cuda"
     key = (grad_output.shape, grad_output.stride(), output.shape, output.stride(), grad_output.dtype, output.dtype,
-           dim, input_dtype, log)
+           dim, input_dtype, log, product_first)
     p = _backward_plans.get(key) or _backward_plans.put(
-        key, _backward_plan(grad_output, output, dim, input_dtype, log))
+        key, _backward_plan(grad_output, output, dim, input_dtype, log, product_first))
     grad_input = torch.empty(grad_output.shape, dtype=p.dtype, device=grad_output.device)
     if p.launch is not None:
         if p.copy:
