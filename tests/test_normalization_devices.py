@@ -47,3 +47,26 @@ def test_softmax_backward_zero_signs_follow_the_device_aten(shape, dim):
     both = zeros & (cpu_form == 0) & (cpu_want == 0)
     assert torch.equal(torch.signbit(cpu_form[both]), torch.signbit(cpu_want[both]))
     assert not torch.equal(torch.signbit(cuda_form[zeros]), torch.signbit(cpu_form[zeros]))  # the forms differ
+
+
+def test_batch_norm_refuses_on_cuda_the_empty_inputs_cuda_aten_cannot_reshape():
+    from gems.ops.normalization.batch_norm import cuda_rejects_empty
+
+    empty = torch.empty(0, 4, 5)
+    assert cuda_rejects_empty(empty, "cuda") and not cuda_rejects_empty(empty, "cpu")
+    assert not cuda_rejects_empty(torch.empty(2, 4, 0), "cuda")  # strides[1] == 1: the channels-last kernel
+    assert not cuda_rejects_empty(torch.empty(0, 4), "cuda")
+    assert not cuda_rejects_empty(torch.empty(0, 4, 2, 2).to(memory_format=torch.channels_last), "cuda")
+    assert not cuda_rejects_empty(torch.empty(3, 4, 5), "cuda")
+
+
+def test_an_output_whose_shape_differs_per_device_is_judged_against_the_device_aten():
+    from gems.testing import compare
+
+    tol = compare.default_tolerance(torch.float32, "reduction", 15)
+    cpu_oracle = torch.empty(0, dtype=torch.float64)  # native_batch_norm's eval statistics on the CPU
+    device_aten = torch.tensor([0.5, 2.0, -1.0, 3.0])  # and on CUDA
+    assert compare.compare(device_aten.clone(), cpu_oracle, device_aten, tol).passed
+    assert not compare.compare(torch.tensor([0.5, 2.0, -1.0, 3.5]), cpu_oracle, device_aten, tol).passed
+    assert not compare.compare(device_aten.clone(), cpu_oracle, None, tol).passed  # no device ATen: the oracle's
+    assert not compare.compare(torch.empty(0), torch.zeros(4, dtype=torch.float64), device_aten, tol).passed

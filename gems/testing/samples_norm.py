@@ -308,6 +308,12 @@ def _batch_norm_samples(dtype, device, quick):
         case("train-noncontiguous", lambda: train(make((n, hw, c)).transpose(1, 2)), n * hw, call=torch_call),
         case("train-special-values", lambda: train(norm_special_rows(dtype, device).view(2, 4, 6)), 12,
              call=torch_call),
+        # Constant channels (N=12, C=8): the mean exact, variance 0, although sum(x) / n rounds off it.
+        case("train-constant-channels", lambda: train(constant_rows(dtype, device).t().contiguous(), ch=8), 12,
+             call=torch_call),
+        # One running statistic without the other: ValueError on CPU and CUDA alike.
+        case("error-one-running-stat", lambda: (make((n, c, hw)), make((c,)), make((c,)), make((c,)), None, True,
+                                                0.1, 1e-5), 1, call=native),
         case("eval", lambda: evaluate(make((n, c, hw))), n * hw, call=torch_call),
         case("eval-no-affine", lambda: evaluate(make((n, c, hw)), affine=False), n * hw, call=torch_call),
         # F.batch_norm answers an empty input itself (torch's composite), so the overload is called directly.
