@@ -67,15 +67,23 @@ def _finish(x, row_max, denom, MODE: tl.constexpr):
 
 
 @triton.jit
+def _load_scaled(ptrs, mask, scale, COMPUTE: tl.constexpr):
+    """scale * x (scale is 1 but for gems.fused.scaled_softmax_forward), -inf outside the row."""
+    x = tl.load(ptrs, mask=mask, other=0).to(COMPUTE)
+    return tl.where(mask, x * scale, float("-inf"))
+
+
+@triton.jit
 def _softmax_kernel(
-    x_ptr, y_ptr,
+    x_ptr, y_ptr, scale,
     n_rows, n_inner, n_red,
     stride_xo, stride_xk, stride_xn,
     stride_yo, stride_yk, stride_yn,
     COMPUTE: tl.constexpr, MODE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    """y[o, :, n] = softmax(x[o, :, n]) (or its MODE's relative) for the BLOCK_M (o, n) rows of this program."""
+    """y[o, :, n] = softmax(scale * x[o, :, n]) (or its MODE's relative) for the BLOCK_M (o, n) rows of this
+    program."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -84,7 +92,7 @@ def _softmax_kernel(
     y_rows = y_ptr + outer * stride_yo + inner * stride_yn
     if ONE_PASS:
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
-        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+        x = _load_scaled(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, scale, COMPUTE)
         # An all -inf row gives exp(-inf - -inf) = NaN, as in ATen.
         row_max = reduce_max(x, 1)[:, None]
         denom = reduce_sum(tl.exp(x - row_max), 1)[:, None]
@@ -95,7 +103,7 @@ def _softmax_kernel(
         run_sum = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
-            x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+            x = _load_scaled(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, scale, COMPUTE)
             new_max = tl.maximum(run_max, x)
             # A lane that has seen only -inf keeps a zero sum (exp(-inf - -inf) would be NaN).
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
@@ -106,7 +114,7 @@ def _softmax_kernel(
         denom = reduce_sum(run_sum * tl.exp(run_max - row_max), 1)[:, None]
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
-            x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+            x = _load_scaled(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, scale, COMPUTE)
             y = _finish(x, row_max, denom, MODE)
             tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -138,7 +146,7 @@ def _backward_finish(y, dy, total, LOG: tl.constexpr, PRODUCT_FIRST: tl.constexp
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, dy_ptr, dx_ptr,
+    y_ptr, dy_ptr, dx_ptr, scale,
     n_rows, n_inner, n_red,
     stride_yo, stride_yk, stride_yn,
     stride_dyo, stride_dyk, stride_dyn,
@@ -147,7 +155,8 @@ def _softmax_backward_kernel(
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, PRODUCT_FIRST: tl.constexpr,
 ):
     """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows
-    (PRODUCT_FIRST: in CUDA ATen's form, see _backward_finish)."""
+    (PRODUCT_FIRST: in CUDA ATen's form, see _backward_finish), times scale (1 but for
+    gems.fused.scaled_softmax_backward)."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -161,7 +170,8 @@ def _softmax_backward_kernel(
         dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
         total = reduce_sum(_backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty), 1)
         dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
-        tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, (dx * scale).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
     else:
         acc = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
         for k in range(0, n_red, BLOCK_K):
@@ -175,7 +185,8 @@ def _softmax_backward_kernel(
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
             dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
-            tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+            tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, (dx * scale).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
 
 
 _forward_launcher = Launcher(_softmax_kernel)
@@ -257,22 +268,23 @@ _forward_plans = PlanCache()
 _backward_plans = PlanCache()
 
 
-def forward(x, dim, dtype, mode):
-    """The MODE member of the family of ``x`` along ``dim``, as a new contiguous tensor of ``dtype`` (x's
-    dtype, or a wider one: each element is converted exactly before any arithmetic)."""
+def forward(x, dim, dtype, mode, scale=1.0):
+    """The MODE member of the family of ``scale * x`` along ``dim``, as a new contiguous tensor of ``dtype``
+    (x's dtype, or a wider one: each element is converted exactly before any arithmetic)."""
     key = (x.shape, x.stride(), x.dtype, dim, dtype, mode)
     p = _forward_plans.get(key) or _forward_plans.put(key, _forward_plan(x, dim, dtype, mode))
     out = torch.empty(x.shape, dtype=p.dtype, device=x.device)
     if p.launch is not None:
         if p.copy:
             x = x.contiguous()
-        _forward_launcher(p.launch.grid, x, out, *p.launch.args, num_warps=p.launch.num_warps)
+        _forward_launcher(p.launch.grid, x, out, scale, *p.launch.args, num_warps=p.launch.num_warps)
     return out
 
 
-def backward(grad_output, output, dim, input_dtype, log, aten_device=None):
-    """The input gradient of softmax (log=False) or log_softmax (log=True) from its output, with the zero
-    signs of the ATen kernel of ``aten_device`` (a device type; the tensors' by default): CUDA's or CPU's."""
+def backward(grad_output, output, dim, input_dtype, log, aten_device=None, scale=1.0):
+    """scale times the input gradient of softmax (log=False) or log_softmax (log=True) from its output, with
+    the zero signs of the ATen kernel of ``aten_device`` (a device type; the tensors' by default): CUDA's
+    or CPU's."""
     if input_dtype != grad_output.dtype:
         _check_backward_dtypes(grad_output, input_dtype)
     product_first = not log and (aten_device or grad_output.device.type) == "cuda"
@@ -284,7 +296,7 @@ def backward(grad_output, output, dim, input_dtype, log, aten_device=None):
     if p.launch is not None:
         if p.copy:
             output, grad_output = output.contiguous(), grad_output.contiguous()
-        _backward_launcher(p.launch.grid, output, grad_output, grad_input, *p.launch.args,
+        _backward_launcher(p.launch.grid, output, grad_output, grad_input, scale, *p.launch.args,
                            num_warps=p.launch.num_warps)
     return grad_input
 
