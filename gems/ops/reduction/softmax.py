@@ -15,7 +15,9 @@ the "cols" tile when other elements are (any other dim). A row of up to BLOCK_K 
 once (read x, write y). Longer rows take the online form: one sweep keeps, per tile lane, a running
 maximum and a sum rescaled whenever the maximum grows; a second sweep writes y. The backward is
 likewise one pass or two sweeps (the dot product first). fp16/bf16 compute in fp32. Block sizes come
-from the vendor's heuristics, key "softmax".
+from the vendor's heuristics, key "softmax". Both kernels take a runtime ``scale`` (1 for the ATen
+overloads): gems.fused.scaled_softmax_forward / _backward (gems/ops/fused/) are softmax(scale * x) and
+scale times its input gradient.
 """
 
 from __future__ import annotations
