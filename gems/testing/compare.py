@@ -4,7 +4,9 @@ A floating result passes by the tolerance rule (|gems - oracle| <= atol + rtol *
 infinities in the same places), or by the ATen-parity rule (no element further from the oracle than
 ATen's own result on the same device, same non-finite pattern). Integer and bool results must be exact.
 Under either rule, where ATen's result is a zero and gems' is a zero too, their signs must agree: the
-oracle, cast from float64, cannot tell ``abs(-0.0)`` from ``-0.0``, ATen on the same device can.
+oracle, cast from float64, cannot tell ``abs(-0.0)`` from ``-0.0``, ATen on the same device can. An
+output whose shape ATen gives differently on the device and on the CPU (native_batch_norm's eval-mode
+statistics: (C,) on CUDA, empty on the CPU) is judged against ATen's result on the device.
 
 Input gradients are judged norm-wise: atol grows to rtol times the largest gradient magnitude. A
 backward that subtracts nearly equal terms (softmax's dy - sum(dy y)) turns the last-bit rounding of
