@@ -6,6 +6,8 @@
     y = gems.fused.silu_and_mul(x)                  # silu(x[..., :d]) * x[..., d:]
     y = gems.fused.gelu_and_mul(x, approximate="none")
     q = gems.fused.apply_rotary_position_embedding(q, cos, sin, interleaved=False)   # GPT-NeoX / GPT-J
+    p = gems.fused.scaled_softmax_forward(scores, scale)      # softmax(scale * scores) over the last dim
+    ds = gems.fused.scaled_softmax_backward(dp, p, scale)     # its input gradient (Megatron-style)
 
 Each is one Triton kernel (gems/ops/fused/), runs whether or not gems.enable() was called, and is
 counted in gems.call_counts() as "gems.fused.<name>". Inputs a kernel does not handle (another device,
@@ -15,8 +17,10 @@ mixed dtypes, inputs that require grad) run the eager PyTorch composite, counted
 from gems.ops.fused.apply_rotary_position_embedding import apply_rotary_position_embedding
 from gems.ops.fused.fused_add_rms_norm import fused_add_rms_norm
 from gems.ops.fused.gelu_and_mul import gelu_and_mul
+from gems.ops.fused.scaled_softmax_backward import scaled_softmax_backward
+from gems.ops.fused.scaled_softmax_forward import scaled_softmax_forward
 from gems.ops.fused.silu_and_mul import silu_and_mul
 from gems.ops.fused.skip_layer_norm import skip_layer_norm
 
-__all__ = ["apply_rotary_position_embedding", "fused_add_rms_norm", "gelu_and_mul", "silu_and_mul",
-           "skip_layer_norm"]
+__all__ = ["apply_rotary_position_embedding", "fused_add_rms_norm", "gelu_and_mul", "scaled_softmax_backward",
+           "scaled_softmax_forward", "silu_and_mul", "skip_layer_norm"]

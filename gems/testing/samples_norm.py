@@ -41,6 +41,12 @@ def norm_special_rows(dtype, device, length=6):
     return torch.tensor(rows, dtype=torch.float64).to(dtype).to(device)
 
 
+def constant_rows(dtype, device, length=12):
+    """Rows of one repeated value each, values whose sums and quotients by the length round."""
+    values = [7.3, 3.3, 0.7, 1.7, -5.9, 2.5, 1e4 + 0.1, 0.1]
+    return torch.tensor(values, dtype=torch.float64).to(dtype)[:, None].repeat(1, length).to(device)
+
+
 def case_maker(expects):
     def case(variant, args, size, kwargs=None, expects=expects, **extra):
         return Sample(variant, args, dict(kwargs or {}), expects=expects, reduction_size=size, **extra)
@@ -83,6 +89,10 @@ def _row_norm_common(dtype, device, quick, rms):
         case("noncontiguous-permuted", lambda: (make((5, 3, 7)).permute(1, 0, 2), (7,), *params((7,))), 7),
         case("empty", lambda: (make((0, cols)), (cols,), *params((cols,))), cols),
         case("special-values", lambda: (norm_special_rows(dtype, device), (6,), *params((6,))), 6),
+        # Constant rows: the mean must come back exact (variance 0, y = b) although sum(x) / n rounds off it
+        # (the GPU's approximate fp32 division; the sum of twelve 0.7s): any error is amplified 1/sqrt(eps).
+        case("constant-rows", lambda: (constant_rows(dtype, device), (12,), *params((12,))), 12),
+        case("long-constant-rows", lambda: (constant_rows(dtype, device, long), (long,), *params((long,))), long),
         case("eps", lambda: (make(shape), (cols,), *params((cols,))), cols, {"eps": 0.25}),
         case("error-shape-mismatch", lambda: (make(shape), (cols + 1,)), 1),
         case("error-weight-shape", lambda: (make(shape), (cols,), make((cols + 1,))), 1),
@@ -298,6 +308,12 @@ def _batch_norm_samples(dtype, device, quick):
         case("train-noncontiguous", lambda: train(make((n, hw, c)).transpose(1, 2)), n * hw, call=torch_call),
         case("train-special-values", lambda: train(norm_special_rows(dtype, device).view(2, 4, 6)), 12,
              call=torch_call),
+        # Constant channels (N=12, C=8): the mean exact, variance 0, although sum(x) / n rounds off it.
+        case("train-constant-channels", lambda: train(constant_rows(dtype, device).t().contiguous(), ch=8), 12,
+             call=torch_call),
+        # One running statistic without the other: ValueError on CPU and CUDA alike.
+        case("error-one-running-stat", lambda: (make((n, c, hw)), make((c,)), make((c,)), make((c,)), None, True,
+                                                0.1, 1e-5), 1, call=native),
         case("eval", lambda: evaluate(make((n, c, hw))), n * hw, call=torch_call),
         case("eval-no-affine", lambda: evaluate(make((n, c, hw)), affine=False), n * hw, call=torch_call),
         # F.batch_norm answers an empty input itself (torch's composite), so the overload is called directly.

@@ -5,7 +5,8 @@ forms torch.compile and export graphs call: ``_native_batch_norm_legit`` (+ ``.n
 
 x is (N, C, *), seen as (N, C, HxW) through its strides; one program per channel c:
 
-    training: mean, var = biased statistics over (N, HxW) (two sweeps), invstd = 1 / sqrt(var + eps);
+    training: mean, var = biased statistics over (N, HxW) (two sweeps, corrected as in rows.py),
+              invstd = 1 / sqrt(var + eps);
               running_mean = (1 - momentum) * running_mean + momentum * mean,
               running_var  = (1 - momentum) * running_var + momentum * var * n / (n - 1)   (in place)
     eval:     mean, invstd from running_mean, running_var
@@ -14,8 +15,16 @@ x is (N, C, *), seen as (N, C, HxW) through its strides; one program per channel
              (eval):     dx = dy * w * invstd;   dw = sum(dy * xhat), db = sum(dy)
 
 save_mean / save_invstd come back as ATen's kernel of the device returns them: in the input dtype on
-CPU (empty in eval mode), in the accumulate dtype (fp32 for fp16/bf16) on other devices (the running
-statistics' copy in eval mode).
+CPU (empty in eval mode), in the accumulate dtype (fp32 for fp16/bf16) on other devices, shape (C,) in
+eval mode too (the running mean's copy and 1 / sqrt(running_var + eps)). CUDA's kernel also refuses an
+empty input in the (N, C, HxW)-contiguous layout with strides[1] != 1 (it reshapes it to (N, C, -1)).
+
+``_batch_norm_with_update`` on CUDA: ATen takes cuDNN (cudnn_batch_norm) for fp32/fp64 inputs of at least
+3 dims with weight, bias and running statistics; cuDNN's saved mean and inverse standard deviation are
+these same (C,) statistics in the same dtypes, and its reserve buffer, for batch norm without a fused
+activation, has 0 bytes (on H100 ATen's reserve compared equal to the CPU's empty one). gems returns the
+statistics and an empty uint8 reserve on every device, so the backward ATen picks (cuDNN's or its own,
+which both read save_mean / save_invstd) gets what the forward it expects would have given.
 """
 
 from __future__ import annotations
@@ -25,7 +34,8 @@ import triton
 import triton.language as tl
 
 from gems.dtypes import FLOATS
-from gems.ops.normalization.rows import compute_dtype, needs_int64, rsqrt_rn
+from gems.ops.normalization.rows import compute_dtype, needs_int64
+from gems.ops.normalization.statistics import div_n, moments, rsqrt_rn
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, next_power_of_2
 from gems.runtime.registration import Fallback
@@ -66,8 +76,9 @@ def _bn_forward_kernel(
                 offs = k + tl.arange(0, BLOCK_HW)
                 mask = (ns < n_batch)[:, None] & (offs < hw)[None, :]
                 acc += _tile(x_ptr, ns, offs, mask, stride_xn, stride_xc, stride_xh, c, COMPUTE)
-        mean = reduce_sum(reduce_sum(acc, 1), 0) / count
+        mean = div_n(reduce_sum(reduce_sum(acc, 1), 0), count)
         acc = tl.full([BLOCK_N, BLOCK_HW], 0, COMPUTE)
+        acc_d = tl.full([BLOCK_N, BLOCK_HW], 0, COMPUTE)
         for n0 in range(0, n_batch, BLOCK_N):
             ns = n0 + tl.arange(0, BLOCK_N)
             for k in range(0, hw, BLOCK_HW):
@@ -76,7 +87,8 @@ def _bn_forward_kernel(
                 d = tl.where(mask, _tile(x_ptr, ns, offs, mask, stride_xn, stride_xc, stride_xh, c, COMPUTE) - mean,
                              0)
                 acc += d * d
-        var = reduce_sum(reduce_sum(acc, 1), 0) / count
+                acc_d += d
+        mean, var = moments(mean, reduce_sum(reduce_sum(acc_d, 1), 0), reduce_sum(reduce_sum(acc, 1), 0), count)
         invstd = rsqrt_rn(tl.full([1], 0, COMPUTE) + var + eps)
         if HAS_RUNNING:
             rm = tl.load(rmean_ptr + c).to(COMPUTE)
@@ -200,12 +212,21 @@ def _save_dtype(x):
     return x.dtype if x.device.type == "cpu" or x.dtype == torch.float64 else torch.float32
 
 
+def cuda_rejects_empty(x, device_type):
+    """CUDA ATen's kernel for the (N, C, HxW)-contiguous layout (contiguous, strides[1] != 1) reshapes x
+    to (N, C, -1), which fails for 0 elements; the channels-last and strided kernels do not reshape."""
+    return device_type == "cuda" and x.numel() == 0 and x.is_contiguous() and x.stride(1) != 1
+
+
 def _forward_impl(x, weight, bias, running_mean, running_var, training, momentum, eps):
     _check(x, weight, bias, running_mean, running_var)
     if (running_mean is None) != (running_var is None):
-        raise RuntimeError("running_mean and running_var must either both be None or neither be None")
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     if not training and running_mean is None:
         raise Fallback("eval mode without running statistics: ATen's error applies")
+    if not training and cuda_rejects_empty(x, x.device.type):
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape [{x.shape[0]}, {x.shape[1]}, -1] "
+                           "because the unspecified dimension size -1 can be any value and is ambiguous")
     x3 = _as_nch(x)
     n, c, hw = x3.shape
     y = torch.empty((n, c, hw), dtype=x.dtype, device=x.device)
@@ -272,8 +293,6 @@ def native_batch_norm_legit_no_training(input, weight, bias, running_mean, runni
 
 
 def batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
-    if input.device.type != "cpu":
-        raise Fallback("off CPU ATen may take cuDNN here, whose reserve buffer only its own backward reads")
     y, save_mean, save_invstd = _forward_impl(input, weight, bias, running_mean, running_var, True, momentum, eps)
     return y, save_mean, save_invstd, torch.empty(0, dtype=torch.uint8, device=input.device)
 

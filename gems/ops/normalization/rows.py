@@ -7,9 +7,12 @@ skip+layer_norm operators share. A tensor is viewed as (n_rows, n_cols) through 
               (rms: without the last term);  dw = sum over rows of dy * xhat,  db = sum over rows of dy
 
 A row up to ``one_pass`` elements is loaded once into registers (one read of x, one write of y;
-statistics in fp32, fp64 for fp64). Longer rows loop over blocks: two sweeps for the statistics (the
-mean, then the centred sum of squares, accurate where sum(x^2) - n mean^2 would cancel), one for y. The
-backward writes per-program partial dw/db rows, which ``column_sum_kernel`` adds in a fixed order.
+statistics in fp32, fp64 for fp64). Longer rows loop over blocks: two sweeps for the statistics, one for
+y. The statistics are the corrected two-pass ones: m0 = sum(x) / n, d = x - m0, mean = m0 + sum(d) / n,
+var = sum(d^2) / n - (sum(d) / n)^2: no sum(x^2) - n mean^2 cancellation, and a constant row gets its
+exact value as mean and variance 0 (ATen's Welford does) where sum(x) / n rounds off it. Divisions by n
+are correctly rounded (``div_n``). The backward writes per-program partial dw/db rows, which
+``column_sum_kernel`` adds in a fixed order.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.ops.normalization.statistics import div_n, moments, rsqrt_rn
 from gems.ops.reduction.planning import INT32_SAFE, reduce_sum, tile_k
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
@@ -104,15 +108,6 @@ def normalized_numel(x: torch.Tensor, normalized_shape, weight, bias) -> int:
 
 
 @triton.jit
-def rsqrt_rn(v):
-    """1 / sqrt(v), correctly rounded in fp32 (the GPU's plain rsqrt is approximate); fp64 is exact."""
-    if v.dtype == tl.float64:
-        return 1.0 / tl.sqrt(v)
-    else:
-        return tl.div_rn(tl.full(v.shape, 1.0, tl.float32), tl.sqrt_rn(v))
-
-
-@triton.jit
 def _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, FIRST: tl.constexpr,
                 HAS_RESIDUAL: tl.constexpr, COMPUTE: tl.constexpr):
     """The tile to normalize; with a residual, s = x + r rounded as the unfused add would, stored by the
@@ -174,13 +169,14 @@ def row_forward_kernel(
         x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, True, HAS_RESIDUAL, COMPUTE)
         if RMS:
             mean = tl.full([BLOCK_M], 0, COMPUTE)
-            rstd = rsqrt_rn(reduce_sum(x * x, 1) / n_cols + eps)
+            rstd = rsqrt_rn(div_n(reduce_sum(x * x, 1), n_cols) + eps)
             xhat = x * rstd[:, None]
         else:
-            mean = reduce_sum(x, 1) / n_cols
+            mean = div_n(reduce_sum(x, 1), n_cols)
             d = tl.where(mask, x - mean[:, None], 0)
-            rstd = rsqrt_rn(reduce_sum(d * d, 1) / n_cols + eps)
-            xhat = d * rstd[:, None]
+            mean, var = moments(mean, reduce_sum(d, 1), reduce_sum(d * d, 1), n_cols)
+            rstd = rsqrt_rn(var + eps)
+            xhat = tl.where(mask, x - mean[:, None], 0) * rstd[:, None]
         y = _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W, HAS_B, GROUPED,
                     COMPUTE)
         tl.store(y_rows[:, None] + offs[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -195,17 +191,20 @@ def row_forward_kernel(
                 acc += x
         if RMS:
             mean = tl.full([BLOCK_M], 0, COMPUTE)
-            rstd = rsqrt_rn(reduce_sum(acc, 1) / n_cols + eps)
+            rstd = rsqrt_rn(div_n(reduce_sum(acc, 1), n_cols) + eps)
         else:
-            mean = reduce_sum(acc, 1) / n_cols
+            mean = div_n(reduce_sum(acc, 1), n_cols)
             acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
+            acc2 = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
             for k in range(0, n_cols, BLOCK_N):
                 offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
                 x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL,
                                 COMPUTE)
                 d = tl.where(mask, x - mean[:, None], 0)
-                acc += d * d
-            rstd = rsqrt_rn(reduce_sum(acc, 1) / n_cols + eps)
+                acc += d
+                acc2 += d * d
+            mean, var = moments(mean, reduce_sum(acc, 1), reduce_sum(acc2, 1), n_cols)
+            rstd = rsqrt_rn(var + eps)
         for k in range(0, n_cols, BLOCK_N):
             offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
             x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL, COMPUTE)
@@ -265,10 +264,10 @@ def row_backward_kernel(
             dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs, mask,
                                          n_cols, RMS, HAS_W, COMPUTE)
             if DX:
-                c1 = reduce_sum(g * xhat, 1) / n_cols
+                c1 = div_n(reduce_sum(g * xhat, 1), n_cols)
                 dx = g - xhat * c1[:, None]
                 if not RMS:
-                    dx = dx - (reduce_sum(g, 1) / n_cols)[:, None]
+                    dx = dx - div_n(reduce_sum(g, 1), n_cols)[:, None]
                 tl.store(dx_rows[:, None] + offs[None, :], (dx * rstd[:, None]).to(dx_ptr.dtype.element_ty),
                          mask=mask)
             if DW:
@@ -285,8 +284,8 @@ def row_backward_kernel(
                                                  mask, n_cols, RMS, HAS_W, COMPUTE)
                     acc1 += g * xhat
                     acc2 += g
-            c1 = reduce_sum(acc1, 1) / n_cols
-            c2 = reduce_sum(acc2, 1) / n_cols
+            c1 = div_n(reduce_sum(acc1, 1), n_cols)
+            c2 = div_n(reduce_sum(acc2, 1), n_cols)
             for k in range(0, n_cols, BLOCK_N):
                 offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
                 mask_n = offs < n_cols

@@ -3,7 +3,8 @@ autograd reach), so that training runs gems kernels both ways. The kernels also 
 family (log_softmax.py, safe_softmax.py) through a MODE constexpr:
 
     softmax       y  = exp(x - max(x)) / sum(exp(x - max(x)))      along dim
-                  dx = y * (dy - sum(dy * y))
+                  dx = y * (dy - sum(dy * y))   (on CUDA in ATen's form there, p - y * sum(p) with p = dy * y
+                                                 rounded to dy's dtype: the same value, other zero signs)
     log_softmax   y  = x - max(x) - log(sum(exp(x - max(x))))
                   dx = dy - exp(y) * sum(dy)
     safe_softmax  softmax, but 0 where the whole row is -inf (ATen gives NaN for softmax there)
@@ -14,7 +15,9 @@ the "cols" tile when other elements are (any other dim). A row of up to BLOCK_K 
 once (read x, write y). Longer rows take the online form: one sweep keeps, per tile lane, a running
 maximum and a sum rescaled whenever the maximum grows; a second sweep writes y. The backward is
 likewise one pass or two sweeps (the dot product first). fp16/bf16 compute in fp32. Block sizes come
-from the vendor's heuristics, key "softmax".
+from the vendor's heuristics, key "softmax". Both kernels take a runtime ``scale`` (1 for the ATen
+overloads): gems.fused.scaled_softmax_forward / _backward (gems/ops/fused/) are softmax(scale * x) and
+scale times its input gradient.
 """
 
 from __future__ import annotations
@@ -66,15 +69,23 @@ def _finish(x, row_max, denom, MODE: tl.constexpr):
 
 
 @triton.jit
+def _load_scaled(ptrs, mask, scale, COMPUTE: tl.constexpr):
+    """scale * x (scale is 1 but for gems.fused.scaled_softmax_forward), -inf outside the row."""
+    x = tl.load(ptrs, mask=mask, other=0).to(COMPUTE)
+    return tl.where(mask, x * scale, float("-inf"))
+
+
+@triton.jit
 def _softmax_kernel(
-    x_ptr, y_ptr,
+    x_ptr, y_ptr, scale,
     n_rows, n_inner, n_red,
     stride_xo, stride_xk, stride_xn,
     stride_yo, stride_yk, stride_yn,
     COMPUTE: tl.constexpr, MODE: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    """y[o, :, n] = softmax(x[o, :, n]) (or its MODE's relative) for the BLOCK_M (o, n) rows of this program."""
+    """y[o, :, n] = softmax(scale * x[o, :, n]) (or its MODE's relative) for the BLOCK_M (o, n) rows of this
+    program."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -83,7 +94,7 @@ def _softmax_kernel(
     y_rows = y_ptr + outer * stride_yo + inner * stride_yn
     if ONE_PASS:
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
-        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+        x = _load_scaled(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, scale, COMPUTE)
         # An all -inf row gives exp(-inf - -inf) = NaN, as in ATen.
         row_max = reduce_max(x, 1)[:, None]
         denom = reduce_sum(tl.exp(x - row_max), 1)[:, None]
@@ -94,7 +105,7 @@ def _softmax_kernel(
         run_sum = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
-            x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+            x = _load_scaled(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, scale, COMPUTE)
             new_max = tl.maximum(run_max, x)
             # A lane that has seen only -inf keeps a zero sum (exp(-inf - -inf) would be NaN).
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
@@ -105,39 +116,49 @@ def _softmax_kernel(
         denom = reduce_sum(run_sum * tl.exp(run_max - row_max), 1)[:, None]
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
-            x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=float("-inf")).to(COMPUTE)
+            x = _load_scaled(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, scale, COMPUTE)
             y = _finish(x, row_max, denom, MODE)
             tl.store(y_rows[:, None] + offs_k[None, :] * stride_yk, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
-def _backward_term(y, dy, LOG: tl.constexpr):
-    """The per-element term summed along the row: dy * y (softmax), dy (log_softmax)."""
+def _backward_term(y, dy, LOG: tl.constexpr, PRODUCT_FIRST: tl.constexpr, GRAD_DTYPE: tl.constexpr):
+    """The per-element term summed along the row: dy * y (softmax; rounded to the gradient's dtype in
+    the PRODUCT_FIRST form, as CUDA ATen's separate multiplication stores it), dy (log_softmax)."""
     if LOG:
         return dy
+    elif PRODUCT_FIRST:
+        return (dy * y).to(GRAD_DTYPE).to(y.dtype)
     else:
         return dy * y
 
 
 @triton.jit
-def _backward_finish(y, dy, total, LOG: tl.constexpr):
+def _backward_finish(y, dy, total, LOG: tl.constexpr, PRODUCT_FIRST: tl.constexpr, GRAD_DTYPE: tl.constexpr):
+    """dx. Both softmax forms are y * dy - y * total in exact arithmetic; they differ in the sign of a zero
+    where y is 0 (an underflowed probability): CPU ATen's y * (dy - total) is -0 where dy < total, CUDA
+    ATen's round(dy * y) - y * total is -0 only where dy < 0 < total."""
     if LOG:
         return dy - tl.exp(y) * total
+    elif PRODUCT_FIRST:
+        return _backward_term(y, dy, LOG, PRODUCT_FIRST, GRAD_DTYPE) - y * total
     else:
         return y * (dy - total)
 
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, dy_ptr, dx_ptr,
+    y_ptr, dy_ptr, dx_ptr, scale,
     n_rows, n_inner, n_red,
     stride_yo, stride_yk, stride_yn,
     stride_dyo, stride_dyk, stride_dyn,
     stride_dxo, stride_dxk, stride_dxn,
     COMPUTE: tl.constexpr, LOG: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, PRODUCT_FIRST: tl.constexpr,
 ):
-    """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows."""
+    """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows
+    (PRODUCT_FIRST: in CUDA ATen's form, see _backward_finish), times scale (1 but for
+    gems.fused.scaled_softmax_backward)."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
@@ -149,23 +170,25 @@ def _softmax_backward_kernel(
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
         dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-        total = reduce_sum(_backward_term(y, dy, LOG), 1)
-        dx = _backward_finish(y, dy, total[:, None], LOG)
-        tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        total = reduce_sum(_backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty), 1)
+        dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
+        tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, (dx * scale).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
     else:
         acc = tl.full([BLOCK_M, BLOCK_K], 0, COMPUTE)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            acc += _backward_term(y, dy, LOG)
+            acc += _backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
         total = reduce_sum(acc, 1)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            dx = _backward_finish(y, dy, total[:, None], LOG)
-            tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+            dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
+            tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, (dx * scale).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
 
 
 _forward_launcher = Launcher(_softmax_kernel)
@@ -218,7 +241,7 @@ def _forward_plan(x, dim, dtype, mode) -> SoftmaxPlan:
     return _plan([x, x], dim, dtype, mode)
 
 
-def _backward_plan(grad_output, output, dim, input_dtype, log) -> SoftmaxPlan:
+def _backward_plan(grad_output, output, dim, input_dtype, log, product_first) -> SoftmaxPlan:
     name = _NAMES[LOG_SOFTMAX if log else SOFTMAX]
     if grad_output.shape != output.shape:
         raise RuntimeError(
@@ -229,7 +252,10 @@ def _backward_plan(grad_output, output, dim, input_dtype, log) -> SoftmaxPlan:
     dtype = grad_output.dtype
     if dtype not in FLOATS or output.dtype != dtype:
         raise Fallback(f"{name} backward of {dtype} gradients and {output.dtype} outputs is not handled by gems")
-    return _plan([output, grad_output, output], dim, input_dtype, log)
+    p = _plan([output, grad_output, output], dim, input_dtype, log)
+    if p.launch is None:
+        return p
+    return p._replace(launch=p.launch._replace(args=p.launch.args + (product_first,)))
 
 
 def _check_backward_dtypes(grad_output, input_dtype):
@@ -244,32 +270,35 @@ _forward_plans = PlanCache()
 _backward_plans = PlanCache()
 
 
-def forward(x, dim, dtype, mode):
-    """The MODE member of the family of ``x`` along ``dim``, as a new contiguous tensor of ``dtype`` (x's
-    dtype, or a wider one: each element is converted exactly before any arithmetic)."""
+def forward(x, dim, dtype, mode, scale=1.0):
+    """The MODE member of the family of ``scale * x`` along ``dim``, as a new contiguous tensor of ``dtype``
+    (x's dtype, or a wider one: each element is converted exactly before any arithmetic)."""
     key = (x.shape, x.stride(), x.dtype, dim, dtype, mode)
     p = _forward_plans.get(key) or _forward_plans.put(key, _forward_plan(x, dim, dtype, mode))
     out = torch.empty(x.shape, dtype=p.dtype, device=x.device)
     if p.launch is not None:
         if p.copy:
             x = x.contiguous()
-        _forward_launcher(p.launch.grid, x, out, *p.launch.args, num_warps=p.launch.num_warps)
+        _forward_launcher(p.launch.grid, x, out, scale, *p.launch.args, num_warps=p.launch.num_warps)
     return out
 
 
-def backward(grad_output, output, dim, input_dtype, log):
-    """The input gradient of softmax (log=False) or log_softmax (log=True) from its output."""
+def backward(grad_output, output, dim, input_dtype, log, aten_device=None, scale=1.0):
+    """scale times the input gradient of softmax (log=False) or log_softmax (log=True) from its output, with
+    the zero signs of the ATen kernel of ``aten_device`` (a device type; the tensors' by default): CUDA's
+    or CPU's."""
     if input_dtype != grad_output.dtype:
         _check_backward_dtypes(grad_output, input_dtype)
+    product_first = not log and (aten_device or grad_output.device.type) == "cuda"
     key = (grad_output.shape, grad_output.stride(), output.shape, output.stride(), grad_output.dtype, output.dtype,
-           dim, input_dtype, log)
+           dim, input_dtype, log, product_first)
     p = _backward_plans.get(key) or _backward_plans.put(
-        key, _backward_plan(grad_output, output, dim, input_dtype, log))
+        key, _backward_plan(grad_output, output, dim, input_dtype, log, product_first))
     grad_input = torch.empty(grad_output.shape, dtype=p.dtype, device=grad_output.device)
     if p.launch is not None:
         if p.copy:
             output, grad_output = output.contiguous(), grad_output.contiguous()
-        _backward_launcher(p.launch.grid, output, grad_output, grad_input, *p.launch.args,
+        _backward_launcher(p.launch.grid, output, grad_output, grad_input, scale, *p.launch.args,
                            num_warps=p.launch.num_warps)
     return grad_input
 
