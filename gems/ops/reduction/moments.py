@@ -7,12 +7,14 @@ Shifting by an element of the row keeps the subtraction S2 - S1**2 / n from canc
 spreads over many orders of magnitude, while each element costs two fused multiply-adds in registers
 (Welford's update costs a division); the two sums are reduced across lanes together, once per program.
 The input is viewed as (n_outer, n_red, n_inner) by planning.py; fp16/bf16/fp32 accumulate in fp32, fp64
-in fp64. As in ATen, a row holding inf or NaN gives NaN for both the variance and the mean. A row whose
-squares overflow (|x - K| above about 1.8e19 in fp32) is summed a second time with x - K scaled by 2**-100
-(2**-600 in fp64), so that std (and a var that fits) come out finite, as the float64 result rounds; ATen's
-CUDA kernel (fp32 Welford) gives inf there. Only where the reduced elements are the contiguous ones ("rows"
-layout, not split): in the "cols" layout the rescue's registers would cost the common case a quarter of
-its occupancy (64 -> 80 registers per thread on sm_90), so those keep ATen CUDA's inf, as do split partials.
+in fp64. As in ATen, a row holding inf or NaN gives NaN for both the variance and the mean.
+
+Squares that overflow: an fp32 row with |x - K| above about 1.8e19 is summed a second time with x - K
+scaled by 2**-100, so that std (and a var that fits) come out finite, as the float64 result rounds (ATen's
+CUDA kernel, fp32 Welford, gives inf there). fp64 keeps the overflow, as ATen's float64 does everywhere.
+Only in the "rows" layout (reduced elements contiguous, not split): in the "cols" layout the rescue's
+registers would cost the common case a quarter of its occupancy (64 -> 80 registers per thread on sm_90),
+so those keep ATen CUDA's inf, as do split partials.
 
 When the vendor's ``SPLITS`` rule divides a long reduction between programs, each writes (n, mean, M2)
 of its part, and a second kernel merges them exactly: n = sum n_i, mean = sum(n_i mean_i) / n,
@@ -91,7 +93,7 @@ def _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, SCALED: tl.c
         x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(ACC)
         d = tl.where(mask, x - shift[:, None], 0)
         if SCALED:
-            d = d * _scale(ACC, True)
+            d = d * _scale(True)
         s1 += d
         s2 += d * d
     if BLOCK_M == 1:  # one reduction of the joined pair: one pass through shared memory, not two
@@ -101,20 +103,14 @@ def _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, SCALED: tl.c
 
 
 @triton.jit
-def _scale(ACC: tl.constexpr, DOWN: tl.constexpr):
-    """The rescue pass's scale, an exact power of two: 2**-100 (DOWN) or 2**100 in fp32, 2**-+600 in fp64. Then
-    |x - K| * 2**-100 <= 2**29 for every finite fp32 x (squares summed stay finite), and the terms that
-    underflow are below 2**-78 of the overflowing ones."""
-    if ACC == tl.float32:
-        if DOWN:
-            return tl.full([], 7.888609052210118e-31, ACC)
-        else:
-            return tl.full([], 1.2676506002282294e30, ACC)
+def _scale(DOWN: tl.constexpr):
+    """The fp32 rescue pass's scale, an exact power of two: 2**-100 (DOWN) or 2**100. Then |x - K| * 2**-100
+    <= 2**29 for every finite fp32 x (squares summed stay finite), and the terms that underflow are below
+    2**-78 of the overflowing ones."""
+    if DOWN:
+        return tl.full([], 7.888609052210118e-31, tl.float32)
     else:
-        if DOWN:
-            return tl.full([], 2.409919865102884e-181, ACC)
-        else:
-            return tl.full([], 4.149515568880993e180, ACC)
+        return tl.full([], 1.2676506002282294e30, tl.float32)
 
 
 @triton.jit
@@ -160,7 +156,7 @@ def _moments_kernel(
                                        RESCUE_K)
                 m2 = u2 - _div(u1 * u1, n)
                 m2 = tl.where(m2 < 0, 0, m2)
-                _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, over, STD, False, _scale(ACC, False))
+                _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, over, STD, False, _scale(False))
 
 
 @triton.jit
@@ -226,7 +222,7 @@ def _plan(x, reduced, keepdim, out, std, want_mean, correction):
     if splits <= 1:
         args = (layout.n_rows, layout.n_inner, layout.n_red, per_split, bits, sxo, sxn, sxk, soo, son, 0,
                 std, want_mean, False, tl_acc, layout.cols, layout.needs_int64(), block_m, block_k,
-                0 if layout.cols else max(1, block_k // 4))
+                0 if layout.cols or acc == torch.float64 else max(1, block_k // 4))
         return _Plan(order, Launch((grid, 1), args, warps), None, None)
     args = (layout.n_rows, layout.n_inner, layout.n_red, per_split, bits, sxo, sxn, sxk, layout.n_inner, 1,
             layout.n_rows, std, want_mean, True, tl_acc, layout.cols, layout.needs_int64(splits * layout.n_rows),
