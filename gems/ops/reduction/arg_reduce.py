@@ -51,7 +51,8 @@ _PACK_LIMIT = 2**31 - 1
 
 @triton.jit
 def _best_first(best, pos, n, IS_MAX: tl.constexpr, PACK: tl.constexpr):
-    """(value key, first position) of the best of each tile row's lanes (best value, its position)."""
+    """The first position of the best value in each tile row, from each lane's (best value, its position);
+    ``n`` exceeds every position."""
     if best.dtype.is_floating():
         key = order_key(best + 0, IS_MAX)  # + 0 turns -0.0 into +0.0: equal values tie on the position
     else:
@@ -160,7 +161,7 @@ def _launches(layout, is_max, val, want_values, has_idx_in=False, allow_split=Tr
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
-        return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), False
+        return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), None
     first = launch(layout, splits, per_split, (layout.n_inner, 1, layout.n_rows), True, splits * layout.n_rows)
     (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, True,
                              allow_split=False)
@@ -176,7 +177,7 @@ def _plan(x, reduced, keepdim, out, is_max, want_values):
     if layout is None:
         return None
     launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values)
-    return _Plan(order, launches, partial or None)
+    return _Plan(order, launches, partial)
 
 
 def _run(p, x, values, indices):
