@@ -41,8 +41,12 @@ base = dict(COLS=False, INT64=False, BLOCK_M=1, BLOCK_K=1024)
 for pre, op, post, x, accd, acc in ((4, 0, 3, "fp16", tl.float32, "fp32"), (4, 0, 3, "fp64", tl.float64, "fp64"),
                                     (5, 2, 0, "bf16", tl.int32, "i32"), (5, 2, 0, "i1", tl.int32, "i32"),
                                     (0, 4, 0, "fp16", tl.float32, "fp32"), (0, 4, 0, "i8", tl.int64, "i64"),
-                                    (1, 0, 0, "fp16", tl.int64, "i64"), (2, 3, 0, "bf16", tl.float32, "fp32")):
-    cast = {"fp16": tl.float16, "bf16": tl.bfloat16, "fp64": tl.float64, "i1": tl.int1, "i8": tl.int8}[x]
+                                    (1, 0, 0, "fp16", tl.int64, "i64"), (2, 3, 0, "bf16", tl.float32, "fp32"),
+                                    (0, 2, 0, "fp64", tl.float64, "fp64"), (0, 3, 0, "fp16", tl.float32, "fp32"),
+                                    (0, 2, 0, "i8", tl.int64, "i64"), (0, 0, 0, "bf16-bool", tl.int64, "i64")):
+    cast = {"fp16": tl.float16, "bf16": tl.bfloat16, "fp64": tl.float64, "i1": tl.int1, "i8": tl.int8,
+            "bf16-bool": tl.int1}[x]
+    x = "bf16" if x == "bf16-bool" else x
     for cols in (False, True):
         consts = dict(base, PRE=pre, OP=op, POST=post, CAST=cast, ACC=accd, COLS=cols, BLOCK_M=64 if cols else 1,
                       BLOCK_K=64 if cols else 1024, LOG_K=6 if cols else 10)
@@ -51,16 +55,17 @@ for pre, op, post, x, accd, acc in ((4, 0, 3, "fp16", tl.float32, "fp32"), (4, 0
               {"p_bits": "i64", "ident": "fp32" if acc[0] == "f" else "i64",
                "ident2": "fp32" if acc[0] == "f" else "i64"}, consts)
 for is_max in (True, False):
-    for x, acc in (("fp16", tl.float32), ("i8", tl.int64), ("fp64", tl.float64), ("i1", tl.int64)):
+    for x, val, pack in (("fp16", tl.float32, True), ("bf16", tl.float32, False), ("i8", tl.int32, True),
+                         ("fp64", tl.float64, False), ("i1", tl.int32, True), ("i64", tl.int64, False)):
         for has in (False, True):
-            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, ACC=acc)
-            check(f"arg {x} max={is_max} idx_in={has}", arg_reduce._arg_kernel,
+            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack)
+            check(f"arg {x} max={is_max} idx_in={has} pack={pack}", arg_reduce._arg_kernel,
                   {"x_ptr": x, "idx_in_ptr": "i64", "val_ptr": x, "idx_ptr": "i64"},
-                  {"ident": "fp32" if x.startswith("fp") else "i64"}, consts)
+                  {"ident": "fp32" if x.startswith("fp") or x == "bf16" else "i64" if x == "i64" else "i32"}, consts)
 for x, acc in (("fp16", tl.float32), ("bf16", tl.float32), ("fp64", tl.float64)):
     for std in (True, False):
         for partial in (False, True):
-            consts = dict(base, STD=std, WRITE_MEAN=True, PARTIAL=partial, ACC=acc)
+            consts = dict(base, STD=std, WRITE_MEAN=True, PARTIAL=partial, ACC=acc, RESCUE_K=0 if partial else 256)
             p = "fp32" if acc == tl.float32 else "fp64"
             check(f"moments {x} std={std} partial={partial}", moments._moments_kernel,
                   {"x_ptr": x, "a_ptr": p if partial else x, "b_ptr": p if partial else x, "c_ptr": p},

@@ -1,13 +1,16 @@
 """Value-and-index reductions (argmax, argmin, max.dim, min.dim): the first position of the maximum or
 minimum along one dim, and the value there. As in ATen, NaN is larger and smaller than every number, so
-the first NaN wins; among equal values the first wins.
+the first NaN wins; among equal values (-0.0 and +0.0 are equal) the first wins.
 
-The input is viewed as (n_outer, n_red, n_inner) by planning.py. Each tile element keeps its own best
-(value, index) across the loop over K, taking an element only when strictly better, so each keeps its
-first best; the tile is then combined with builtin max/min reductions only (the first NaN's index,
-else the maximum and the smallest index holding it), which run as single numpy calls under the
-interpreter and give the same answer on the GPU. As in the sum, the vendor's ``SPLITS`` rule may divide
-a long reduction between programs; the second pass reduces their (value, index) partials in order.
+The input is viewed as (n_outer, n_red, n_inner) by planning.py. Each tile lane keeps a running max (min)
+that propagates NaN (one instruction per element) and the loop step where it last changed, so it holds
+its first best; lanes are combined once per program. There, each lane's (value, position) becomes one
+int64, the value's order key (planning.order_key: NaN above or below everything) in the high half and the
+position, complemented for a max, in the low half, so a single integer max (min) gives the best value
+and its first position. fp64 and int64 values need the whole 64 bits: they take a max of the keys, then
+the smallest position holding it. The value is read back from the input at that position (its exact
+bits: -0.0 stays -0.0). As in the sum, the vendor's ``SPLITS`` rule may divide a long reduction between
+programs; the second pass reduces their (value, index) partials, whose positions are in split order.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from gems.ops.reduction.planning import (
     check_nonempty,
     check_reduction_out,
     config,
+    order_key,
     output_coords,
     plan_or_permute,
     program_count,
@@ -41,8 +45,32 @@ from gems.ops.reduction.planning import (
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
 
-# An index no element has: marks tile lanes that have seen no element yet.
-_NO_INDEX = 2**62
+# A split of more elements than this cannot keep its positions in the low 32 bits of the packed finish.
+_PACK_LIMIT = 2**31 - 1
+
+
+@triton.jit
+def _best_first(best, pos, n, IS_MAX: tl.constexpr, PACK: tl.constexpr):
+    """The first position of the best value in each tile row, from each lane's (best value, its position);
+    ``n`` exceeds every position."""
+    if best.dtype.is_floating():
+        key = order_key(best + 0, IS_MAX)  # + 0 turns -0.0 into +0.0: equal values tie on the position
+    else:
+        key = best
+    if PACK:
+        if IS_MAX:  # the largest complement is the smallest position
+            packed = (key.to(tl.int64) << 32) | (0xFFFFFFFF - pos.to(tl.int64))
+            first = 0xFFFFFFFF - (reduce_max(packed, 1) & 0xFFFFFFFF)
+        else:
+            packed = (key.to(tl.int64) << 32) | pos.to(tl.int64)
+            first = reduce_min(packed, 1) & 0xFFFFFFFF
+    else:
+        if IS_MAX:
+            top = reduce_max(key, 1)
+        else:
+            top = reduce_min(key, 1)
+        first = reduce_min(tl.where(key == top[:, None], pos, n), 1)
+    return first
 
 
 @triton.jit
@@ -52,12 +80,14 @@ def _arg_kernel(
     stride_xo, stride_xn, stride_xk,
     stride_oo, stride_on, stride_os,
     IS_MAX: tl.constexpr, HAS_IDX_IN: tl.constexpr, WRITE_VAL: tl.constexpr,
-    ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
+    VAL: tl.constexpr, PACK: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     """(val, idx)[o, n] (+ split * stride_os) = best (value, first index) over this split's k of x[o, k, n].
 
-    HAS_IDX_IN: x holds partial results whose indices are in idx_in (same strides), not k.
+    VAL: the dtype values are compared in (fp32 for fp16/bf16/fp32, int32 for narrower integers and bool);
+    ident: the worst VAL (-inf for a max). HAS_IDX_IN: x holds partial results whose indices are in idx_in
+    (same strides), not k. PACK: the one-reduction finish (32-bit values, positions below 2**31).
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
@@ -65,44 +95,36 @@ def _arg_kernel(
         pid = pid.to(tl.int64)
         split = split.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
-    rows = outer * stride_xo + inner * stride_xn
     k_start = split * red_per_split
-    k_end = tl.minimum(k_start + red_per_split, n_red)
-    none = 4611686018427387904  # _NO_INDEX (2**63 - 1 loses bits through the interpreter's float casts)
-    best = tl.full([BLOCK_M, BLOCK_K], 0, ACC) + ident
-    best_i = tl.full([BLOCK_M, BLOCK_K], none, tl.int64)
-    for k in range(k_start, k_end, BLOCK_K):
-        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
-        offs = rows[:, None] + offs_k[None, :] * stride_xk
-        v = tl.load(x_ptr + offs, mask=mask, other=0).to(ACC)
-        if HAS_IDX_IN:
-            i = tl.load(idx_in_ptr + offs, mask=mask, other=0)
-        else:
-            i = tl.full([BLOCK_M, BLOCK_K], 0, tl.int64) + offs_k[None, :]
+    n = tl.minimum(k_start + red_per_split, n_red) - k_start
+    rows = outer * stride_xo + inner * stride_xn + k_start * stride_xk
+    x_rows = x_ptr + rows
+    best = tl.full([BLOCK_M, BLOCK_K], 0, VAL) + ident
+    best_k = tl.full([BLOCK_M, BLOCK_K], 0, tl.int64 if INT64 else tl.int32)
+    for k in range(0, n, BLOCK_K):
+        offs_k, mask = tile_k(k, n, mask_m, INT64, BLOCK_K)
+        v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
+        v = tl.where(mask, v, ident)
         if IS_MAX:
-            better = v > best
+            new = tl.maximum(best, v, propagate_nan=tl.PropagateNan.ALL)
         else:
-            better = v < best
-        take = mask & ((best_i == none) | better | ((v != v) & (best == best)))
-        best = tl.where(take, v, best)
-        best_i = tl.where(take, i, best_i)
-    is_nan = best != best
-    has_nan = reduce_max(is_nan.to(tl.int32), 1)
-    nan_i = reduce_min(tl.where(is_nan, best_i, none), 1)
-    clean = tl.where(is_nan, ident, best)
-    if IS_MAX:
-        top = reduce_max(clean, 1)
+            new = tl.minimum(best, v, propagate_nan=tl.PropagateNan.ALL)
+        if VAL.is_floating():  # strictly better, or the lane's first NaN (a NaN best never changes)
+            changed = (new != best) & (best == best)
+        else:
+            changed = new != best
+        best_k = tl.where(changed, k, best_k)
+        best = new
+    first = _best_first(best, best_k + tl.arange(0, BLOCK_K)[None, :], n, IS_MAX, PACK)
+    if HAS_IDX_IN:
+        idx = tl.load(idx_in_ptr + rows + first * stride_xk, mask=mask_m, other=0)
     else:
-        top = reduce_min(clean, 1)
-    top_i = reduce_min(tl.where(clean == top[:, None], best_i, none), 1)
+        idx = k_start + first
     out = outer * stride_oo + inner * stride_on + split * stride_os
-    tl.store(idx_ptr + out, tl.where(has_nan > 0, nan_i, top_i), mask=mask_m)
+    tl.store(idx_ptr + out, idx.to(tl.int64), mask=mask_m)
     if WRITE_VAL:
-        if ACC.is_floating():
-            top = tl.where(has_nan > 0, float("nan"), top)
-        if val_ptr.dtype.element_ty == tl.int1:
-            top = top != 0
-        tl.store(val_ptr + out, top.to(val_ptr.dtype.element_ty), mask=mask_m)
+        val = tl.load(x_rows + first * stride_xk, mask=mask_m, other=0)
+        tl.store(val_ptr + out, val.to(val_ptr.dtype.element_ty), mask=mask_m)
 
 
 _launcher = Launcher(_arg_kernel)
@@ -111,32 +133,39 @@ _launcher = Launcher(_arg_kernel)
 class _Plan(NamedTuple):
     order: list | None  # when set, the input is first copied contiguous in this dim order
     launches: tuple  # one launch, or the first pass and the second over the partials
-    partial: tuple | None  # (shape, value dtype) of the partial buffers of a split reduction
+    partial: tuple | None  # shape of the partial buffers (values in the input's dtype) of a split reduction
 
 
-def _launches(layout, is_max, acc, want_values, has_idx_in=False, allow_split=True):
+def _value_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a kernel compares ``dtype`` values in (the kernel's VAL)."""
+    if dtype.is_floating_point:
+        return torch.float64 if dtype == torch.float64 else torch.float32
+    return torch.int64 if dtype == torch.int64 else torch.int32
+
+
+def _launches(layout, is_max, val, want_values, has_idx_in=False, allow_split=True):
     cfg = config("reduction", layout)
     block_m, block_k, warps = cfg["BLOCK_M"], cfg["BLOCK_K"], cfg["num_warps"]
     (sxo, sxk, sxn), (soo, _, son) = layout.strides
     splits, per_split = split_count(cfg, layout.n_red) if allow_split else (1, max(layout.n_red, 1))
-    if acc.is_floating_point:
+    if val.is_floating_point:
         ident = -math.inf if is_max else math.inf
     else:
-        ident = torch.iinfo(acc).min if is_max else torch.iinfo(acc).max
-    tl_acc = TL_DTYPES[acc]
+        ident = torch.iinfo(val).min if is_max else torch.iinfo(val).max
+    pack = val.itemsize == 4 and per_split + block_k <= _PACK_LIMIT
 
     def launch(lay, grid_splits, per, out_strides, write_val, extra):
         xo, xk, xn = lay.strides[0]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, ident, xo, xn, xk, *out_strides, is_max, has_idx_in,
-                write_val, tl_acc, lay.cols, lay.needs_int64(extra), block_m, block_k)
+                write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k)
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
         return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), None
     first = launch(layout, splits, per_split, (layout.n_inner, 1, layout.n_rows), True, splits * layout.n_rows)
-    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, acc, want_values, True,
+    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, True,
                              allow_split=False)
-    return (first, second), ((splits, layout.n_rows), acc)
+    return (first, second), (splits, layout.n_rows)
 
 
 _plans = PlanCache()
@@ -147,8 +176,7 @@ def _plan(x, reduced, keepdim, out, is_max, want_values):
     order, layout = plan_or_permute(x.shape, reduced, (x.stride(), full))
     if layout is None:
         return None
-    acc = torch.float64 if x.dtype == torch.float64 else torch.float32 if x.dtype.is_floating_point else torch.int64
-    launches, partial = _launches(layout, is_max, acc, want_values)
+    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values)
     return _Plan(order, launches, partial)
 
 
@@ -159,8 +187,8 @@ def _run(p, x, values, indices):
         (launch,) = p.launches
         _launcher(launch.grid, x, indices, values, indices, *launch.args, num_warps=launch.num_warps)
         return
-    part_v = torch.empty(p.partial[0], dtype=p.partial[1], device=x.device)
-    part_i = torch.empty(p.partial[0], dtype=torch.int64, device=x.device)
+    part_v = torch.empty(p.partial, dtype=x.dtype, device=x.device)
+    part_i = torch.empty(p.partial, dtype=torch.int64, device=x.device)
     first, second = p.launches
     _launcher(first.grid, x, part_i, part_v, part_i, *first.args, num_warps=first.num_warps)
     _launcher(second.grid, part_v, part_i, values, indices, *second.args, num_warps=second.num_warps)

@@ -7,7 +7,8 @@ PRE: the element as the operator sees it (converted to the ``cast`` dtype, then 
 square, |x|**p, "is nonzero", or "differs from y"); OP: sum, product, max, min, or both max and min
 (aminmax, two outputs); POST: nothing, divide by the reduced length (mean), sqrt or the 1/p-th power.
 Each tile element keeps its own running value across the loop over K (one pass, no cross-lane work in
-the loop); the tile is combined across K once at the end. max/min propagate NaN as ATen does.
+the loop); the tile is combined across K once at the end. max/min propagate NaN as ATen does (per lane with the
+NaN-propagating max/min, across lanes by one integer reduction of order keys, planning.order_key).
 
 The input is viewed as (n_outer, n_red, n_inner) by planning.py. When the outputs alone give too few
 programs to fill the device, the vendor's ``SPLITS`` rule divides the reduced range between programs;
@@ -33,6 +34,8 @@ from gems.ops.reduction.planning import (
     check_nonempty,
     check_reduction_out,
     config,
+    from_order_key,
+    order_key,
     output_coords,
     plan_or_permute,
     program_count,
@@ -76,8 +79,11 @@ def _contribution(x, y, p, PRE: tl.constexpr, CAST: tl.constexpr, ACC: tl.conste
         if x.dtype == tl.float16 or x.dtype == tl.bfloat16:  # exact in fp32 (the interpreter has no bf16 math)
             return (x.to(tl.float32) != y.to(tl.float32)).to(ACC)
         return (x != y).to(ACC)
-    if CAST == tl.int1:
-        v = (x != 0).to(ACC)  # to bool means "is nonzero", not a truncation
+    if CAST == tl.int1:  # to bool means "is nonzero", not a truncation (fp16/bf16 compared in fp32, exact)
+        if x.dtype == tl.float16 or x.dtype == tl.bfloat16:
+            v = (x.to(tl.float32) != 0).to(ACC)
+        else:
+            v = (x != 0).to(ACC)
     elif PRE == 1:
         v = (x.to(CAST) != 0).to(ACC)  # before any conversion to an integer accumulator truncates 0.5
     else:
@@ -93,24 +99,28 @@ def _contribution(x, y, p, PRE: tl.constexpr, CAST: tl.constexpr, ACC: tl.conste
 
 @triton.jit
 def _max_step(acc, v):
-    return tl.where((v > acc) | (v != v), v, acc)  # a NaN, once in, stays
+    return tl.maximum(acc, v, propagate_nan=tl.PropagateNan.ALL)  # a NaN, once in, stays
 
 
 @triton.jit
 def _min_step(acc, v):
-    return tl.where((v < acc) | (v != v), v, acc)
+    return tl.minimum(acc, v, propagate_nan=tl.PropagateNan.ALL)
 
 
 @triton.jit
 def _finish_extreme(acc, IS_MAX: tl.constexpr):
-    """max or min of the tile along K; NaN when any lane holds NaN (the builtin combine ignores NaN)."""
-    if IS_MAX:
-        total = reduce_max(acc, 1)
-    else:
-        total = reduce_min(acc, 1)
+    """max or min of the tile along K, NaN when any lane holds NaN: one integer reduction of the order keys
+    (the builtin float combine ignores NaN on the GPU; a second "any NaN" reduction would cost as much)."""
     if acc.dtype.is_floating():
-        has_nan = reduce_max((acc != acc).to(tl.int32), 1)
-        total = tl.where(has_nan > 0, float("nan"), total)
+        if IS_MAX:
+            total = from_order_key(reduce_max(order_key(acc, True), 1))
+        else:
+            total = from_order_key(reduce_min(order_key(acc, False), 1))
+    else:
+        if IS_MAX:
+            total = reduce_max(acc, 1)
+        else:
+            total = reduce_min(acc, 1)
     return total
 
 

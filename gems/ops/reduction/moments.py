@@ -5,9 +5,16 @@
 
 Shifting by an element of the row keeps the subtraction S2 - S1**2 / n from cancelling unless the row
 spreads over many orders of magnitude, while each element costs two fused multiply-adds in registers
-(Welford's update costs a division). The input is viewed as (n_outer, n_red, n_inner) by planning.py;
-fp16/bf16/fp32 accumulate in fp32, fp64 in fp64. As in ATen, a row holding inf or NaN gives NaN for both
-the variance and the mean, and squares that overflow give an infinite variance.
+(Welford's update costs a division); the two sums are reduced across lanes together, once per program.
+The input is viewed as (n_outer, n_red, n_inner) by planning.py; fp16/bf16/fp32 accumulate in fp32, fp64
+in fp64. As in ATen, a row holding inf or NaN gives NaN for both the variance and the mean.
+
+Squares that overflow: an fp32 row with |x - K| above about 1.8e19 is summed a second time with x - K
+scaled by 2**-100, so that std (and a var that fits) come out finite, as the float64 result rounds (ATen's
+CUDA kernel, fp32 Welford, gives inf there). fp64 keeps the overflow, as ATen's float64 does everywhere.
+Only in the "rows" layout (reduced elements contiguous, not split): in the "cols" layout the rescue's
+registers would cost the common case a quarter of its occupancy (64 -> 80 registers per thread on sm_90),
+so those keep ATen CUDA's inf, as do split partials.
 
 When the vendor's ``SPLITS`` rule divides a long reduction between programs, each writes (n, mean, M2)
 of its part, and a second kernel merges them exactly: n = sum n_i, mean = sum(n_i mean_i) / n,
@@ -33,6 +40,7 @@ from gems.ops.reduction.planning import (
     output_coords,
     plan_or_permute,
     program_count,
+    reduce_max,
     reduce_sum,
     reduced_dims,
     reduced_shape,
@@ -54,19 +62,55 @@ def _div(a, b):
 
 
 @triton.jit
-def _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, mask, STD: tl.constexpr, WRITE_MEAN: tl.constexpr):
-    """Store var (or std) = M2 / max(n - correction, 0) at a_ptr, and the mean at b_ptr."""
+def _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, mask, STD: tl.constexpr, WRITE_MEAN: tl.constexpr,
+            unscale):
+    """Store var (or std) = M2 / max(n - correction, 0) at a_ptr, and the mean at b_ptr; m2 is in units of
+    unscale**-2 (the rescue pass of _moments_kernel)."""
     correction = tl.cast(tl.cast(corr_bits, tl.int64), tl.float64, bitcast=True).to(m2.dtype)
     divisor = n - correction
     var = _div(m2, tl.where(divisor > 0, divisor, 0))
     if STD:
         if var.dtype == tl.float32:
-            var = tl.sqrt_rn(var)
+            var = tl.sqrt_rn(var) * unscale
         else:
-            var = tl.sqrt(var)
+            var = tl.sqrt(var) * unscale
+    else:
+        var = var * unscale * unscale
     tl.store(a_ptr + offs, var.to(a_ptr.dtype.element_ty), mask=mask)
     if WRITE_MEAN:
         tl.store(b_ptr + offs, mean.to(b_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, SCALED: tl.constexpr, ACC: tl.constexpr,
+                  INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    """(S1, S2) of each row over k_start <= k < k_end, d = x - shift (times _scale when SCALED): per-lane
+    sums in the loop, then reduced across lanes."""
+    s1 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
+    s2 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
+    for k in range(k_start, k_end, BLOCK_K):
+        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
+        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(ACC)
+        d = tl.where(mask, x - shift[:, None], 0)
+        if SCALED:
+            d = d * _scale(True)
+        s1 += d
+        s2 += d * d
+    if BLOCK_M == 1:  # one reduction of the joined pair: one pass through shared memory, not two
+        return tl.split(reduce_sum(tl.join(s1, s2), 1))
+    else:  # (a joined [BLOCK_M, BLOCK_K, 2] tile needs more registers than two reductions cost)
+        return reduce_sum(s1, 1), reduce_sum(s2, 1)
+
+
+@triton.jit
+def _scale(DOWN: tl.constexpr):
+    """The fp32 rescue pass's scale, an exact power of two: 2**-100 (DOWN) or 2**100. Then |x - K| * 2**-100
+    <= 2**29 for every finite fp32 x (squares summed stay finite), and the terms that underflow are below
+    2**-78 of the overflowing ones."""
+    if DOWN:
+        return tl.full([], 7.888609052210118e-31, tl.float32)
+    else:
+        return tl.full([], 1.2676506002282294e30, tl.float32)
 
 
 @triton.jit
@@ -77,9 +121,11 @@ def _moments_kernel(
     stride_oo, stride_on, stride_os,
     STD: tl.constexpr, WRITE_MEAN: tl.constexpr, PARTIAL: tl.constexpr,
     ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    RESCUE_K: tl.constexpr,
 ):
     """Shifted sums of x[o, k, n] over this split's k. PARTIAL: store (mean, M2, n) at (a, b, c) + split *
-    stride_os; else var/std at a and the mean at b."""
+    stride_os; else var/std at a and the mean at b. RESCUE_K: the rescue pass's block along K (smaller: fewer
+    registers held for a path that rarely runs), 0 for none."""
     pid = tl.program_id(0)
     split = tl.program_id(1)
     if INT64:
@@ -90,16 +136,7 @@ def _moments_kernel(
     k_start = split * red_per_split
     k_end = tl.minimum(k_start + red_per_split, n_red)
     shift = tl.load(x_rows + k_start * stride_xk, mask=mask_m & (k_start < k_end), other=0).to(ACC)
-    s1 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
-    s2 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
-    for k in range(k_start, k_end, BLOCK_K):
-        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
-        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(ACC)
-        d = tl.where(mask, x - shift[:, None], 0)
-        s1 += d
-        s2 += d * d
-    t1 = reduce_sum(s1, 1)
-    t2 = reduce_sum(s2, 1)
+    t1, t2 = _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, False, ACC, INT64, BLOCK_M, BLOCK_K)
     n = tl.full([BLOCK_M], 0, ACC) + tl.maximum(k_end - k_start, 0)
     finite = (t1 - t1) == 0  # no inf or NaN in the row (an overflowing t2 alone means a huge variance)
     m2 = tl.where(t2 == float("inf"), t2, t2 - _div(t1 * t1, n))
@@ -111,7 +148,15 @@ def _moments_kernel(
         tl.store(b_ptr + offs, m2, mask=mask_m)
         tl.store(c_ptr + offs, n, mask=mask_m)
     else:
-        _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, mask_m, STD, WRITE_MEAN)
+        _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, mask_m, STD, WRITE_MEAN, 1.0)
+        if RESCUE_K > 0:
+            over = mask_m & finite & (t2 == float("inf"))
+            if reduce_max(over.to(tl.int32), 0) > 0:  # rare: squares overflow; sum those rows again, scaled
+                u1, u2 = _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, True, ACC, INT64, BLOCK_M,
+                                       RESCUE_K)
+                m2 = u2 - _div(u1 * u1, n)
+                m2 = tl.where(m2 < 0, 0, m2)
+                _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, over, STD, False, _scale(False))
 
 
 @triton.jit
@@ -147,7 +192,8 @@ def _merge_kernel(
         d = tl.load(mean_ptr + offs, mask=mask, other=0) - mean[:, None]
         m2_acc += tl.where(n_i > 0, tl.load(m2_ptr + offs, mask=mask, other=0) + n_i * d * d, 0)
     m2 = reduce_sum(m2_acc, 1)
-    _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, outer * stride_oo + inner * stride_on, mask_m, STD, WRITE_MEAN)
+    _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, outer * stride_oo + inner * stride_on, mask_m, STD, WRITE_MEAN,
+            1.0)
 
 
 _moments = Launcher(_moments_kernel)
@@ -175,11 +221,12 @@ def _plan(x, reduced, keepdim, out, std, want_mean, correction):
     grid = program_count(layout, block_m)
     if splits <= 1:
         args = (layout.n_rows, layout.n_inner, layout.n_red, per_split, bits, sxo, sxn, sxk, soo, son, 0,
-                std, want_mean, False, tl_acc, layout.cols, layout.needs_int64(), block_m, block_k)
+                std, want_mean, False, tl_acc, layout.cols, layout.needs_int64(), block_m, block_k,
+                0 if layout.cols or acc == torch.float64 else max(1, block_k // 4))
         return _Plan(order, Launch((grid, 1), args, warps), None, None)
     args = (layout.n_rows, layout.n_inner, layout.n_red, per_split, bits, sxo, sxn, sxk, layout.n_inner, 1,
             layout.n_rows, std, want_mean, True, tl_acc, layout.cols, layout.needs_int64(splits * layout.n_rows),
-            block_m, block_k)
+            block_m, block_k, 0)
     second = split_layout(layout, splits, (soo, son))
     cfg2 = config("reduction", second)
     (po, pk, pn), (oo, _, on) = second.strides

@@ -66,6 +66,31 @@ def reduce_min(x, axis: tl.constexpr):
 
 
 @triton.jit
+def order_key(v, NAN_HIGH: tl.constexpr):
+    """fp32 (fp64) v as an int32 (int64) in the same order, -inf < ... < -0.0 < +0.0 < ... < +inf, with every
+    NaN, whatever its sign, above everything (NAN_HIGH) or below. One integer max/min over these keys
+    replaces a float max plus an "any NaN" reduction (the builtin float combine ignores NaN on the GPU)."""
+    if v.dtype == tl.float32:
+        bits = v.to(tl.int32, bitcast=True)
+        key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+        nan = 0x7FFFFFFF if NAN_HIGH else -0x7FFFFFFF - 1
+    else:
+        bits = v.to(tl.int64, bitcast=True)
+        key = bits ^ ((bits >> 63) & 0x7FFFFFFFFFFFFFFF)
+        nan = 0x7FFFFFFFFFFFFFFF if NAN_HIGH else -0x7FFFFFFFFFFFFFFF - 1
+    return tl.where(v != v, nan, key)
+
+
+@triton.jit
+def from_order_key(key):
+    """The float whose order_key is ``key`` (a NaN key gives a NaN)."""
+    if key.dtype == tl.int32:
+        return (key ^ ((key >> 31) & 0x7FFFFFFF)).to(tl.float32, bitcast=True)
+    else:
+        return (key ^ ((key >> 63) & 0x7FFFFFFFFFFFFFFF)).to(tl.float64, bitcast=True)
+
+
+@triton.jit
 def _halve(x, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr):
     a, b = tl.split(tl.reshape(x, [BLOCK_M, WIDTH // 2, 2]))
     return a * b
