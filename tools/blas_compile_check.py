@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     from gems.runtime import selection
 
     backend = selection.select("nvidia", explicit=False)
-    from gems.ops.blas import diagonal, gemm, grouped_mm
+    from gems.ops.blas import diagonal, gemm, grouped_mm, tuning
 
     failures = 0
     jobs = []
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         gemm_configs, gemv_configs = backend.tune_configs("gemm"), backend.tune_configs("gemv")
         if not args.all_configs:  # the first gemm config that fits an sm_90 block's shared memory, as tuning would
             itemsize = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8}[dtype]
-            gemm_configs = [c for c in gemm_configs if gemm._tile_bytes(c, itemsize) <= _SM90_SHARED][:1]
+            gemm_configs = [c for c in gemm_configs if tuning._tile_bytes(c, itemsize) <= _SM90_SHARED][:1]
             gemv_configs = gemv_configs[:1]
         for config in gemm_configs:
             for has_bias in (False, True):
