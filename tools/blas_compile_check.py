@@ -25,7 +25,7 @@ DTYPES = {"fp16": tl.float32, "bf16": tl.float32, "fp32": tl.float32, "fp64": tl
 
 def _jit(kernel):
     while not isinstance(kernel, triton.runtime.jit.JITFunction):
-        kernel = kernel.fn
+        kernel = getattr(kernel, "autotuner", None) or kernel.fn
     return kernel
 
 
@@ -51,6 +51,7 @@ def main(argv=None) -> int:
     jobs = []
     for dtype in args.dtypes.split(","):
         acc = DTYPES[dtype]
+        acc_name = "fp64" if dtype == "fp64" else "fp32"
         ptr = f"*{dtype}"
         scalar = "i64" if dtype == "fp64" else "fp32"
         gemm_configs, gemv_configs = backend.tune_configs("gemm"), backend.tune_configs("gemv")
@@ -67,11 +68,16 @@ def main(argv=None) -> int:
                                  {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "bias_ptr": ptr, "alpha": scalar,
                                   "beta": scalar}, meta))
         for config in gemv_configs:
-            meta = {**config.kwargs, "HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc,
-                    "INT64": True}
-            jobs.append((f"gemv {dtype} {config}", gemm._gemv_kernel,
-                         {"a_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr, "bias_ptr": ptr, "alpha": scalar, "beta": scalar},
-                         meta))
+            for split in (1, 16):
+                meta = {**config.kwargs, "HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64",
+                        "ACC": acc, "INT64": True, "SPLIT_K": split}
+                jobs.append((f"gemv {dtype} {config} split {split}", gemm._gemv_kernel,
+                             {"a_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr, "bias_ptr": ptr, "part_ptr": f"*{acc_name}",
+                              "alpha": scalar, "beta": scalar}, meta))
+        jobs.append((f"gemv finish {dtype}", gemm._gemv_finish_kernel,
+                     {"part_ptr": f"*{acc_name}", "y_ptr": ptr, "bias_ptr": ptr, "alpha": scalar, "beta": scalar},
+                     {"HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc, "INT64": False,
+                      "SPLIT_K": 16, "BLOCK_M": 1024}))
         if dtype != "fp64":
             for mode in (0, 1, 2):
                 config = backend.tune_configs("gemm")[1]

@@ -26,7 +26,7 @@ from gems.codegen.pointwise import float64_bits
 from gems.ops.blas.tuning import Tuned, fitting_configs, keep_in_python, multiprocessors
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
-from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
 from gems.spec import PerfSpec, lazy
 
@@ -142,7 +142,8 @@ def _gemv_split(args) -> int:
     units = multiprocessors(args["a_ptr"].device)
     if programs >= 2 * units:
         return 1
-    return next_power_of_2(min(cdiv(4 * units, programs), cdiv(args["K"], args["BLOCK_K"]), _MAX_SPLIT))
+    split = min(cdiv(4 * units, programs), cdiv(args["K"], args["BLOCK_K"]), _MAX_SPLIT)
+    return 1 << (max(split, 1).bit_length() - 1)  # a power of two (few compiled variants), at most one run per step
 
 
 def _gemv_tuned(kernel):

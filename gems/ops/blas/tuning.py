@@ -69,6 +69,8 @@ class Tuned:
             if config is None:
                 for name in self.autotuner.restore_value:
                     _check_restorable(self.__name__, name, named[name])
+                if registration.recording is not None:  # the next call of this signature launches plainly
+                    registration.recording.deferred = "tuning"
             self._tuning(grid, *args)
             config = self.chosen[key] = self.autotuner.best_config
             self.best_config = config
