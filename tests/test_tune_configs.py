@@ -186,12 +186,12 @@ def test_products_run_the_vendor_config_in_this_process():
 
 
 def test_gemm_configs_that_cannot_fit_shared_memory_are_not_compiled(monkeypatch):
-    from gems.ops.blas import gemm
+    from gems.ops.blas import tuning
 
     big = triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=3)  # 144 KiB fp16
     small = triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4)  # 64 KiB fp16
-    monkeypatch.setattr(gemm, "_shared_memory", lambda device: 227 * 1024)  # an H100's per-block limit
-    fitting = lambda dtype: gemm.fitting_configs([big, small], {"a_ptr": torch.empty(1, dtype=dtype)})  # noqa: E731
+    monkeypatch.setattr(tuning, "_shared_memory", lambda device: 227 * 1024)  # an H100's per-block limit
+    fitting = lambda dtype: tuning.fitting_configs([big, small], {"a_ptr": torch.empty(1, dtype=dtype)})  # noqa: E731
     assert fitting(torch.float16) == [big, small]
     assert fitting(torch.float32) == [small]
     assert fitting(torch.float64) == [small]  # none fits: the smallest is kept

@@ -25,7 +25,7 @@ DTYPES = {"fp16": tl.float32, "bf16": tl.float32, "fp32": tl.float32, "fp64": tl
 
 def _jit(kernel):
     while not isinstance(kernel, triton.runtime.jit.JITFunction):
-        kernel = kernel.fn
+        kernel = getattr(kernel, "autotuner", None) or kernel.fn
     return kernel
 
 
@@ -45,18 +45,19 @@ def main(argv=None) -> int:
     from gems.runtime import selection
 
     backend = selection.select("nvidia", explicit=False)
-    from gems.ops.blas import diagonal, gemm, grouped_mm
+    from gems.ops.blas import diagonal, gemm, grouped_mm, tuning
 
     failures = 0
     jobs = []
     for dtype in args.dtypes.split(","):
         acc = DTYPES[dtype]
+        acc_name = "fp64" if dtype == "fp64" else "fp32"
         ptr = f"*{dtype}"
         scalar = "i64" if dtype == "fp64" else "fp32"
         gemm_configs, gemv_configs = backend.tune_configs("gemm"), backend.tune_configs("gemv")
         if not args.all_configs:  # the first gemm config that fits an sm_90 block's shared memory, as tuning would
             itemsize = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8}[dtype]
-            gemm_configs = [c for c in gemm_configs if gemm._tile_bytes(c, itemsize) <= _SM90_SHARED][:1]
+            gemm_configs = [c for c in gemm_configs if tuning._tile_bytes(c, itemsize) <= _SM90_SHARED][:1]
             gemv_configs = gemv_configs[:1]
         for config in gemm_configs:
             for has_bias in (False, True):
@@ -67,11 +68,16 @@ def main(argv=None) -> int:
                                  {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "bias_ptr": ptr, "alpha": scalar,
                                   "beta": scalar}, meta))
         for config in gemv_configs:
-            meta = {**config.kwargs, "HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc,
-                    "INT64": True}
-            jobs.append((f"gemv {dtype} {config}", gemm._gemv_kernel,
-                         {"a_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr, "bias_ptr": ptr, "alpha": scalar, "beta": scalar},
-                         meta))
+            for split in (1, 16):
+                meta = {**config.kwargs, "HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64",
+                        "ACC": acc, "INT64": True, "SPLIT_K": split}
+                jobs.append((f"gemv {dtype} {config} split {split}", gemm._gemv_kernel,
+                             {"a_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr, "bias_ptr": ptr, "part_ptr": f"*{acc_name}",
+                              "alpha": scalar, "beta": scalar}, meta))
+        jobs.append((f"gemv finish {dtype}", gemm._gemv_finish_kernel,
+                     {"part_ptr": f"*{acc_name}", "y_ptr": ptr, "bias_ptr": ptr, "alpha": scalar, "beta": scalar},
+                     {"HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc, "INT64": False,
+                      "SPLIT_K": 16, "BLOCK_M": 1024}))
         if dtype != "fp64":
             for mode in (0, 1, 2):
                 config = backend.tune_configs("gemm")[1]

@@ -70,6 +70,7 @@ class Recording:
         self.launches = []  # (launcher, compiled, grid, options, args)
         self.allocated = set()  # storages the call allocated
         self.refused = None
+        self.deferred = None  # why this call cannot be a plan but a later one of its signature may (tuning)
         self._mode = _Watch(self)
 
     def __enter__(self):
@@ -209,6 +210,8 @@ def record_call(impl, keyset, args, kwargs, tensors, calls, primitive):
         drew = len(after) != len(rng) or not all(torch.equal(a, b) for a, b in zip(rng, after))
     if drew:
         return result, False  # it drew random numbers: a replay would repeat them
+    if recording.deferred:
+        return result, None
     return result, recording.spec(result)
 
 

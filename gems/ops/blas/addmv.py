@@ -8,10 +8,19 @@ import torch
 from gems.dtypes import FLOATS
 from gems.ops.blas.gemm import expand_bias, gemv, overlaps, prepare_out, product_perf, samples
 from gems.ops.blas.mv import check_mv
+from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
+
+# Devices whose ATen addmv computes operands of different dtypes (CUDA's copies self into the result,
+# converting it, before its gemv) where the CPU's raises RuntimeError: there gems leaves such a call to
+# ATen's own kernel, which computes or refuses it as it does on that device. A per-device-type rule.
+_MIXED_DTYPES_COMPUTED_ON = ("cuda",)
+_MIXED_REASON = "addmv with operands of different dtypes: left to ATen, which computes it on this device type"
 
 
 def _addmv(self, mat, vec, beta, alpha, out=None, inplace=False):
+    if mat.device.type in _MIXED_DTYPES_COMPUTED_ON and len({self.dtype, mat.dtype, vec.dtype}) > 1:
+        raise Fallback(_MIXED_REASON)
     check_mv("addmv", mat, vec, self)
     shape = (mat.shape[0],)
     if inplace and tuple(self.shape) != shape:
@@ -42,5 +51,7 @@ SPECS = [
         name="addmv", family="blas", impls={"addmv": addmv, "addmv.out": addmv_out, "addmv_": addmv_},
         call=torch.addmv, samples=samples("addmv_samples"), dtypes=FLOATS, tolerance="reduction",
         perf=product_perf("addmv", operand=1, shapes="mv"),
+        # Raises on the CPU (gems raises the same), computed by ATen on CUDA (see _MIXED_DTYPES_COMPUTED_ON).
+        deliberate_fallbacks={"error-dtype-mix": _MIXED_REASON},
     ),
 ]

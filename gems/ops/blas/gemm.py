@@ -18,13 +18,12 @@ ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
 
 from __future__ import annotations
 
-import functools
-
 import torch
 import triton
 import triton.language as tl
 
 from gems.codegen.pointwise import float64_bits
+from gems.ops.blas.tuning import Tuned, fitting_configs, keep_in_python, multiprocessors
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
@@ -38,6 +37,10 @@ GEMM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _MAX_GRID_Y = 65535
 # Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a block of margin).
 _INT32_SAFE = 2**31 - 1 - 2**20
+# At most this many programs share a GEMV row block (their partial sums: SPLIT_K x M values in ACC).
+_MAX_SPLIT = 64
+# Outputs per program of the GEMV's second pass (a few fp32 adds each: any size that fills the device).
+_FINISH_BLOCK = 1024
 
 
 @triton.jit
@@ -61,35 +64,13 @@ def _epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS: tl.constexpr, SCALED:
     return acc
 
 
-def _tile_bytes(config, itemsize: int) -> int:
-    meta = config.kwargs
-    return config.num_stages * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
-
-
-def fitting_configs(configs, named_args, **kwargs):
-    """The GEMM configs whose operand tiles, over all pipeline stages, fit the device's shared memory
-    (the smallest one if none does): an fp32 or fp64 product needs twice or four times an fp16 one's,
-    and compiling a config only to see it refused costs seconds each."""
-    itemsize = named_args["a_ptr"].element_size()
-    limit = _shared_memory(named_args["a_ptr"].device)
-    fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
-    return fits or [min(configs, key=lambda c: _tile_bytes(c, itemsize))]
-
-
-@functools.cache
-def _shared_memory(device: torch.device) -> int:
-    try:
-        return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]
-    except Exception:  # a driver that cannot say: keep every config
-        return 1 << 62
-
-
 def _gemm_tuned(kernel):
-    return selection.current().autotune(
-        "gemm", ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn"],
+    # PRECISION is in the key: an fp32 product tuned for TF32 tensor cores is not the best IEEE one.
+    return Tuned(selection.current().autotune(
+        "gemm", ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "PRECISION"],
         restore_value=["c_ptr"],  # tuning runs the kernel repeatedly; an in-place c is also its bias
         prune_configs_by={"early_config_prune": fitting_configs},
-    )(triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})(kernel))
+    )(triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})(kernel)))
 
 
 @_gemm_tuned
@@ -152,36 +133,84 @@ def _gemm_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
-@selection.current().autotune("gemv", ["M", "K", "stride_am", "stride_ak"], restore_value=["y_ptr"])
+def _gemv_split(args) -> int:
+    """Programs sharing each BLOCK_M rows (SPLIT_K, each a run of whole BLOCK_K steps; a second kernel adds
+    their partial sums in a fixed order): 1 while the rows alone give two programs per multiprocessor,
+    else enough for four. A matrix read along its rows (mm with one output row: x @ W with W row-major)
+    takes 64-256 rows per program to read whole 32-byte sectors, so 4096 rows are only 16-64 programs."""
+    programs = cdiv(args["M"], args["BLOCK_M"])
+    units = multiprocessors(args["a_ptr"].device)
+    if programs >= 2 * units:
+        return 1
+    split = min(cdiv(4 * units, programs), cdiv(args["K"], args["BLOCK_K"]), _MAX_SPLIT)
+    return 1 << (max(split, 1).bit_length() - 1)  # a power of two (few compiled variants), at most one run per step
+
+
+def _gemv_tuned(kernel):
+    return Tuned(selection.current().autotune("gemv", ["M", "K", "stride_am", "stride_ak"], restore_value=["y_ptr"])(
+        triton.heuristics({"SPLIT_K": _gemv_split})(kernel)), scratch=("part_ptr",))
+
+
+@_gemv_tuned
 @triton.jit
 def _gemv_kernel(
-    a_ptr, x_ptr, y_ptr, bias_ptr,
+    a_ptr, x_ptr, y_ptr, bias_ptr, part_ptr,
     M, K,
     stride_am, stride_ak, stride_x, stride_y, stride_bias,
     alpha, beta,
     HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, FP64_SCALARS: tl.constexpr, ACC: tl.constexpr,
-    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
 ):
-    """y[m] = alpha * sum_k a[m, k] * x[k] + beta * bias[m]; one program per BLOCK_M rows."""
+    """y[m] = alpha * sum_k a[m, k] * x[k] + beta * bias[m]. Grid (row blocks, SPLIT_K): program (i, s)
+    sums rows i*BLOCK_M.. over the s-th of SPLIT_K runs of BLOCK_K steps; with SPLIT_K > 1 it writes
+    that partial sum to part[s, m] (ACC) and :func:`_gemv_finish_kernel` completes y."""
+    pid_k = tl.program_id(1)
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_k = tl.arange(0, BLOCK_K)
     if INT64:
         offs_m = offs_m.to(tl.int64)
         offs_k = offs_k.to(tl.int64)
+    run = (tl.cdiv(K, BLOCK_K) + SPLIT_K - 1) // SPLIT_K * BLOCK_K
+    k_lo = pid_k * run
+    k_hi = tl.minimum(K, k_lo + run)
     mask_m = offs_m < M
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-    x_ptrs = x_ptr + offs_k * stride_x
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + (k_lo + offs_k[None, :]) * stride_ak
+    x_ptrs = x_ptr + (k_lo + offs_k) * stride_x
     acc = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
-    for k in range(0, K, BLOCK_K):
-        mask_k = offs_k < K - k
+    for k in range(k_lo, k_hi, BLOCK_K):
+        mask_k = offs_k < k_hi - k
         a = tl.load(a_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0).to(ACC)
         x = tl.load(x_ptrs, mask=mask_k, other=0).to(ACC)
         acc += a * x[None, :]
         a_ptrs += BLOCK_K * stride_ak
         x_ptrs += BLOCK_K * stride_x
-    y = _epilogue(reduce_sum(acc, 1), bias_ptr + offs_m * stride_bias, mask_m, alpha, beta, HAS_BIAS, SCALED,
-                  FP64_SCALARS, ACC)
-    tl.store(y_ptr + offs_m * stride_y, y.to(y_ptr.dtype.element_ty), mask=mask_m)
+    total = reduce_sum(acc, 1)
+    if SPLIT_K == 1:
+        y = _epilogue(total, bias_ptr + offs_m * stride_bias, mask_m, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS,
+                      ACC)
+        tl.store(y_ptr + offs_m * stride_y, y.to(y_ptr.dtype.element_ty), mask=mask_m)
+    else:
+        tl.store(part_ptr + pid_k * M + offs_m, total, mask=mask_m)
+
+
+@triton.jit
+def _gemv_finish_kernel(
+    part_ptr, y_ptr, bias_ptr,
+    M, stride_y, stride_bias,
+    alpha, beta,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, FP64_SCALARS: tl.constexpr, ACC: tl.constexpr,
+    INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
+):
+    """y[m] = alpha * sum_s part[s, m] + beta * bias[m], the partial sums added in order s = 0, 1, ..."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    if INT64:
+        offs_m = offs_m.to(tl.int64)
+    mask = offs_m < M
+    total = tl.load(part_ptr + offs_m, mask=mask, other=0)
+    for s in range(1, SPLIT_K):
+        total += tl.load(part_ptr + s * M + offs_m, mask=mask, other=0)
+    y = _epilogue(total, bias_ptr + offs_m * stride_bias, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
+    tl.store(y_ptr + offs_m * stride_y, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 # --------------------------------------------------------------------------- launchers
@@ -191,9 +220,12 @@ _TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32:
 
 
 def dot_precision(dtype: torch.dtype, device: torch.device) -> str:
-    """"tf32" for an fp32 product on CUDA when the user allowed TF32 matmuls (ATen then uses it), else "ieee"."""
-    if dtype == torch.float32 and device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32:
-        return "tf32"
+    """"tf32" for an fp32 product on CUDA when the user allowed TF32 matmuls (ATen then uses it), else "ieee".
+    A call that reads the flag stays off the native layer's plans, whose key does not cover it."""
+    if dtype == torch.float32 and device.type == "cuda":
+        keep_in_python("an fp32 product reads torch.backends.cuda.matmul.allow_tf32 on each call")
+        if torch.backends.cuda.matmul.allow_tf32:
+            return "tf32"
     return "ieee"
 
 
@@ -235,8 +267,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         args = [t[start:stop] for t in (a, b, out, bias)]
         strides = [s for t in args for s in t.stride()]
         grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731
-        launch_tuned(_gemm_kernel, grid, *args, m, n, k, *strides, alpha, beta,
-                     has_bias, scaled, fp64, precision, _TL_ACC[out.dtype], int64)
+        _gemm_kernel.launch(grid, *args, m, n, k, *strides, alpha, beta,
+                            has_bias, scaled, fp64, precision, _TL_ACC[out.dtype], int64)
     return out
 
 
@@ -249,22 +281,24 @@ def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None,
     alpha, beta, scaled, fp64 = _scalars(alpha, beta, y.dtype, has_bias)
     bias = bias if has_bias else y
     int64 = max(_span(t) for t in (matrix, vector, y, bias)) > _INT32_SAFE
-    grid = lambda meta: (cdiv(m, meta["BLOCK_M"]),)  # noqa: E731
-    launch_tuned(_gemv_kernel, grid, matrix, vector, y, bias, m, k, *matrix.stride(), vector.stride(0), y.stride(0),
-                 bias.stride(0), alpha, beta, has_bias, scaled, fp64, _TL_ACC[y.dtype], int64)
+    acc = _TL_ACC[y.dtype]
+    args = (matrix, vector, y, bias, None, m, k, *matrix.stride(), vector.stride(0), y.stride(0), bias.stride(0),
+            alpha, beta, has_bias, scaled, fp64, acc, int64)
+    named = dict(zip(_gemv_kernel.names, args))
+    config = _gemv_kernel.chosen.get(_gemv_kernel.key(named))
+    # Room for the partial sums of the chosen config's split, or, before tuning, of any config's.
+    configs = [config] if config is not None else _gemv_kernel.autotuner.configs
+    rows = max(_gemv_kernel.meta(c, named)["SPLIT_K"] for c in configs)
+    part = torch.empty((rows, m), dtype=torch.float64 if fp64 else torch.float32, device=y.device) if rows > 1 else y
+    grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), meta["SPLIT_K"])  # noqa: E731
+    split = _gemv_kernel.launch(grid, *args[:4], part, *args[5:])["SPLIT_K"]
+    if split > 1:
+        _finish(cdiv(m, _FINISH_BLOCK), 4, part, y, bias, m, y.stride(0), bias.stride(0), alpha, beta, has_bias,
+                scaled, fp64, acc, int64, split, _FINISH_BLOCK)
     return y
 
 
-_tuned_launchers: dict = {}
-
-
-def launch_tuned(kernel, grid, *args):
-    """``kernel[grid](*args)`` for an autotuned kernel, through a Launcher: conformance then sees the launch,
-    and the native layer keeps such calls on the Python path (the config is chosen at launch)."""
-    launcher = _tuned_launchers.get(kernel)
-    if launcher is None:
-        launcher = _tuned_launchers[kernel] = Launcher(kernel)
-    launcher(grid, *args)
+_finish = Launcher(_gemv_finish_kernel).flat
 
 
 # --------------------------------------------------------------------------- ATen's checks

@@ -17,7 +17,8 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.ops.blas.gemm import dot_precision, fitting_configs, gemm, launch_tuned
+from gems.ops.blas.gemm import dot_precision, gemm
+from gems.ops.blas.tuning import Tuned, fitting_configs
 from gems.runtime import selection
 from gems.runtime.launch import cdiv
 from gems.runtime.registration import Fallback
@@ -28,8 +29,14 @@ _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 _M, _N, _K = 0, 1, 2
 
 
-@selection.current().autotune("gemm", ["M", "N", "K", "GROUP_DIM"], restore_value=["c_ptr"],
-                              prune_configs_by={"early_config_prune": fitting_configs})
+def _grouped_tuned(kernel):
+    # No restore_value: c is always a fresh result that the kernel only writes, and for M or N groups it
+    # is an expanded view (group stride 0), which the tuner's restoring copy_ would refuse.
+    return Tuned(selection.current().autotune("gemm", ["M", "N", "K", "GROUP_DIM", "PRECISION"],
+                                              prune_configs_by={"early_config_prune": fitting_configs})(kernel))
+
+
+@_grouped_tuned
 @triton.jit
 def _grouped_kernel(
     a_ptr, b_ptr, c_ptr, offs_ptr,
@@ -130,8 +137,8 @@ def grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
         return out
     # Group strides of an operand shared by every group are 0 (the expanded views above).
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), groups)  # noqa: E731
-    launch_tuned(_grouped_kernel, grid, a, b, c, offs, m, n, k, *a.stride(), *b.stride(), *c.stride(), mode,
-                 dot_precision(a.dtype, a.device))
+    _grouped_kernel.launch(grid, a, b, c, offs, m, n, k, *a.stride(), *b.stride(), *c.stride(), mode,
+                           dot_precision(a.dtype, a.device))
     return out
 
 

@@ -1,0 +1,120 @@
+"""How the blas kernels launch (gems/ops/blas/tuning.py, gemm.py) on the interpreter vendor: the tuned
+config becomes a plain launch the native layer replays, tuning refuses what Triton's restoring copy
+refuses on a GPU, GEMV splits K when its rows give too few programs, and the per-device addmv rule."""
+
+import os
+import shutil
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import gems
+from gems import native
+from gems.ops.blas import addmv, gemm, tuning
+from gems.runtime import configs, registration
+
+
+@pytest.fixture(autouse=True)
+def _gems_on():
+    if gems.vendor().name != "interpreter":
+        pytest.skip("checks the interpreter vendor (single-config tuning, Python launch primitive)")
+    previous = registration.snapshot()
+    gems.enable()
+    native.invalidate()
+    gems.reset_counts()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+def _counting(monkeypatch, tuned):
+    """Count the launches of ``tuned`` through the autotuner and as a plain launch."""
+    seen = {"tuning": 0, "plain": 0}
+    for path, launcher in (("tuning", tuned._tuning), ("plain", tuned._plain)):
+        def counted(*args, _launcher=launcher, _path=path, **kwargs):
+            seen[_path] += 1
+            return _launcher(*args, **kwargs)
+        monkeypatch.setattr(tuned, f"_{path}", counted)
+    return seen
+
+
+def test_the_first_call_of_a_key_tunes_and_later_ones_launch_the_chosen_config(monkeypatch):
+    seen = _counting(monkeypatch, gemm._gemm_kernel)
+    a, b = torch.randn(13, 21), torch.randn(21, 11)
+    with gems.aten_only():
+        want = a.double().mm(b.double()).float()
+    for _ in range(3):
+        torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-5)
+    assert seen["tuning"] == 1 and seen["plain"] >= 1  # the third call may be the native layer's replay
+    assert any(key[:3] == (13, 11, 21) and "ieee" in key for key in gemm._gemm_kernel.chosen)  # PRECISION keyed
+    expected = configs.triton_configs(configs.load_tune_configs(
+        gems.vendor().directory / "tune_configs.yaml")["gemm"])[0]
+    assert gemm._gemm_kernel.best_config.kwargs == expected.kwargs
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
+def test_a_tuned_product_is_replayed_by_the_native_layer():
+    a, b = torch.randn(9, 14), torch.randn(14, 6)
+    for _ in range(4):
+        a, b = torch.randn(9, 14), torch.randn(14, 6)
+        torch.testing.assert_close(torch.mm(a, b), a.double().mm(b.double()).float(), rtol=1e-5, atol=1e-5)
+    assert native.call_counts().get("mm", 0) >= 2  # tuned on call 1, recorded on call 2, replayed after
+
+
+@triton.jit
+def _store_kernel(y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.full([BLOCK], 1.0, tl.float32), mask=offs < n)
+
+
+def test_tuning_refuses_a_restored_tensor_whose_elements_share_memory():
+    # Triton copies such a tensor back after each benchmark run on a GPU, and ATen's copy_ refuses an
+    # expanded view: the interpreter (which never benchmarks) must fail the same call.
+    kernel = tuning.Tuned(configs.autotune([triton.Config({"BLOCK": 16})], ["n"], restore_value=["y_ptr"])(
+        _store_kernel))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        kernel.launch(lambda meta: (1,), torch.zeros(4)[None].expand(3, 4), 12)
+    y = torch.zeros(12)
+    kernel.launch(lambda meta: (1,), y, 12)
+    assert torch.equal(y, torch.ones(12))
+
+
+def test_gemv_splits_k_over_more_programs_when_its_rows_give_too_few(monkeypatch):
+    monkeypatch.setattr(gemm, "multiprocessors", lambda device: 132)  # an H100
+    finished = []
+    launch = gemm._finish
+    monkeypatch.setattr(gemm, "_finish", lambda *args: finished.append(args[-2]) or launch(*args))
+    for dtype in (torch.float32, torch.float16):
+        mat, vec, bias = torch.randn(40, 700).to(dtype), torch.randn(700).to(dtype), torch.randn(40).to(dtype)
+        got = torch.addmv(bias, mat, vec, beta=0.5, alpha=2.0)
+        with gems.aten_only():
+            want = torch.addmv(bias.double(), mat.double(), vec.double(), beta=0.5, alpha=2.0)
+        torch.testing.assert_close(got.double(), want, rtol=2e-3 if dtype == torch.float16 else 1e-5, atol=1e-2)
+    # 40 rows: one 32-row block of the interpreter's config; 700 / 64: 11 steps -> 8 runs of K.
+    assert finished == [8, 8]
+
+
+def test_addmv_leaves_a_dtype_mix_to_aten_on_the_devices_whose_aten_computes_it(monkeypatch):
+    mix = (torch.randn(5, dtype=torch.float64), torch.randn(5, 3), torch.randn(3))
+    with pytest.raises(RuntimeError, match="same dtype"):  # the CPU's ATen refuses it, and so does gems here
+        torch.addmv(*mix)
+    assert not any(k[0] == "addmv" for k in registration.fallback_calls)
+    monkeypatch.setattr(addmv, "_MIXED_DTYPES_COMPUTED_ON", ("cpu",))
+    with pytest.raises(RuntimeError):  # ATen ran it (and refuses it on the CPU)
+        torch.addmv(*mix)
+    assert [why for (op, why) in registration.fallback_calls if op == "addmv"] == [addmv._MIXED_REASON]
+
+
+def test_fp32_precision_follows_the_tf32_flag_on_cuda_only():
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    flags = torch.backends.cuda.matmul
+    previous = flags.allow_tf32
+    try:
+        flags.allow_tf32 = True
+        assert gemm.dot_precision(torch.float32, cuda) == "tf32"
+        assert gemm.dot_precision(torch.float32, cpu) == gemm.dot_precision(torch.float16, cuda) == "ieee"
+        flags.allow_tf32 = False
+        assert gemm.dot_precision(torch.float32, cuda) == "ieee"
+    finally:
+        flags.allow_tf32 = previous
