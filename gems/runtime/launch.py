@@ -19,6 +19,9 @@ is reported to it, so that later calls of the same signature replay the launches
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import torch
 import triton
 import triton.language as tl
@@ -78,6 +81,21 @@ def _active_hook(hook):
     return None if hook is None or getattr(hook, "calls", None) == [] else hook
 
 
+# triton 3.6's CudaLauncher.__call__ takes (gridX, gridY, gridZ, stream, function, *args) and forwards
+# them to its C launch as (grid, stream, function, cooperative, pdl, scratch, scratch, *args). triton 3.9's
+# names more parameters and its C launch takes another layout: there (and in any unknown layout) the
+# Python launcher is called, as Triton itself calls it.
+_FORWARDING_CALL = ("self", "gridX", "gridY", "gridZ", "stream", "function", "args")
+
+
+@functools.cache
+def _forwards_to_c_launch(launcher_type) -> bool:
+    try:
+        return tuple(inspect.signature(launcher_type.__call__).parameters) == _FORWARDING_CALL
+    except (TypeError, ValueError):
+        return False
+
+
 def _direct_launch(compiled) -> tuple:
     """(launch, leading arguments): ``launch(gx, gy, gz, stream, *leading, *kernel_args)`` starts the kernel.
 
@@ -89,7 +107,7 @@ def _direct_launch(compiled) -> tuple:
     c_launch = getattr(run, "launch", None)
     fixed = ("global_scratch_size", "profile_scratch_size", "launch_cooperative_grid", "launch_pdl")
     if (type(run).__name__ == "CudaLauncher" and c_launch is not None and all(hasattr(run, f) for f in fixed)
-            and not run.global_scratch_size and not run.profile_scratch_size):
+            and _forwards_to_c_launch(type(run)) and not run.global_scratch_size and not run.profile_scratch_size):
         return c_launch, (compiled.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
                           compiled.packed_metadata, None, None, None)
     return run, (compiled.function, compiled.packed_metadata, None, None, None)

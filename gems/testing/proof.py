@@ -198,6 +198,47 @@ class _Mode(TorchDispatchMode):
         return out
 
 
+def _overload_name(func) -> str:
+    """``aten.add.Tensor`` -> ``add.Tensor``, ``aten.abs.default`` -> ``abs`` (as gems registers them)."""
+    name = func._schema.name.removeprefix("aten::")
+    return name if func._overloadname == "default" else f"{name}.{func._overloadname}"
+
+
+class AtenComputed(TorchDispatchMode):
+    """Around a case's call (and its backward): which tensors ATen computed outside gems. ATen's own
+    kernels may be nondeterministic (CUDA's atomics in scatter_add, in cummax's backward), so only what
+    gems computed must repeat bit for bit in the warm call.
+
+    Every operator the call dispatches is seen here: one served by gems (its calls counted in
+    ``registration.gems_calls``; one gems registers with its own autograd shows here as the operators
+    inside it) carries the marks of what it read to what it writes, as copies and kernel launches do; any
+    other operator that computes marks what it writes. Allocation, views and metadata compute nothing."""
+
+    def __init__(self):
+        super().__init__()
+        self._marks = weakref.WeakKeyDictionary()  # untyped storage -> True (ATen computed part of it)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        overload = _overload_name(func)
+        served = registration.gems_calls[overload]
+        out = func(*args, **kwargs)
+        kind = _kind(func, args)
+        if kind in ("allocation", "view", "metadata"):
+            return out
+        by_gems = registration.gems_calls[overload] != served
+        marked = (kind == "compute" and not by_gems) or any(self.computed(t) for t in _tensors(args) + _tensors(kwargs))
+        if marked:
+            for t in _tensors(out) + _written(func._schema, args, kwargs):
+                if t.device.type != "meta":
+                    self._marks[t.untyped_storage()] = True
+        return out
+
+    def computed(self, t: torch.Tensor) -> bool:
+        """Whether ATen computed (part of) ``t``'s values outside gems while the mode was on."""
+        return t.device.type != "meta" and self._marks.get(t.untyped_storage(), False)
+
+
 @contextlib.contextmanager
 def recording():
     """Install a fresh :class:`Recorder` in the runtime's hooks for the block."""
