@@ -132,3 +132,15 @@ def multiprocessors(device: torch.device) -> int:
         return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["multiprocessor_count"]
     except Exception:
         return 1
+
+
+_tuned_by_kernel: dict = {}
+
+
+def launch_tuned(autotuner, grid, *args):
+    """``Tuned(autotuner).launch(grid, *args)`` with one :class:`Tuned` per kernel, made on first use (its
+    chosen configs kept): for other families' autotuned kernels (gems/ops/conv/)."""
+    tuned = _tuned_by_kernel.get(autotuner)
+    if tuned is None:
+        tuned = _tuned_by_kernel[autotuner] = Tuned(autotuner)
+    return tuned.launch(grid, *args)

@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from gems.dtypes import FLOATS
-from gems.ops.blas.gemm import launch_tuned
+from gems.ops.blas.tuning import launch_tuned
 from gems.ops.conv.implicit_gemm import (
     TL_ACC,
     as_3d,
