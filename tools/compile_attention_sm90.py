@@ -45,7 +45,8 @@ def signature(kernel, pointer_types, constexprs):
 def compile_one(kernel, pointer_types, constexprs, warps, stages):
     fn, sig = signature(kernel, pointer_types, constexprs)
     try:
-        triton.compile(ASTSource(fn, sig, constexprs), target=TARGET, options={"num_warps": warps, "num_stages": stages})
+        options = {"num_warps": warps, "num_stages": stages}
+        triton.compile(ASTSource(fn, sig, constexprs), target=TARGET, options=options)
         return None
     except Exception as exc:
         return f"{fn.__name__} {constexprs}: {str(exc)[:800]}"
