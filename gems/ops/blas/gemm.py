@@ -9,7 +9,11 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and v
   fp64. The configs are autotuned from the vendor's ``tune_configs.yaml``, key "gemm".
 - ``gemv``: y = alpha * (a @ x) + beta * bias for a matrix and a vector: memory-bound, so each program
   reduces BLOCK_M rows with plain multiply-adds instead of a tensor-core tile that would be mostly
-  padding. mm with a single output row or column (LLM decoding) takes it too. Key "gemv".
+  padding. mm with a single output row or column (LLM decoding) takes it too. Key "gemv". When the
+  row blocks are too few to fill the device, K is split over more programs and a second kernel adds
+  their partial sums in a fixed order (deterministic).
+
+Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
 fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
 CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too. ``beta == 0``
