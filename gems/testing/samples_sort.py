@@ -207,7 +207,7 @@ def sort_perf_inputs():
     """inputs(shape, dtype, device): ``torch.sort(x, -1)`` of a (rows, cols) tensor."""
 
     def inputs(shape, dtype, device):
-        return Sample("perf", (make_tensor(shape, dtype, device), -1))
+        return Sample("perf", (make_tensor(shape, dtype, device), -1), tie_check=tie_check(-1, True))
 
     return inputs
 
@@ -216,7 +216,8 @@ def topk_perf_inputs(k=64):
     """inputs(shape, dtype, device): ``torch.topk(x, min(k, cols), -1)`` (the largest k, sorted)."""
 
     def inputs(shape, dtype, device):
-        return Sample("perf", (make_tensor(shape, dtype, device), min(k, shape[-1]), -1))
+        return Sample("perf", (make_tensor(shape, dtype, device), min(k, shape[-1]), -1),
+                      tie_check=tie_check(-1, False))
 
     return inputs
 
