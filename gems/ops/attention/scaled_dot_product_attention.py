@@ -32,7 +32,8 @@ _BACKENDS = {
 
 def _served(device, shapes, dtype, mask, causal, gqa, grad) -> tuple:
     """The overloads SDPA runs for these shapes on ``device``, as ATen's own choice says (probed on empty
-    tensors); the sim device has no ATen kernels: its samples are made on the CPU, and it runs the CPU's."""
+    tensors). The simulated device registers no SDPA backend choice: ATen runs its math composite there
+    (matrix products and softmax, which gems serves), measured 2026-11-22."""
     if any(0 in s for s in shapes):
         return ("add.Tensor",)  # the composite answers empty inputs itself (zeros plus sums, no backend)
     q, k, v = (torch.empty(s, dtype=dtype, device=device) for s in shapes)
@@ -40,7 +41,7 @@ def _served(device, shapes, dtype, mask, causal, gqa, grad) -> tuple:
     choice = int(torch._fused_sdp_choice(q, k, v, probe_mask, 0.0, causal, enable_gqa=gqa))
     kind = torch.device(device).type
     if not selection.current().capabilities.aten_kernels:
-        kind = "cpu"
+        return ("bmm",)  # a device with no fused-attention choice of its own (sim): ATen's math composite
     overload = _BACKENDS.get((kind, choice))
     if overload is None:
         return ("bmm",)  # ATen's math composite: its matrix products
@@ -156,7 +157,7 @@ SPECS = [
             (vendor, "float16", variant): "dQ of a causal row that sees one key: ATen's CPU kernel gets an exact 0 "
             "(its delta and dP are the same sums), gems' delta (from O) and dP (a tl.dot) round apart by ~1e-8, which "
             "fp16 stores as -0.0: measured on the interpreter, 2026-11-22"
-            for vendor in ("interpreter", "sim") for variant in ("grad-causal", "grad-causal-short-q")
+            for vendor in ("interpreter",) for variant in ("grad-causal", "grad-causal-short-q")
         },
         perf=PerfSpec(inputs=sdpa_perf_inputs, shapes="scaled_dot_product_attention", bytes=sdpa_bytes,
                       flops=sdpa_flops),

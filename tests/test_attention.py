@@ -1,0 +1,96 @@
+"""Attention overloads beyond what conformance samples reach (interpreter vendor): the logsumexp's meaning,
+empty sequences (ATen's CPU kernel crashes on them, so conformance cannot ask it), bottom-right causality of
+_flash_attention_forward, the dropout fallback and ATen's errors before any launch."""
+
+import pytest
+import torch
+
+import gems
+from gems.ops.attention import flash, sdpa_flash
+from gems.ops.attention.flash_attention_forward import _flash_attention_backward, _flash_attention_forward
+from gems.runtime import registration
+
+A = torch.ops.aten
+
+
+@pytest.fixture(autouse=True)
+def _restore_registration():
+    previous = registration.snapshot()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+def _reference(q, k, v, mask):
+    """Scores, natural-log lse and output in float64 (mask: additive, or None)."""
+    q, k, v = (t.double() for t in (q, k, v))
+    s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    if mask is not None:
+        s = s + mask.double()
+    return s.logsumexp(-1), torch.softmax(s, -1) @ v
+
+
+def test_for_cpu_returns_the_natural_log_logsumexp_as_aten_does():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 9, 16), torch.randn(2, 3, 21, 16), torch.randn(2, 3, 21, 16)
+    mask = torch.randn(9, 21)
+    with gems.use_gems(include=["scaled_dot_product_attention"]):
+        out, lse = A._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)
+        assert gems.call_counts()["gems"]["_scaled_dot_product_flash_attention_for_cpu"] >= 1
+    aten_out, aten_lse = A._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)
+    want_lse, want_out = _reference(q, k, v, mask)
+    assert lse.shape == aten_lse.shape == (2, 3, 9) and lse.stride() == aten_lse.stride()
+    torch.testing.assert_close(lse.double(), want_lse, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out.double(), want_out, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("m, n", [(0, 7), (5, 0)])
+def test_empty_sequences_give_empty_or_zero_results_and_gradients(m, n):
+    q, k, v = torch.randn(1, 2, m, 16), torch.randn(1, 2, n, 16), torch.randn(1, 2, n, 16)
+    out, lse = sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, k, v)
+    assert out.shape == (1, 2, m, 16) and lse.shape == (1, 2, m)
+    assert out.numel() == 0 or bool((out == 0).all())
+    dq, dk, dv = sdpa_flash._scaled_dot_product_flash_attention_for_cpu_backward(
+        torch.randn_like(out), q, k, v, out, lse, 0.0, False)
+    assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+    assert all(bool((g == 0).all()) for g in (dq, dk, dv))
+
+
+@pytest.mark.parametrize("m, n", [(6, 11), (11, 6)])
+def test_flash_attention_forward_aligns_causality_bottom_right(m, n):
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(1, s, 2, 16, dtype=torch.float64).float() for s in (m, n, n))
+    out, lse, *_ = _flash_attention_forward(q, k, v, None, None, m, n, 0.0, True, False)
+    keep = torch.ones(m, n, dtype=torch.bool).tril(diagonal=n - m)
+    mask = torch.zeros(m, n).masked_fill(~keep, float("-inf"))
+    want_lse, want_out = _reference(*(t.transpose(1, 2) for t in (q, k, v)), mask)
+    seen = keep.any(-1)  # rows that see no key: output 0 and lse +inf, as FlashAttention writes them
+    torch.testing.assert_close(out.transpose(1, 2)[..., seen, :].double(), want_out[..., seen, :], rtol=1e-5,
+                               atol=1e-5)
+    assert bool((out.transpose(1, 2)[..., ~seen, :] == 0).all()) and bool((lse[..., ~seen] == float("inf")).all())
+    torch.testing.assert_close(lse[..., seen].double(), want_lse[..., seen], rtol=1e-5, atol=1e-5)
+    grads = _flash_attention_backward(torch.ones_like(out), q, k, v, out, lse, None, None, m, n, 0.0, True,
+                                      None, None)
+    assert all(bool(torch.isfinite(g).all()) for g in grads)
+
+
+def test_dropout_is_left_to_aten_with_its_reason():
+    q = torch.randn(1, 2, 5, 16)
+    with pytest.raises(gems.Fallback, match="dropout"):
+        sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, q, q, 0.5)
+
+
+@pytest.mark.parametrize("shapes, dtypes", [
+    (((2, 5, 16), (1, 2, 7, 16), (1, 2, 7, 16)), None),          # a 3-D query
+    (((1, 2, 5, 16), (1, 2, 7, 8), (1, 2, 7, 8)), None),         # head dims of q and k differ
+    (((1, 2, 5, 16), (1, 2, 7, 16), (1, 2, 7, 16)), (torch.float32, torch.float64, torch.float32)),
+])
+def test_bad_inputs_raise_runtime_error_before_any_launch(shapes, dtypes, monkeypatch):
+    launched = []
+    monkeypatch.setattr(flash, "_launch", lambda *a: launched.append(a))
+    dtypes = dtypes or (torch.float32,) * 3
+    q, k, v = (torch.randn(s, dtype=d) for s, d in zip(shapes, dtypes))
+    with pytest.raises(RuntimeError):
+        sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, k, v)
+    with pytest.raises(RuntimeError):
+        A._scaled_dot_product_flash_attention_for_cpu(q, k, v)  # ATen refuses them too
+    assert not launched
