@@ -2,7 +2,7 @@
 the gradient g (Megatron-style fused attention's ``scaled_softmax_cuda.backward``), in one kernel:
 softmax's backward (gems/ops/reduction/softmax.py) with the result scaled,
 
-    dx = scale * (p - y * sum(p)),   p = g * y rounded to g's dtype (the eager product), sums in fp32
+    dx = scale * (p - y * sum(p)),   p = g * y, all in fp32
 
 which is scale * y * (g - sum(g * y)) up to rounding, in the form whose zero signs CUDA ATen's softmax
 backward has (on every device: the composite below defines them). The reference is that eager composite.
@@ -24,7 +24,7 @@ NAME = "gems.fused.scaled_softmax_backward"
 def reference(grad, y, scale):
     check_scores(grad, y)
     wide = torch.promote_types(grad.dtype, torch.float32)
-    p = (grad * y).to(wide)
+    p = grad.to(wide) * y.to(wide)
     return ((p - y.to(wide) * p.sum(-1, keepdim=True)) * scale).to(grad.dtype)
 
 
@@ -33,7 +33,8 @@ def _scaled_softmax_backward(grad, y, scale):
     if grad.dtype not in DTYPES:
         raise Fallback(f"scaled softmax backward of {grad.dtype} is left to the composite")
     # aten_device="cuda": the product-first form on every device, as the composite computes it.
-    return backward(grad, y, -1, grad.dtype, False, aten_device="cuda", scale=float(scale))
+    return backward(grad, y, -1, grad.dtype, False, aten_device="cuda", scale=float(scale),
+                    round_product=False)
 
 
 scaled_softmax_backward = api_function(NAME, _scaled_softmax_backward, reference)

@@ -50,6 +50,9 @@ from gems.spec import OpSpec, PerfSpec, lazy
 # The kernels' MODE: which member of the family they compute.
 SOFTMAX, LOG_SOFTMAX, SAFE_SOFTMAX = 0, 1, 2
 _NAMES = {SOFTMAX: "softmax", LOG_SOFTMAX: "log_softmax", SAFE_SOFTMAX: "safe_softmax"}
+# The dtype CUDA ATen's softmax backward stores dy * y in (the gradient's).
+_TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
+              torch.float64: tl.float64}
 
 # --------------------------------------------------------------------------- kernels
 
@@ -127,7 +130,7 @@ def _backward_term(y, dy, LOG: tl.constexpr, PRODUCT_FIRST: tl.constexpr, GRAD_D
     the PRODUCT_FIRST form, as CUDA ATen's separate multiplication stores it), dy (log_softmax)."""
     if LOG:
         return dy
-    elif PRODUCT_FIRST:
+    elif PRODUCT_FIRST and GRAD_DTYPE is not None:
         return (dy * y).to(GRAD_DTYPE).to(y.dtype)
     else:
         return dy * y
@@ -154,7 +157,7 @@ def _softmax_backward_kernel(
     stride_dyo, stride_dyk, stride_dyn,
     stride_dxo, stride_dxk, stride_dxn,
     COMPUTE: tl.constexpr, LOG: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, PRODUCT_FIRST: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, PRODUCT_FIRST: tl.constexpr, GRAD_DTYPE: tl.constexpr,
 ):
     """dx[o, :, n] = y * (dy - sum(dy * y)), or dy - exp(y) * sum(dy) when LOG, for the BLOCK_M (o, n) rows
     (PRODUCT_FIRST: in CUDA ATen's form, see _backward_finish), times scale (1 but for
@@ -170,8 +173,8 @@ def _softmax_backward_kernel(
         offs_k, mask = tile_k(0, n_red, mask_m, INT64, BLOCK_K)
         y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
         dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-        total = reduce_sum(_backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty), 1)
-        dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
+        total = reduce_sum(_backward_term(y, dy, LOG, PRODUCT_FIRST, GRAD_DTYPE), 1)
+        dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, GRAD_DTYPE)
         tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, (dx * scale).to(dx_ptr.dtype.element_ty),
                  mask=mask)
     else:
@@ -180,13 +183,13 @@ def _softmax_backward_kernel(
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            acc += _backward_term(y, dy, LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
+            acc += _backward_term(y, dy, LOG, PRODUCT_FIRST, GRAD_DTYPE)
         total = reduce_sum(acc, 1)
         for k in range(0, n_red, BLOCK_K):
             offs_k, mask = tile_k(k, n_red, mask_m, INT64, BLOCK_K)
             y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0).to(COMPUTE)
             dy = tl.load(dy_rows[:, None] + offs_k[None, :] * stride_dyk, mask=mask, other=0).to(COMPUTE)
-            dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, dy_ptr.dtype.element_ty)
+            dx = _backward_finish(y, dy, total[:, None], LOG, PRODUCT_FIRST, GRAD_DTYPE)
             tl.store(dx_rows[:, None] + offs_k[None, :] * stride_dxk, (dx * scale).to(dx_ptr.dtype.element_ty),
                  mask=mask)
 
@@ -241,7 +244,7 @@ def _forward_plan(x, dim, dtype, mode) -> SoftmaxPlan:
     return _plan([x, x], dim, dtype, mode)
 
 
-def _backward_plan(grad_output, output, dim, input_dtype, log, product_first) -> SoftmaxPlan:
+def _backward_plan(grad_output, output, dim, input_dtype, log, product_first, round_product) -> SoftmaxPlan:
     name = _NAMES[LOG_SOFTMAX if log else SOFTMAX]
     if grad_output.shape != output.shape:
         raise RuntimeError(
@@ -255,7 +258,8 @@ def _backward_plan(grad_output, output, dim, input_dtype, log, product_first) ->
     p = _plan([output, grad_output, output], dim, input_dtype, log)
     if p.launch is None:
         return p
-    return p._replace(launch=p.launch._replace(args=p.launch.args + (product_first,)))
+    rounding = _TL_DTYPES[grad_output.dtype] if round_product else None
+    return p._replace(launch=p.launch._replace(args=p.launch.args + (product_first, rounding)))
 
 
 def _check_backward_dtypes(grad_output, input_dtype):
@@ -283,17 +287,17 @@ def forward(x, dim, dtype, mode, scale=1.0):
     return out
 
 
-def backward(grad_output, output, dim, input_dtype, log, aten_device=None, scale=1.0):
+def backward(grad_output, output, dim, input_dtype, log, aten_device=None, scale=1.0, round_product=True):
     """scale times the input gradient of softmax (log=False) or log_softmax (log=True) from its output, with
     the zero signs of the ATen kernel of ``aten_device`` (a device type; the tensors' by default): CUDA's
-    or CPU's."""
+    or CPU's. round_product=False keeps CUDA's dy * y in fp32 (gems.fused.scaled_softmax_backward)."""
     if input_dtype != grad_output.dtype:
         _check_backward_dtypes(grad_output, input_dtype)
     product_first = not log and (aten_device or grad_output.device.type) == "cuda"
     key = (grad_output.shape, grad_output.stride(), output.shape, output.stride(), grad_output.dtype, output.dtype,
-           dim, input_dtype, log, product_first)
+           dim, input_dtype, log, product_first, round_product)
     p = _backward_plans.get(key) or _backward_plans.put(
-        key, _backward_plan(grad_output, output, dim, input_dtype, log, product_first))
+        key, _backward_plan(grad_output, output, dim, input_dtype, log, product_first, round_product))
     grad_input = torch.empty(grad_output.shape, dtype=p.dtype, device=grad_output.device)
     if p.launch is not None:
         if p.copy:
