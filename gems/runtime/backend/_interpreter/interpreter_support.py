@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
 import numpy as np
 import torch
@@ -258,7 +259,7 @@ def _interpret_standard_library() -> None:
 
 
 # --------------------------------------------------------------------------- interpreter speed
-# Two pieces of the interpreter's own bookkeeping that change nothing a kernel computes, measured with
+# Three pieces of the interpreter's own bookkeeping that change nothing a kernel computes, measured with
 # cProfile over 2,023 quick conformance cases (triton 3.6): together about half of the kernel time.
 
 
@@ -293,6 +294,20 @@ def _patch_lang(fn):
     return scope
 
 
+# Each launch patches triton.language afresh, and finding the builtins to patch (inspect.getmembers over
+# the modules, about 10 ms) is most of a small launch's cost. The builtins of a module are the same at
+# every launch (a launch restores what it patched), so they are listed once, at the first launch.
+_builtins: dict = {}
+
+
+def _patch_builtin(pkg, builder, scope):
+    members = _builtins.get(pkg)
+    if members is None:
+        members = _builtins[pkg] = [(n, m) for n, m in inspect.getmembers(pkg) if tl.core.is_builtin(m)]
+    for name, member in members:
+        _interp._patch_attr(pkg, name, member, builder, scope)
+
+
 def _grid_call(self, *args, **kwargs):
     _grid_languages.append(None)
     try:
@@ -310,6 +325,7 @@ def install() -> None:
     _interpret_standard_library()
     _skip_discarded_overflow_checks()
     _interp._patch_lang = _patch_lang
+    _interp._patch_builtin = _patch_builtin
     _interp.GridExecutor.__call__ = _grid_call
     _interp.InterpreterBuilder.cast_impl = _cast
     _interp._implicit_cvt = _float_argument
