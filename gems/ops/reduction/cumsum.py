@@ -82,7 +82,8 @@ def _cumsum_kernel(
     if HAS_CARRY:
         chunks = tl.num_programs(1)
         row = outer * n_inner + inner
-        carry += tl.load(carry_ptr + row * chunks + split - 1, mask=mask_m & (split > 0), other=0)
+        # != 0: triton 3.9 gives a bool tensor & a scalar comparison as int32, which a mask must not be
+        carry += tl.load(carry_ptr + row * chunks + split - 1, mask=(mask_m & (split > 0)) != 0, other=0)
     for k in range(k_start, k_end, BLOCK_K):
         offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
         x = _load_converted(x_rows[:, None] + offs_k[None, :] * stride_xk, mask, CAST, ACC)
