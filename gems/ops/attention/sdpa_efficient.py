@@ -24,8 +24,8 @@ from gems.runtime.registration import Fallback
 _LSE_ALIGN = 32
 
 
-def _checked(name, query, key, value, attn_bias, dropout_p):
-    check_inputs(name, query, key, value, attn_bias, dropout_p)
+def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):
+    check_inputs(name, query, key, value, attn_bias, dropout_p, gqa)
     if attn_bias is not None and attn_bias.dtype != query.dtype:
         raise RuntimeError(f"{name}: invalid dtype for bias - should match query's dtype ({attn_bias.dtype} and "
                            f"{query.dtype})")
@@ -76,7 +76,7 @@ def _scaled_dot_product_efficient_attention_backward(grad_out_, query, key, valu
 
 def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
                                         is_causal=False, return_debug_mask=False, *, scale=None):
-    _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p)
+    _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, gqa=True)
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
     b, h, m, _ = query.shape
@@ -87,7 +87,7 @@ def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_lo
 def _scaled_dot_product_cudnn_attention_backward(grad_out, query, key, value, out, logsumexp, philox_seed,
                                                  philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k,
                                                  dropout_p, is_causal, *, scale=None):
-    _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p)
+    _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p, gqa=True)
     lse = logsumexp.reshape(query.shape[:3]) if logsumexp.dim() == 4 else logsumexp
     return _backward(grad_out, query, key, value, attn_bias, out, lse, is_causal, scale)
 

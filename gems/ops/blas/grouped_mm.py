@@ -153,6 +153,9 @@ def _samples(dtype, device, quick):
         Sample("m-groups", lambda: (mk(40, 24), mk(3, 24, 16), ends(8, 8, 40)), reduction_size=24),
         Sample("m-groups-transposed", lambda: (mk(24, 40).t(), mk(3, 16, 24).transpose(1, 2), ends(13, 30, 40)),
                reduction_size=24),
+        # Group extents along the contiguous M dim in multiples of 16 bytes, as ATen's CUDA kernel requires.
+        Sample("m-groups-transposed-aligned", lambda: (mk(24, 40).t(), mk(3, 16, 24).transpose(1, 2),
+                                                       ends(16, 24, 40)), reduction_size=24),
         Sample("n-groups", lambda: (mk(3, 8, 24), mk(24, 40), ends(16, 16, 40)), reduction_size=24),
         Sample("k-groups", lambda: (mk(8, 40), mk(40, 16), ends(8, 24, 24, 40)), reduction_size=16),
         Sample("batched", lambda: (mk(3, 8, 24), mk(3, 24, 16)), call=lambda a, b: gm(a, b), reduction_size=24),
@@ -171,5 +174,9 @@ def _samples(dtype, device, quick):
 
 SPECS = [
     OpSpec(name="grouped_mm", family="blas", impls={"_grouped_mm": grouped_mm}, call=torch._grouped_mm,
-           samples=_samples, dtypes=_DTYPES, tolerance="reduction"),
+           samples=_samples, dtypes=_DTYPES, tolerance="reduction",
+           skips={("nvidia", "bfloat16", "m-groups-transposed"):
+                  "ATen's CUDA _grouped_mm (bf16) asserts on the device for group extents along the contiguous dim "
+                  "that are not multiples of 16 bytes (13, 17 and 10 rows here), and the assert ends the CUDA "
+                  "context; gems computes them (interpreter), and the aligned variant runs on CUDA"}),
 ]

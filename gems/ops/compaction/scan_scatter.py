@@ -45,9 +45,13 @@ NUM_WARPS = 4
 @triton.jit
 def comparable(x):
     # fp16/bf16 compared as fp32 (exact; the interpreter holds bf16 as raw bits, where -0.0 != 0.0).
+    # One return after a static if/else: the GPU compiler rejects returns of two types (the interpreter
+    # never sees the branch not taken).
     if x.dtype.is_fp16() or x.dtype.is_bf16():
-        return x.to(tl.float32)
-    return x
+        y = x.to(tl.float32)
+    else:
+        y = x
+    return y
 
 
 @triton.jit

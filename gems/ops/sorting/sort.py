@@ -67,6 +67,12 @@ SPECS = [
         samples=lazy("gems.testing.samples_sort", "sort_samples"),
         dtypes=ALL,
         tolerance="exact",
+        known_failures={
+            ("nvidia", "bfloat16", variant): "H100, 2026-11-22: CUDA ATen's stable sort of bfloat16 orders -0.0 and "
+            "+0.0 otherwise than their input order (29 of 120 zeros with the other sign); gems keeps input order "
+            "for equal keys, as ATen does for float16 and float32"
+            for variant in ("stable-specials", "stable-specials-dim0", "stable-descending-specials-dim0")
+        },
         perf=PerfSpec(inputs=lazy("gems.testing.samples_sort", "sort_perf_inputs"), shapes="sort",
                       bytes=lazy("gems.testing.samples_sort", "io_bytes")),
     ),
