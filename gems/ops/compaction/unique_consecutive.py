@@ -204,6 +204,9 @@ SPECS = [
         samples=_samples,
         dtypes=ALL,
         tolerance="exact",
+        known_failures={("nvidia", "*", "special"): "H100, 2026-11-22: a run of equal zeros that starts with -0.0 "
+                        "comes back as +0.0 from CUDA ATen (1 of 16 zeros), as -0.0 from gems and CPU ATen (the run's "
+                        "first element); which element CUDA keeps is not yet known"},
         perf=PerfSpec(inputs=_perf_inputs, shapes="compaction", bytes=_perf_bytes),
     ),
 ]
