@@ -190,7 +190,7 @@ def test_gemm_configs_that_cannot_fit_shared_memory_are_not_compiled(monkeypatch
 
     big = triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=3)  # 144 KiB fp16
     small = triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4)  # 64 KiB fp16
-    monkeypatch.setattr(tuning, "_shared_memory", lambda device: 227 * 1024)  # an H100's per-block limit
+    monkeypatch.setattr(tuning, "shared_memory", lambda device: 227 * 1024)  # an H100's per-block limit
     fitting = lambda dtype: tuning.fitting_configs([big, small], {"a_ptr": torch.empty(1, dtype=dtype)})  # noqa: E731
     assert fitting(torch.float16) == [big, small]
     assert fitting(torch.float32) == [small]

@@ -111,13 +111,14 @@ def fitting_configs(configs, named_args, **kwargs):
     (the smallest one if none does): an fp32 or fp64 product needs twice or four times an fp16 one's,
     and compiling a config only to see it refused costs seconds each."""
     itemsize = named_args["a_ptr"].element_size()
-    limit = _shared_memory(named_args["a_ptr"].device)
+    limit = shared_memory(named_args["a_ptr"].device)
     fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
     return fits or [min(configs, key=lambda c: _tile_bytes(c, itemsize))]
 
 
 @functools.cache
-def _shared_memory(device: torch.device) -> int:
+def shared_memory(device: torch.device) -> int:
+    """Shared memory per block on ``device``, in bytes (for pruning tile configs)."""
     try:
         return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]
     except Exception:  # a driver that cannot say: keep every config

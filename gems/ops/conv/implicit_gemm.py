@@ -26,13 +26,13 @@ float64 oracle by orders of magnitude; TF32 is used only where the user allowed 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 import triton
 import triton.language as tl
 
+from gems.ops.blas import tuning
 from gems.ops.blas.gemm import dot_precision
 from gems.runtime import selection
 from gems.runtime.registration import Fallback
@@ -225,14 +225,6 @@ def _tile_bytes(config, itemsize: int) -> int:
     return max(config.num_stages, 1) * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
 
 
-@functools.cache
-def _shared_memory(device: torch.device) -> int:
-    try:
-        return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]
-    except Exception:  # a driver that cannot say: keep every config
-        return 1 << 62
-
-
 def _pruned(operand: str, area):
     """Prune the configs whose operand tiles over all stages exceed the device's shared memory (fp32 and
     fp64 need twice and four times fp16's; the smallest one if none fits). A GEMM of at most SMALL_GEMM
@@ -240,7 +232,7 @@ def _pruned(operand: str, area):
     run of many tiny shapes would spend minutes tuning)."""
     def prune(configs, named_args, **kwargs):
         t = named_args[operand]
-        itemsize, limit = t.element_size(), _shared_memory(t.device)
+        itemsize, limit = t.element_size(), tuning.shared_memory(t.device)
         if area(named_args) <= SMALL_GEMM:
             return [min(configs, key=lambda c: (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], _tile_bytes(c, itemsize)))]
         fits = [c for c in configs if _tile_bytes(c, itemsize) <= limit]
