@@ -84,8 +84,11 @@ def _contribution(x, y, p, PRE: tl.constexpr, CAST: tl.constexpr, ACC: tl.conste
             v = (x.to(tl.float32) != 0).to(ACC)
         else:
             v = (x != 0).to(ACC)
-    elif PRE == 1:
-        v = (x.to(CAST) != 0).to(ACC)  # before any conversion to an integer accumulator truncates 0.5
+    elif PRE == 1:  # "is nonzero" before any conversion to an integer accumulator truncates 0.5
+        v = x.to(CAST)
+        if v.dtype == tl.float16 or v.dtype == tl.bfloat16:  # compared in fp32 (triton 3.9's interpreter erred)
+            v = v.to(tl.float32)
+        v = (v != 0).to(ACC)
     else:
         v = x.to(CAST).to(ACC)
     if PRE == 2:

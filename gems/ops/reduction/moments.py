@@ -135,7 +135,7 @@ def _moments_kernel(
     x_rows = x_ptr + outer * stride_xo + inner * stride_xn
     k_start = split * red_per_split
     k_end = tl.minimum(k_start + red_per_split, n_red)
-    shift = tl.load(x_rows + k_start * stride_xk, mask=mask_m & (k_start < k_end), other=0).to(ACC)
+    shift = tl.load(x_rows + k_start * stride_xk, mask=(mask_m & (k_start < k_end)) != 0, other=0).to(ACC)
     t1, t2 = _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, False, ACC, INT64, BLOCK_M, BLOCK_K)
     n = tl.full([BLOCK_M], 0, ACC) + tl.maximum(k_end - k_start, 0)
     finite = (t1 - t1) == 0  # no inf or NaN in the row (an overflowing t2 alone means a huge variance)
