@@ -348,7 +348,7 @@ from gems.codegen.pointwise import PointwiseOp
 
 @triton.jit
 def _abs(x):
-    return tl.where(x <= 0, -x, x)  # -x is 0 - x: abs(-0.0) is +0.0, as ATen's
+    return tl.abs(x)  # abs(-0.0) is +0.0, as ATen's (a "x <= 0: -x" form depends on how triton negates)
 
 
 _abs_op = PointwiseOp("acme_abs", _abs, operands=1)
