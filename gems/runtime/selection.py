@@ -108,9 +108,10 @@ class Backend:
 
     def device_gap(self, op: str, variant: str, dtype) -> str | None:
         """The declared reason why this device cannot pass ``op``'s ``variant`` in ``dtype`` (keys "variant"
-        or "variant/dtype"; perf checks use the variant "perf"), or None."""
+        or "variant/dtype", "*" for every case; perf checks use the variant "perf"), or None."""
         variants = self.device_gaps().get(op, {})
-        return variants.get(f"{variant}/{str(dtype).removeprefix('torch.')}") or variants.get(variant)
+        return (variants.get(f"{variant}/{str(dtype).removeprefix('torch.')}") or variants.get(variant)
+                or variants.get("*"))
 
     def unused_ops(self) -> set[str]:
         """ATen overloads left to ATen on this vendor (its own list and its bases')."""

@@ -6,8 +6,8 @@ A vendor lives in ``gems/runtime/backend/_<name>/``; its ``__init__.py`` defines
 (makes the selected vendor's out-of-tree device, ``info.device_name``, known to torch, such as
 importing its torch plugin; runs before gems checks that torch sees the device), ``activate()``
 (work that must happen before any kernel is defined, such as turning the Triton interpreter on) and
-``device_gaps`` ({operator: {variant or "variant/dtype": reason}}: conformance cases the device cannot pass,
-reported as known failures).
+``device_gaps`` ({operator: {variant, "variant/dtype" or "*" (every case): reason}}: conformance cases the
+device cannot pass, reported as known failures).
 """
 
 from __future__ import annotations
