@@ -44,14 +44,14 @@ def test_marks_follow_values_through_gems_operators():
     assert not by_aten.computed(by_gems) and by_aten.computed(noise) and by_aten.computed(scaled)
 
 
-def _abs_spec(call):
+def _abs_spec(call, **declared):
     return OpSpec(name="abs", family="pointwise", impls={"abs": gems.ops.get("abs").impls["abs"]}, call=call,
-                  samples=unary_samples(), dtypes=(torch.float32,))
+                  samples=unary_samples(), dtypes=(torch.float32,), **declared)
 
 
-def _run(call):
+def _run(call, **declared):
     gems.enable(include=["abs", "mul", "add"])
-    spec = _abs_spec(call)
+    spec = _abs_spec(call, **declared)
     return run_case(spec, Case("abs", torch.float32, "contiguous"), "cpu", True, "interpreter", {})
 
 
@@ -75,7 +75,7 @@ def test_a_nondeterministic_aten_output_is_judged_against_the_oracle_not_bitwise
 def test_a_wrong_warm_aten_output_still_fails():
     result = _run(_calls_numbered(lambda x, n: torch.abs(x) * (torch.rand_like(x) * (1e-2 if n == 3 else 0) + 1)))
     assert result.status == "fail"
-    assert "warm (second) call, computed by ATen" in result.message
+    assert "warm (second) call (computed by ATen)" in result.message
 
 
 def test_a_gems_output_that_changes_in_the_warm_call_fails_bitwise():
@@ -83,3 +83,20 @@ def test_a_gems_output_that_changes_in_the_warm_call_fails_bitwise():
     result = _run(_calls_numbered(lambda x, n: torch.abs(x * (1 + 2**-23) if n == 3 else x * 1.0)))
     assert result.status == "fail"
     assert "the warm (second) call differs from the cold (first) call" in result.message
+
+
+ATOMIC_ORDER = {"contiguous": "float atomics add in the order threads arrive"}
+
+
+def test_a_declared_run_to_run_difference_is_judged_against_the_oracle():
+    # bincount's float weights: gems' own sum differs in its last bits between calls, as ATen's does on CUDA.
+    result = _run(_calls_numbered(lambda x, n: torch.abs(x * (1 + 2**-23) if n == 3 else x * 1.0)),
+                  varies_between_runs=ATOMIC_ORDER)
+    assert result.status == "pass", result.message
+
+
+def test_a_declared_run_to_run_difference_beyond_tolerance_still_fails():
+    result = _run(_calls_numbered(lambda x, n: torch.abs(x * 1.01 if n == 3 else x * 1.0)),
+                  varies_between_runs=ATOMIC_ORDER)
+    assert result.status == "fail"
+    assert "declared to vary between runs: float atomics" in result.message
