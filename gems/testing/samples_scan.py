@@ -18,6 +18,7 @@ from gems.spec import Sample
 from gems.testing.samples import make_tensor, shape_for, strided, transposed
 from gems.testing.samples_reduction import FULL_3D, FULL_LONG, QUICK_3D, QUICK_LONG, special_rows
 
+
 def _ties_and_specials(dtype, device):
     """Rows of repeated values (ties take the latest index), NaN in several places (the latest NaN
     wins), -inf / +inf beside finite values; integers get repeats and their extremes."""
