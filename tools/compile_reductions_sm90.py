@@ -86,6 +86,6 @@ for is_max in (True, False):
                                       ("i64", "i64", False, 0, tl.int64)):
         for cols in (False, True):
             consts = dict(MAX=is_max, PACK=pack, NAN_BITS=nan_bits, SIGNED=x != "u8", KEY=key, COLS=cols, INT64=False,
-                          BLOCK_M=64 if cols else 1, BLOCK_K=64 if cols else 4096)
+                          MULTI_STEP=True, BLOCK_M=64 if cols else 1, BLOCK_K=64 if cols else 4096)
             check(f"cum_extreme {x} max={is_max} pack={pack} cols={cols}", scanning._cum_extreme_kernel,
                   {"x_ptr": x, "values_ptr": v, "indices_ptr": "i64"}, {"key_low": "i64"}, consts)

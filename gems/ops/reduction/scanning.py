@@ -109,7 +109,8 @@ def _cum_extreme_kernel(
     stride_vo, stride_vk, stride_vn,
     stride_io, stride_ik, stride_in,
     MAX: tl.constexpr, PACK: tl.constexpr, NAN_BITS: tl.constexpr, SIGNED: tl.constexpr,
-    KEY: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    KEY: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, MULTI_STEP: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     """values[o, k, n], indices[o, k, n] = the extreme of x[o, :k+1, n] and where it is (see the module
     docstring for NaN and ties), for the BLOCK_M (o, n) rows of this program, in steps of BLOCK_K with
@@ -143,10 +144,12 @@ def _cum_extreme_kernel(
             hit = tl.where(mask & (key == run), offs_k[None, :].to(tl.int64), -1)
             idx = _running_max(hit, carry_idx)
             value = tl.load(x_rows[:, None] + idx * stride_xk, mask=mask, other=0)
-            carry_idx = reduce_max(idx, 1)
+            if MULTI_STEP:
+                carry_idx = reduce_max(idx, 1)
         tl.store(v_rows[:, None] + offs_k[None, :] * stride_vk, value, mask=mask)
         tl.store(i_rows[:, None] + offs_k[None, :] * stride_ik, idx, mask=mask)
-        carry = reduce_max(run, 1)
+        if MULTI_STEP:  # (a row that fits one step, the common case, needs no carry: one reduction less)
+            carry = reduce_max(run, 1)
 
 
 _extreme_launcher = Launcher(_cum_extreme_kernel)
@@ -197,7 +200,8 @@ def _extreme_plan(x, dim, is_max) -> ExtremePlan:
     key = torch.int64 if size == 8 else torch.int32
     args = (layout.n_rows, layout.n_inner, layout.n_red, -(2 ** (key.itemsize * 8 - 1)),
             *(s for per in layout.strides for s in per), is_max, pack, _INF_BITS.get(x.dtype, 0),
-            view is not None and view.is_signed, TL_DTYPES[key], layout.cols, layout.needs_int64(), block_m, block_k)
+            view is not None and view.is_signed, TL_DTYPES[key], layout.cols, layout.needs_int64(),
+            layout.n_red > block_k, block_m, block_k)
     return ExtremePlan(copy, view, (program_count(layout, block_m),), args, cfg["num_warps"])
 
 
