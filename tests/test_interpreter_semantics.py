@@ -165,3 +165,30 @@ def test_float_to_int_conversion_saturates_and_takes_nan_to_zero():
     assert _unary("cast", x, torch.int8).tolist() == [127, -128, 0, 127, -128, 2, -2, 127]
     assert _unary("cast", x, torch.uint8).tolist() == [255, 0, 0, 255, 0, 2, 0, 255]
     assert _unary("cast", x.double(), torch.int64).tolist()[:5] == [3000000000, -3000000000, 0, 2**63 - 1, -(2**63)]
+
+
+@triton.jit
+def _running_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1)
+    if OP == "cummax":
+        tl.store(out_ptr + offs, tl.associative_scan(x, 0, tl.standard._elementwise_max), mask=offs < n)
+    elif OP == "cummin_reverse":
+        tl.store(out_ptr + offs, tl.associative_scan(x, 0, tl.standard._elementwise_min, reverse=True), mask=offs < n)
+    else:
+        tl.store(out_ptr, tl.reduce(x, 0, tl.standard._prod_combine))
+
+
+def test_builtin_running_max_min_and_product_run_as_numpy_with_the_hardware_semantics():
+    # The fast paths (one numpy call) keep what the compiled kernel computes: max/min ignore NaN, a reverse
+    # scan runs from the end, integer products wrap.
+    x = torch.tensor([1.0, float("nan"), 3.0, -2.0, 5.0, 0.5])
+    out = torch.empty_like(x)
+    Launcher(_running_kernel)((1,), x, out, 6, "cummax", 8)
+    assert out.tolist() == [1.0, 1.0, 3.0, 3.0, 5.0, 5.0]
+    Launcher(_running_kernel)((1,), x, out, 6, "cummin_reverse", 8)
+    assert out.tolist() == [-2.0, -2.0, -2.0, -2.0, 0.5, 0.5]
+    big = torch.tensor([2**40, 2**30, 3], dtype=torch.int64)
+    prod = torch.empty(1, dtype=torch.int64)
+    Launcher(_running_kernel)((1,), big, prod, 3, "prod", 4)
+    assert prod.item() == torch.prod(big).item()  # 3 * 2**70 wrapped to int64, as ATen's

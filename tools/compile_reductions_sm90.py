@@ -13,7 +13,7 @@ from triton.compiler import ASTSource
 import gems.runtime.backend._interpreter as _i
 
 _i.activate = lambda: None  # compile for the GPU: leave the interpreter off
-from gems.ops.reduction import arg_reduce, bincount, combine, isin, moments  # noqa: E402 (after the patch)
+from gems.ops.reduction import arg_reduce, bincount, combine, isin, moments, scanning  # noqa: E402 (after the patch)
 
 T = GPUTarget("cuda", 90, 32)
 
@@ -49,7 +49,7 @@ for pre, op, post, x, accd, acc in ((4, 0, 3, "fp16", tl.float32, "fp32"), (4, 0
     x = "bf16" if x == "bf16-bool" else x
     for cols in (False, True):
         consts = dict(base, PRE=pre, OP=op, POST=post, CAST=cast, ACC=accd, COLS=cols, BLOCK_M=64 if cols else 1,
-                      BLOCK_K=64 if cols else 1024, LOG_K=6 if cols else 10)
+                      BLOCK_K=64 if cols else 1024)
         check(f"combine pre={pre} op={op} post={post} {x}->{acc} cols={cols}", combine._combine_kernel,
               {"x_ptr": x, "y_ptr": x, "out_ptr": x, "out2_ptr": x},
               {"p_bits": "i64", "ident": "fp32" if acc[0] == "f" else "i64",
@@ -80,3 +80,12 @@ for x, cmp in (("fp16", tl.float32), ("i8", tl.int32), ("fp64", tl.float64)):
 for w, o in (("fp32", "fp32"), ("fp16", "fp64"), ("i32", "i64")):
     check(f"bincount {w}", bincount._bincount_kernel, {"x_ptr": "i32", "w_ptr": w, "out_ptr": o}, {},
           dict(HAS_W=True, BLOCK=512))
+for is_max in (True, False):
+    for x, v, pack, nan_bits, key in (("i16", "i16", True, 0x7C00, tl.int32), ("u8", "u8", True, 0, tl.int32),
+                                      ("fp16", "fp16", False, 0, tl.int32), ("fp64", "fp64", False, 0, tl.int64),
+                                      ("i64", "i64", False, 0, tl.int64)):
+        for cols in (False, True):
+            consts = dict(MAX=is_max, PACK=pack, NAN_BITS=nan_bits, SIGNED=x != "u8", KEY=key, COLS=cols, INT64=False,
+                          MULTI_STEP=True, BLOCK_M=64 if cols else 1, BLOCK_K=64 if cols else 4096)
+            check(f"cum_extreme {x} max={is_max} pack={pack} cols={cols}", scanning._cum_extreme_kernel,
+                  {"x_ptr": x, "values_ptr": v, "indices_ptr": "i64"}, {"key_low": "i64"}, consts)

@@ -18,10 +18,6 @@ from gems.spec import Sample
 from gems.testing.samples import make_tensor, shape_for, strided, transposed
 from gems.testing.samples_reduction import FULL_3D, FULL_LONG, QUICK_3D, QUICK_LONG, special_rows
 
-# cummax/cummin combine pairs with a Python function that the interpreter runs element by element:
-# their long rows are only just longer than their block (PAIR_BLOCK_K in gems/ops/reduction/scanning.py).
-QUICK_LONG_PAIR = 100
-
 
 def _ties_and_specials(dtype, device):
     """Rows of repeated values (ties take the latest index), NaN in several places (the latest NaN
@@ -76,7 +72,7 @@ def scan_samples(expects, out=None, dtype_arg=False, pair=False):
     def samples(dtype, device, quick):
         rows, cols = shape = shape_for(quick)
         shape3 = QUICK_3D if quick else FULL_3D
-        long = (QUICK_LONG_PAIR if pair else QUICK_LONG) if quick else FULL_LONG // 64
+        long = QUICK_LONG if quick else FULL_LONG // 64
         make = lambda s: make_tensor(s, dtype, device)
 
         def case(variant, build, size, kwargs=None, **extra):

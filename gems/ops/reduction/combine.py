@@ -166,7 +166,7 @@ def _combine_kernel(
     stride_oo, stride_on, stride_os,
     PRE: tl.constexpr, OP: tl.constexpr, POST: tl.constexpr,
     CAST: tl.constexpr, ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, LOG_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     """out[o, n] (+ split * stride_os) = POST(OP over k in this split's range of PRE(x[o, k, n])).
 
@@ -206,7 +206,7 @@ def _combine_kernel(
     if OP == 0:
         total = reduce_sum(acc, 1)
     elif OP == 1:
-        total = reduce_prod(acc, BLOCK_M, BLOCK_K, LOG_K)
+        total = reduce_prod(acc, 1)
     else:
         total = _finish_extreme(acc, OP == 2)
     offs = outer * stride_oo + inner * stride_on + split * stride_os
@@ -254,7 +254,7 @@ def _launches(layout, kind: Kind, cast, acc, count, p, allow_split=True):
         (xo, xk, xn), (yo, yk, yn) = lay.strides[0], lay.strides[1]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, count, p_bits, ident, ident2, xo, xn, xk, yo, yn, yk,
                 *out_strides, pre, kind.op, post, cast_, tl_acc, lay.cols, lay.needs_int64(extra),
-                block_m, block_k, block_k.bit_length() - 1)
+                block_m, block_k)
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:

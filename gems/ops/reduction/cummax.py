@@ -1,8 +1,8 @@
 """cummax: ``cummax`` (torch.cummax, Tensor.cummax): the running largest value along a dim and its index.
 
 The kernel is shared with the other cumulative extreme (gems/ops/reduction/scanning.py): one read
-and two writes (values, int64 indices) per element, rows walked in blocks with a carried (value,
-index). NaN propagates with the index of the latest NaN, and ties take the latest index, as in ATen.
+and two writes (values, int64 indices) per element, as one running max of integer keys carried along
+the row. NaN propagates with the index of the latest NaN, and ties take the latest index, as in ATen.
 ``cummax.out`` stays ATen's composite.
 """
 

@@ -91,18 +91,10 @@ def from_order_key(key):
 
 
 @triton.jit
-def _halve(x, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr):
-    a, b = tl.split(tl.reshape(x, [BLOCK_M, WIDTH // 2, 2]))
-    return a * b
-
-
-@triton.jit
-def reduce_prod(x, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, LOG_K: tl.constexpr):
-    """The product along axis 1 of a [BLOCK_M, BLOCK_K] tile (BLOCK_K = 2**LOG_K), by halving it LOG_K
-    times: tl.reduce with a product combine would run one Python call per element under the interpreter."""
-    for i in tl.static_range(LOG_K):
-        x = _halve(x, BLOCK_M, BLOCK_K >> i)
-    return tl.reshape(x, [BLOCK_M])
+def reduce_prod(x, axis: tl.constexpr):
+    """The product along ``axis``: warp shuffles when compiled, one numpy call under the interpreter (which
+    gems' interpreter_support adds; a tree of reshape/split halvings cost layout conversions on the GPU)."""
+    return tl.reduce(x, axis, tl.standard._prod_combine)
 
 
 @triton.jit

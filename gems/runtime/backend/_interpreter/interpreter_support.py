@@ -7,6 +7,8 @@
   GPU's bf16 tensor cores do.
 - libdevice: ``triton.language.extra.libdevice`` has no interpreter implementation; its functions
   are replaced by torch's CPU functions on the interpreter's numpy arrays.
+- Speed: running max/min scans and product reductions with triton's own combines run as one numpy
+  call instead of a Python call per element.
 
 And where numpy's semantics differ from the GPU's and a kernel could come to depend on them, the
 GPU's (docs/interpreter.md lists what is still not reproduced):
@@ -258,6 +260,37 @@ def _interpret_standard_library() -> None:
                 setattr(tl.core.tensor, name, lambda *args, _fn=interpreted, **kwargs: _fn(*args, **kwargs))
 
 
+_original_scan, _original_reduce = _interp.ScanOps.apply_impl, _interp.ReduceOps.apply_impl
+
+
+def _builtin_scans_and_reductions() -> None:
+    """Running max/min (associative_scan with triton's own max/min combine) and products (tl.reduce with
+    its product combine) as one numpy call, where the interpreter ran a Python combine per element (it has
+    numpy for scan sum/product and reduce sum/max/min only). max/min ignore NaN, as the hardware's do (see
+    tl.maximum above); bf16 (held as raw bits here) keeps the interpreter's own path."""
+    def scan(self, input):
+        ufunc = (np.fmax if self.combine_fn == tl.standard._elementwise_max
+                 else np.fmin if self.combine_fn == tl.standard._elementwise_min else None)
+        if ufunc is None or len(input) != 1 or input[0].dtype.scalar == tl.bfloat16:
+            return _original_scan(self, input)
+        data = input[0].handle.data
+        if self.reverse:
+            data = np.flip(data, axis=self.axis)
+        out = ufunc.accumulate(data, axis=self.axis)
+        if self.reverse:
+            out = np.flip(out, axis=self.axis)
+        return [self.to_tensor(out, input[0].dtype)]
+
+    def reduce(self, input):
+        if self.combine_fn != tl.standard._prod_combine or len(input) != 1 or input[0].dtype.scalar == tl.bfloat16:
+            return _original_reduce(self, input)
+        data = input[0].handle.data
+        out = np.prod(data, axis=self.axis, keepdims=self.keep_dims, dtype=data.dtype)  # integers wrap
+        return [self.to_tensor(out, input[0].dtype)]
+
+    _interp.ScanOps.apply_impl, _interp.ReduceOps.apply_impl = scan, reduce
+
+
 # --------------------------------------------------------------------------- interpreter speed
 # Three pieces of the interpreter's own bookkeeping that change nothing a kernel computes, measured with
 # cProfile over 2,023 quick conformance cases (triton 3.6): together about half of the kernel time.
@@ -323,6 +356,7 @@ _original_grid_call = _interp.GridExecutor.__call__
 def install() -> None:
     """Patch the interpreter; idempotent."""
     _interpret_standard_library()
+    _builtin_scans_and_reductions()
     _skip_discarded_overflow_checks()
     _interp._patch_lang = _patch_lang
     _interp._patch_builtin = _patch_builtin
