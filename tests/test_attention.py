@@ -94,3 +94,32 @@ def test_bad_inputs_raise_runtime_error_before_any_launch(shapes, dtypes, monkey
     with pytest.raises(RuntimeError):
         A._scaled_dot_product_flash_attention_for_cpu(q, k, v)  # ATen refuses them too
     assert not launched
+
+
+@pytest.mark.parametrize("scale", [0.7, -0.7])
+def test_forward_of_a_negative_scale_is_right(scale):
+    """The forward folds a positive scale into the exponent (max(s) * c == max(s * c) only for c > 0): a negative
+    scale must take the general path and still agree with the float64 softmax."""
+    torch.manual_seed(3)
+    q, k, v = torch.randn(1, 2, 9, 16), torch.randn(1, 2, 37, 16), torch.randn(1, 2, 37, 16)
+    out, lse = sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, k, v, scale=scale)
+    s = (q.double() @ k.double().transpose(-1, -2)) * scale
+    torch.testing.assert_close(lse.double(), s.logsumexp(-1), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out.double(), torch.softmax(s, -1) @ v.double(), rtol=1e-5, atol=1e-5)
+
+
+def test_perf_flash_variant_times_the_flash_overload_itself():
+    """perf shape [b, h, s, d, causal, 1] calls ATen's flash overload directly (on CPU its _for_cpu one), served by
+    gems, with (out, lse) as the result; without the trailing 1 the sample is SDPA's default call."""
+    from gems.ops.attention.scaled_dot_product_attention import flash_path, sdpa_bytes, sdpa_perf_inputs
+
+    assert sdpa_perf_inputs((1, 2, 19, 16, 1), torch.float32, "cpu").call is None
+    sample = sdpa_perf_inputs((1, 2, 19, 16, 1, 1), torch.float32, "cpu")
+    assert sample.call is flash_path
+    with gems.use_gems(include=["scaled_dot_product_attention"]):
+        before = gems.call_counts()["gems"].get("_scaled_dot_product_flash_attention_for_cpu", 0)
+        out, lse = sample.call(*sample.args)
+        assert gems.call_counts()["gems"]["_scaled_dot_product_flash_attention_for_cpu"] == before + 1
+    want = torch.nn.functional.scaled_dot_product_attention(*(t.double() for t in sample.args[:3]), is_causal=True)
+    torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)
+    assert sdpa_bytes(sample, (out, lse)) == 4 * (4 * 2 * 19 * 16 + 2 * 19)

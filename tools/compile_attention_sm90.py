@@ -19,7 +19,7 @@ from gems.runtime import selection  # noqa: E402
 
 selection._current = selection.load_backend("nvidia")  # the nvidia configs, without its device
 
-from gems.ops.attention import flash  # noqa: E402
+from gems.ops.attention import flash, flash_backward  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 TYPES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
@@ -62,13 +62,13 @@ def main():
                     for d in (64, 128):
                         common = dict(HEAD_DIM=d, HEAD_DIM_V=d, BLOCK_D=d, BLOCK_DV=d, HAS_BIAS=bias,
                                       IS_CAUSAL=causal, PRECISION="ieee", ROUND_P=round_p)
-                        forward = dict(common, INT64=False, BLOCK_M=128, BLOCK_N=64)
+                        forward = dict(common, INT64=False, FUSED_SCALE=not bias, BLOCK_M=128, BLOCK_N=64)
                         backward = dict(common, BLOCK_M=64, BLOCK_N=64)
                         results.append(compile_one(flash._attn_fwd_kernel, pointers, forward, 8, 3))
-                        results.append(compile_one(flash._bwd_dkdv_kernel, pointers, backward, 4, 2))
-                        results.append(compile_one(flash._bwd_dq_kernel, pointers, backward, 4, 2))
+                        results.append(compile_one(flash_backward._bwd_dkdv_kernel, pointers, backward, 4, 2))
+                        results.append(compile_one(flash_backward._bwd_dq_kernel, pointers, backward, 4, 2))
         delta = dict(HEAD_DIM_V=128, BLOCK_M=64, BLOCK_DV=128)
-        results.append(compile_one(flash._bwd_delta_kernel, pointers, delta, 4, 1))
+        results.append(compile_one(flash_backward._bwd_delta_kernel, pointers, delta, 4, 1))
     failures = [r for r in results if r]
     print("ok", len(results) - len(failures), "fail", len(failures))
     for failure in failures:

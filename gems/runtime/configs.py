@@ -36,7 +36,7 @@ TUNE_KEYS = {
     "gemv": ("BLOCK_M", "BLOCK_K"),  # gems/ops/blas/gemm.py: mv, addmv, dot, and mm with one row
     "conv": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),  # gems/ops/conv/: convolution and its backward
     "attention": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash.py: the forward kernel
-    "attention_backward": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash.py: the dK/dV and dQ kernels
+    "attention_backward": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash_backward.py: dK/dV and dQ
 }
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _POWER_OF_TWO = ("num_warps",)  # besides every META name starting with BLOCK_ (tl.arange needs it)

@@ -12,7 +12,7 @@ broadcast to (batch, heads, M, N) by strides (0 where broadcast).
   softmax in fp32, in base 2 (log2(e) folded into the scale, exp2). Causal programs stop at their
   diagonal block, and the blocks before it (and, without causality, every block inside N) run without
   bound or causal masks. Configs: the vendor's ``tune_configs.yaml``, key "attention".
-- backward (from the forward's lse, P is recomputed, never stored): delta_i = sum_d dO_id O_id; then
+- backward (flash_backward.py; from the forward's lse, P is recomputed, never stored): delta_i = sum_d dO_id O_id; then
   dK, dV per key block (one program per BLOCK_N keys of one kv head, looping over the query heads of its
   group and their query blocks: no atomics), dQ per query block. dS = P (dP - delta), dQ = scale dS K,
   dK = scale dS^T Q, dV = P^T dO. Key "attention_backward".
@@ -64,24 +64,33 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
                stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn, qk_scale, causal_offset,
                HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, EVEN_D: tl.constexpr, EVEN_DV: tl.constexpr,
                HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, BOUNDED: tl.constexpr, PRECISION: tl.constexpr,
-               ROUND_P: tl.constexpr):
-    """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal."""
+               ROUND_P: tl.constexpr, FUSED_SCALE: tl.constexpr):
+    """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal.
+    FUSED_SCALE (no bias, qk_scale > 0) keeps the raw scores: max(s) * c == max(s * c) exactly for c > 0,
+    so the scale rides in the exponent's multiply-add (one FMA per score instead of a multiply and a
+    subtraction)."""
     cols = start_n + offs_n
     kt = _load(k_base + cols[None, :] * stride_kn + offs_d[:, None] * stride_kd, cols[None, :] < N,
                offs_d[:, None] < HEAD_DIM, BOUNDED, not EVEN_D)
-    s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale
-    if HAS_BIAS:
-        bias = tl.load(bias_base + offs_m[:, None] * stride_bm + cols[None, :] * stride_bn,
-                       mask=(offs_m[:, None] < M) & (cols[None, :] < N), other=0.0)
-        s += bias.to(tl.float32) * 1.4426950408889634
-    if BOUNDED:
-        keep = cols[None, :] < N
-        if IS_CAUSAL:
-            keep = keep & (cols[None, :] <= offs_m[:, None] + causal_offset)
-        s = tl.where(keep, s, float("-inf"))
-    m_new = tl.maximum(m_i, reduce_max(s, 1))
-    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with no key yet: exp2(-inf) = 0, not NaN
-    p = tl.math.exp2(s - m_safe[:, None])
+    s = tl.dot(q, kt, input_precision=PRECISION)
+    if FUSED_SCALE and not BOUNDED:
+        m_new = tl.maximum(m_i, reduce_max(s, 1) * qk_scale)
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with no key yet: exp2(-inf) = 0, not NaN
+        p = tl.math.exp2(s * qk_scale - m_safe[:, None])
+    else:
+        s = s * qk_scale
+        if HAS_BIAS:
+            bias = tl.load(bias_base + offs_m[:, None] * stride_bm + cols[None, :] * stride_bn,
+                           mask=(offs_m[:, None] < M) & (cols[None, :] < N), other=0.0)
+            s += bias.to(tl.float32) * 1.4426950408889634
+        if BOUNDED:
+            keep = cols[None, :] < N
+            if IS_CAUSAL:
+                keep = keep & (cols[None, :] <= offs_m[:, None] + causal_offset)
+            s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, reduce_max(s, 1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        p = tl.math.exp2(s - m_safe[:, None])
     alpha = tl.math.exp2(m_i - m_safe)
     l_i = l_i * alpha + reduce_sum(p, 1)
     v = _load(v_base + cols[:, None] * stride_vn + offs_dv[None, :] * stride_vd, cols[:, None] < N,
@@ -103,7 +112,7 @@ def _attn_fwd_kernel(
     heads, group, M, N, qk_scale, empty_lse, causal_offset,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    INT64: tl.constexpr, FUSED_SCALE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """O[b, h, rows] and lse[b, h, rows] for BLOCK_M query rows; qk_scale = scale * log2(e). Causal: key j
     is seen by query i where j <= i + causal_offset (0: top-left, N - M: bottom-right)."""
@@ -140,12 +149,12 @@ def _attn_fwd_kernel(
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION, ROUND_P)
+                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION, ROUND_P, FUSED_SCALE)
     for start_n in range(full, hi, BLOCK_N):
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION, ROUND_P)
+                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION, ROUND_P, FUSED_SCALE)
     empty = l_i == 0.0  # every key masked out (or none at all)
     o = acc / tl.where(empty, 1.0, l_i)[:, None]
     lse = tl.where(empty, empty_lse, (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)
@@ -153,158 +162,6 @@ def _attn_fwd_kernel(
     o_ptrs = o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_dv[None, :] * stride_od
     tl.store(o_ptrs, o.to(o_ptr.dtype.element_ty), mask=row_ok[:, None] & (offs_dv[None, :] < HEAD_DIM_V))
     tl.store(lse_ptr + b * stride_lb + h * stride_lh + offs_m * stride_lm, lse, mask=row_ok)
-
-
-@triton.jit
-def _bwd_delta_kernel(o_ptr, do_ptr, delta_ptr, stride_ob, stride_oh, stride_om, stride_od,
-                      stride_gb, stride_gh, stride_gm, stride_gd, heads, M,
-                      HEAD_DIM_V: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_DV: tl.constexpr):
-    """delta[bh, i] = sum_d dO[b, h, i, d] * O[b, h, i, d] in fp32."""
-    bh = tl.program_id(1).to(tl.int64)
-    b = bh // heads
-    h = bh % heads
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, BLOCK_DV)
-    mask = (offs_m[:, None] < M) & (offs_d[None, :] < HEAD_DIM_V)
-    o = tl.load(o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
-                mask=mask, other=0.0).to(tl.float32)
-    do = tl.load(do_ptr + b * stride_gb + h * stride_gh + offs_m[:, None] * stride_gm + offs_d[None, :] * stride_gd,
-                 mask=mask, other=0.0).to(tl.float32)
-    tl.store(delta_ptr + bh * M + offs_m, reduce_sum(o * do, 1), mask=offs_m < M)
-
-
-@triton.jit
-def _probabilities(s, bias_ptrs, lse2, rows, cols, M, N, causal_offset, HAS_BIAS: tl.constexpr,
-                   IS_CAUSAL: tl.constexpr):
-    """P = exp2(S2 - lse2) of a (rows x cols) tile in base 2, masked keys and rows out of range 0."""
-    keep = (rows < M) & (cols < N)
-    if HAS_BIAS:
-        s += tl.load(bias_ptrs, mask=keep, other=0.0).to(tl.float32) * 1.4426950408889634
-    if IS_CAUSAL:
-        keep = keep & (cols <= rows + causal_offset)
-    return tl.where(keep, tl.math.exp2(s - lse2), 0.0)
-
-
-@selection.current().autotune("attention_backward", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
-@triton.jit
-def _bwd_dkdv_kernel(
-    q_ptr, k_ptr, v_ptr, bias_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr,
-    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd, stride_bb, stride_bh, stride_bm, stride_bn,
-    stride_gb, stride_gh, stride_gm, stride_gd, stride_lb, stride_lh, stride_lm,
-    stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-    heads, kv_heads, group, M, N, qk_scale, scale, causal_offset,
-    HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-):
-    """dK, dV of BLOCK_N keys of one kv head, summed over the query heads that read it (transposed tiles:
-    S^T = K Q^T, so that the key rows stay rows)."""
-    bhk = tl.program_id(1).to(tl.int64)
-    b = bhk // kv_heads
-    hk = bhk % kv_heads
-    start_n = tl.program_id(0) * BLOCK_N
-    offs_n = start_n + tl.arange(0, BLOCK_N)
-    offs_m = tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, BLOCK_D)
-    offs_dv = tl.arange(0, BLOCK_DV)
-    n_ok = offs_n[:, None] < N
-    k = tl.load(k_ptr + b * stride_kb + hk * stride_kh + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                mask=n_ok & (offs_d[None, :] < HEAD_DIM), other=0.0)
-    v = tl.load(v_ptr + b * stride_vb + hk * stride_vh + offs_n[:, None] * stride_vn + offs_dv[None, :] * stride_vd,
-                mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V), other=0.0)
-    dk = tl.full([BLOCK_N, BLOCK_D], 0.0, tl.float32)
-    dv = tl.full([BLOCK_N, BLOCK_DV], 0.0, tl.float32)
-    lo = 0
-    if IS_CAUSAL:  # queries above the block's first key see none of it
-        lo = (tl.maximum(start_n - causal_offset, 0) // BLOCK_M) * BLOCK_M
-    for h in range(hk * group, hk * group + group):
-        q_base = q_ptr + b * stride_qb + h * stride_qh
-        do_base = do_ptr + b * stride_gb + h * stride_gh
-        bias_base = bias_ptr + b * stride_bb + h * stride_bh
-        for start_m in range(lo, M, BLOCK_M):
-            rows = start_m + offs_m
-            m_ok = rows[:, None] < M
-            q = tl.load(q_base + rows[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                        mask=m_ok & (offs_d[None, :] < HEAD_DIM), other=0.0)
-            do = tl.load(do_base + rows[:, None] * stride_gm + offs_dv[None, :] * stride_gd,
-                         mask=m_ok & (offs_dv[None, :] < HEAD_DIM_V), other=0.0)
-            lse2 = tl.load(lse_ptr + b * stride_lb + h * stride_lh + rows * stride_lm, mask=rows < M, other=0.0)
-            delta = tl.load(delta_ptr + (b * heads + h) * M + rows, mask=rows < M, other=0.0)
-            st = tl.dot(k, tl.trans(q), input_precision=PRECISION) * qk_scale
-            pt = _probabilities(st, bias_base + rows[None, :] * stride_bm + offs_n[:, None] * stride_bn,
-                                lse2[None, :] * 1.4426950408889634, rows[None, :], offs_n[:, None], M, N,
-                                causal_offset, HAS_BIAS, IS_CAUSAL)
-            dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)
-            dst = pt * (dpt - delta[None, :])
-            if ROUND_P:
-                dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
-                dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
-            else:
-                dv = tl.dot(pt, do.to(tl.float32), dv, input_precision=PRECISION)
-                dk = tl.dot(dst, q.to(tl.float32), dk, input_precision=PRECISION)
-    dk_ptrs = dk_ptr + b * stride_dkb + hk * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd
-    tl.store(dk_ptrs, (dk * scale + 0.0).to(dk_ptr.dtype.element_ty), mask=n_ok & (offs_d[None, :] < HEAD_DIM))
-    dv_ptrs = dv_ptr + b * stride_dvb + hk * stride_dvh + offs_n[:, None] * stride_dvn + offs_dv[None, :] * stride_dvd
-    tl.store(dv_ptrs, (dv + 0.0).to(dv_ptr.dtype.element_ty), mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V))
-
-
-@selection.current().autotune("attention_backward", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
-@triton.jit
-def _bwd_dq_kernel(
-    q_ptr, k_ptr, v_ptr, bias_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
-    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd, stride_bb, stride_bh, stride_bm, stride_bn,
-    stride_gb, stride_gh, stride_gm, stride_gd, stride_lb, stride_lh, stride_lm,
-    stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-    heads, group, M, N, qk_scale, scale, causal_offset,
-    HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-):
-    """dQ of BLOCK_M query rows of one head."""
-    bh = tl.program_id(1).to(tl.int64)
-    b = bh // heads
-    h = bh % heads
-    hk = h // group
-    start_m = tl.program_id(0) * BLOCK_M
-    rows = start_m + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, BLOCK_D)
-    offs_dv = tl.arange(0, BLOCK_DV)
-    m_ok = rows[:, None] < M
-    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                mask=m_ok & (offs_d[None, :] < HEAD_DIM), other=0.0)
-    do = tl.load(do_ptr + b * stride_gb + h * stride_gh + rows[:, None] * stride_gm + offs_dv[None, :] * stride_gd,
-                 mask=m_ok & (offs_dv[None, :] < HEAD_DIM_V), other=0.0)
-    lse2 = tl.load(lse_ptr + b * stride_lb + h * stride_lh + rows * stride_lm, mask=rows < M, other=0.0)
-    lse2 = lse2 * 1.4426950408889634
-    delta = tl.load(delta_ptr + bh * M + rows, mask=rows < M, other=0.0)
-    k_base = k_ptr + b * stride_kb + hk * stride_kh
-    v_base = v_ptr + b * stride_vb + hk * stride_vh
-    bias_base = bias_ptr + b * stride_bb + h * stride_bh
-    dq = tl.full([BLOCK_M, BLOCK_D], 0.0, tl.float32)
-    hi = N
-    if IS_CAUSAL:
-        hi = tl.minimum(N, start_m + BLOCK_M + causal_offset)
-    for start_n in range(0, hi, BLOCK_N):
-        cols = start_n + offs_n
-        n_ok = cols[:, None] < N
-        k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                    mask=n_ok & (offs_d[None, :] < HEAD_DIM), other=0.0)
-        v = tl.load(v_base + cols[:, None] * stride_vn + offs_dv[None, :] * stride_vd,
-                    mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V), other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
-        p = _probabilities(s, bias_base + rows[:, None] * stride_bm + cols[None, :] * stride_bn, lse2[:, None],
-                           rows[:, None], cols[None, :], M, N, causal_offset, HAS_BIAS, IS_CAUSAL)
-        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
-        ds = p * (dp - delta[:, None])
-        if ROUND_P:
-            dq = tl.dot(ds.to(k.dtype), k, dq, input_precision=PRECISION)
-        else:
-            dq = tl.dot(ds, k.to(tl.float32), dq, input_precision=PRECISION)
-    dq_ptrs = dq_ptr + b * stride_dqb + h * stride_dqh + rows[:, None] * stride_dqm + offs_d[None, :] * stride_dqd
-    tl.store(dq_ptrs, (dq * scale + 0.0).to(dq_ptr.dtype.element_ty), mask=m_ok & (offs_d[None, :] < HEAD_DIM))
 
 
 # --------------------------------------------------------------------------- launchers
@@ -345,49 +202,28 @@ def softmax_scale(scale, head_dim: int) -> float:
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
 
 
+def forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
+    """The forward kernel's grid (a function of its config) and arguments, every constexpr but the config's
+    (tools/gpu_attnperf.py launches them with its own configs)."""
+    batch, heads, m, d = q.shape
+    kv_heads, n, dv = k.shape[1], k.shape[2], v.shape[3]
+    bias, bias_strides = _bias_args(bias, q, n)
+    int64 = max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE
+    qk_scale = softmax_scale(scale, d) * LOG2E
+    grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
+    return grid, (q, k, v, bias, out, lse, *q.stride(), *k.stride(), *v.stride(), *bias_strides, *out.stride(),
+                  *lse.stride(), heads, heads // kv_heads, m, n, qk_scale, float(empty_lse),
+                  n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q, bool(is_causal),
+                  dot_precision(q.dtype, q.device), _round_p(q), int64, bias is q and qk_scale > 0)
+
+
 def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
     """Fill ``out`` (batch, heads, M, Dv) and ``lse`` (batch, heads, M) from checked 4-D q, k, v. Causal
     masks align top-left (SDPA's) or ``bottom_right`` (FlashAttention's own for M != N)."""
-    batch, heads, m, d = q.shape
-    kv_heads, n, dv = k.shape[1], k.shape[2], v.shape[3]
+    batch, heads, m, _ = q.shape
     if batch * heads * m == 0:
         return
     if batch * heads > _MAX_GRID_Y:
         raise Fallback(f"batch * heads = {batch * heads} exceeds the grid's {_MAX_GRID_Y} programs")
-    bias, bias_strides = _bias_args(bias, q, n)
-    int64 = max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE
-    grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
-    _launch(_attn_fwd_kernel, grid, q, k, v, bias, out, lse, *q.stride(), *k.stride(), *v.stride(), *bias_strides,
-            *out.stride(), *lse.stride(), heads, heads // kv_heads, m, n, softmax_scale(scale, d) * LOG2E,
-            float(empty_lse), n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q,
-            bool(is_causal), dot_precision(q.dtype, q.device), _round_p(q), int64)
-
-
-def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, dk, dv, bottom_right=False):
-    """Fill dq, dk, dv (shapes of q, k, v) from the forward's out and natural-log lse (batch, heads, M)."""
-    batch, heads, m, d = q.shape
-    kv_heads, n, d_v = k.shape[1], k.shape[2], v.shape[3]
-    if batch * heads == 0:
-        return
-    if batch * heads > _MAX_GRID_Y or max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE:
-        raise Fallback("attention backward of more than 65535 heads or of a head past int32 offsets")
-    bias, bias_strides = _bias_args(bias, q, n)
-    has_bias, causal = bias is not q, bool(is_causal)
-    sm_scale = softmax_scale(scale, d)
-    offset = n - m if bottom_right else 0
-    precision = dot_precision(q.dtype, q.device)
-    delta = torch.empty((batch * heads, m), dtype=torch.float32, device=q.device)
-    # No queries: dK = dV = 0 (the dK/dV kernel visits no query block); no keys: dQ = 0 likewise.
-    if m:
-        _launch(_bwd_delta_kernel, (cdiv(m, 64), batch * heads), out, grad_out, delta, *out.stride(),
-                *grad_out.stride(), heads, m, d_v, 64, _block_d(d_v))
-    common = (*q.stride(), *k.stride(), *v.stride(), *bias_strides, *grad_out.stride(), *lse.stride())
-    consts = (d, d_v, _block_d(d), _block_d(d_v), has_bias, causal, precision, _round_p(q))
-    if n:
-        grid = lambda meta: (cdiv(n, meta["BLOCK_N"]), batch * kv_heads)  # noqa: E731
-        _launch(_bwd_dkdv_kernel, grid, q, k, v, bias, grad_out, lse, delta, dk, dv, *common, *dk.stride(),
-                *dv.stride(), heads, kv_heads, heads // kv_heads, m, n, sm_scale * LOG2E, sm_scale, offset, *consts)
-    if m:
-        grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
-        _launch(_bwd_dq_kernel, grid, q, k, v, bias, grad_out, lse, delta, dq, *common, *dq.stride(),
-                heads, heads // kv_heads, m, n, sm_scale * LOG2E, sm_scale, offset, *consts)
+    grid, args = forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
+    _launch(_attn_fwd_kernel, grid, *args)

@@ -124,13 +124,28 @@ def sdpa_samples(dtype, device, quick):
     return cases
 
 
+def flash_path(q, k, v, attn_mask, dropout_p, is_causal):
+    """(out, logsumexp) from ATen's flash-attention overload itself, whatever SDPA would pick for these inputs:
+    ``aten::_scaled_dot_product_flash_attention`` (FlashAttention-2) on CUDA, the CPU flash kernel elsewhere.
+    Timed on both sides (ATen's kernel, then gems' implementation of the same overload), it compares gems
+    with ATen's flash path, where SDPA itself compares it with ATen's own choice (cuDNN on the H100)."""
+    if q.device.type == "cuda":
+        result = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal)
+    else:
+        result = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal,
+                                                                            attn_mask=attn_mask)
+    return result[0], result[1]
+
+
 def sdpa_perf_inputs(shape, dtype, device):
-    """(batch, heads, seq, head_dim[, causal]) -> q, k, v of that shape."""
+    """(batch, heads, seq, head_dim[, causal[, flash]]) -> q, k, v of that shape. flash = 0 (or absent) times
+    SDPA, ATen's default backend choice against gems; flash = 1 times ``flash_path`` on both sides."""
     from gems.testing.samples import make_tensor
 
     b, h, s, d, *rest = shape
+    causal, flash = (list(rest) + [0, 0])[:2]
     q, k, v = (make_tensor((b, h, s, d), dtype, device, low=-1.0, high=1.0) for _ in range(3))
-    return Sample("perf", (q, k, v, None, 0.0, bool(rest and rest[0])), reduction_size=s)
+    return Sample("perf", (q, k, v, None, 0.0, bool(causal)), call=flash_path if flash else None, reduction_size=s)
 
 
 def sdpa_flops(sample, result):
@@ -142,7 +157,8 @@ def sdpa_flops(sample, result):
 
 
 def sdpa_bytes(sample, result):
-    return sum(t.numel() * t.element_size() for t in sample.args[:3]) + result.numel() * result.element_size()
+    outputs = result if isinstance(result, tuple) else (result,)  # flash_path adds the logsumexp
+    return sum(t.numel() * t.element_size() for t in (*sample.args[:3], *outputs))
 
 
 SPECS = [

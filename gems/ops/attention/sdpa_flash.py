@@ -5,8 +5,8 @@
   an additive mask of the query's dtype) and its ``_backward``.
 
 Both return the natural-log logsumexp (batch, heads, M) in fp32, as ATen's kernels do; the CPU one lays
-it out (batch, M, heads) in memory as ATen does. Kernels: gems/ops/attention/flash.py. The declaration
-is ``scaled_dot_product_attention``'s (gems/ops/attention/scaled_dot_product_attention.py).
+it out (batch, M, heads) in memory as ATen does. Kernels: gems/ops/attention/flash.py and flash_backward.py. The
+declaration is ``scaled_dot_product_attention``'s (gems/ops/attention/scaled_dot_product_attention.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 
 from gems.ops.attention.checks import check_inputs
-from gems.ops.attention.flash import attention_backward, attention_forward
+from gems.ops.attention.flash import attention_forward
+from gems.ops.attention.flash_backward import attention_backward
 from gems.runtime.registration import Fallback
 
 
