@@ -9,9 +9,12 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and v
   fp64. The configs are autotuned from the vendor's ``tune_configs.yaml``, key "gemm".
 - ``gemv``: y = alpha * (a @ x) + beta * bias for a matrix and a vector: memory-bound, so each program
   reduces BLOCK_M rows with plain multiply-adds instead of a tensor-core tile that would be mostly
-  padding. mm with a single output row or column (LLM decoding) takes it too. Key "gemv". When the
+  padding. An fp32/fp64 mm with a single output row or column takes it too. Key "gemv". When the
   row blocks are too few to fill the device, K is split over more programs and a second kernel adds
   their partial sums in a fixed order (deterministic).
+
+A single product with at most 16 output rows or columns (an LLM's decode step; one row or column only
+in fp16/bf16) goes to skinny.py's kernel instead (:func:`skinny.takes`).
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
