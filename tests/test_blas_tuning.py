@@ -1,6 +1,7 @@
 """How the blas kernels launch (gems/ops/blas/tuning.py, gemm.py) on the interpreter vendor: the tuned
 config becomes a plain launch the native layer replays, tuning refuses what Triton's restoring copy
-refuses on a GPU, GEMV splits K when its rows give too few programs, and the per-device addmv rule."""
+refuses on a GPU, GEMV splits K when its rows give too few programs, few-row products take the skinny
+kernel (and split K too), and the per-device addmv rule."""
 
 import os
 import shutil
@@ -12,7 +13,7 @@ import triton.language as tl
 
 import gems
 from gems import native
-from gems.ops.blas import addmv, gemm, tuning
+from gems.ops.blas import addmv, gemm, skinny, tuning
 from gems.runtime import configs, registration
 
 
@@ -41,13 +42,13 @@ def _counting(monkeypatch, tuned):
 
 def test_the_first_call_of_a_key_tunes_and_later_ones_launch_the_chosen_config(monkeypatch):
     seen = _counting(monkeypatch, gemm._gemm_kernel)
-    a, b = torch.randn(13, 21), torch.randn(21, 11)
+    a, b = torch.randn(19, 21), torch.randn(21, 17)  # more than 16 rows and columns: the GEMM
     with gems.aten_only():
         want = a.double().mm(b.double()).float()
     for _ in range(3):
         torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-5)
     assert seen["tuning"] == 1 and seen["plain"] >= 1  # the third call may be the native layer's replay
-    assert any(key[:3] == (13, 11, 21) and "ieee" in key for key in gemm._gemm_kernel.chosen)  # PRECISION keyed
+    assert any(key[:3] == (19, 17, 21) and "ieee" in key for key in gemm._gemm_kernel.chosen)  # PRECISION keyed
     expected = configs.triton_configs(configs.load_tune_configs(
         gems.vendor().directory / "tune_configs.yaml")["gemm"])[0]
     assert gemm._gemm_kernel.best_config.kwargs == expected.kwargs
@@ -93,6 +94,33 @@ def test_gemv_splits_k_over_more_programs_when_its_rows_give_too_few(monkeypatch
         torch.testing.assert_close(got.double(), want, rtol=2e-3 if dtype == torch.float16 else 1e-5, atol=1e-2)
     # 40 rows: one 32-row block of the interpreter's config; 700 / 64: 11 steps -> 8 runs of K.
     assert finished == [8, 8]
+
+
+def test_few_row_products_take_the_skinny_kernel_and_split_k_when_columns_give_too_few(monkeypatch):
+    monkeypatch.setattr(skinny, "multiprocessors", lambda device: 132)  # an H100
+    seen = _counting(monkeypatch, skinny._skinny_kernel)
+    finished = []
+    launch = skinny._finish
+    monkeypatch.setattr(skinny, "_finish", lambda *args: finished.append(args[-2]) or launch(*args))
+    cases = [(torch.float32, 5, 70, 40), (torch.float16, 1, 70, 40), (torch.bfloat16, 40, 70, 3)]
+    for dtype, m, k, n in cases:  # 3 output columns: computed transposed
+        a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
+        bias = torch.randn(n).to(dtype)
+        got = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
+        with gems.aten_only():
+            want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
+        torch.testing.assert_close(got.double(), want, rtol=1e-2 if dtype != torch.float32 else 1e-5, atol=5e-2)
+    assert seen["tuning"] + seen["plain"] == len(cases)
+    # The interpreter's 32 x 32 config: 40 columns are 2 blocks, 70 / 32 is 3 steps -> one run each of K.
+    assert finished == []
+    monkeypatch.setattr(skinny, "_MIN_STEPS", 1)
+    a, b = torch.randn(16, 70), torch.randn(70, 20)
+    with gems.aten_only():
+        want = a.double().mm(b.double()).float()
+    torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-5)
+    assert finished == [2]  # 3 steps over at most 3 runs: a power of two, 2
+    assert not skinny.takes(1, 4096, torch.float32) and skinny.takes(1, 4096, torch.bfloat16)
+    assert skinny.takes(16, 4096, torch.float32) and not skinny.takes(17, 4096, torch.float16)
 
 
 def test_addmv_leaves_a_dtype_mix_to_aten_on_the_devices_whose_aten_computes_it(monkeypatch):

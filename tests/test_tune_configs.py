@@ -180,7 +180,7 @@ def test_products_run_the_vendor_config_in_this_process():
     from gems.ops.blas import gemm
 
     with gems.use_gems(include=["mm"]):
-        torch.mm(torch.randn(5, 7), torch.randn(7, 3))
+        torch.mm(torch.randn(20, 7), torch.randn(7, 18))  # more than 16 rows and columns: the GEMM
     expected = configs.load_tune_configs(BACKENDS / "_interpreter" / "tune_configs.yaml")["gemm"][0]["META"]
     assert {k: gemm._gemm_kernel.best_config.kwargs[k] for k in expected} == expected
 

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     from gems.runtime import selection
 
     backend = selection.select("nvidia", explicit=False)
-    from gems.ops.blas import diagonal, gemm, grouped_mm, tuning
+    from gems.ops.blas import diagonal, gemm, grouped_mm, skinny, tuning
 
     failures = 0
     jobs = []
@@ -74,6 +74,17 @@ def main(argv=None) -> int:
                 jobs.append((f"gemv {dtype} {config} split {split}", gemm._gemv_kernel,
                              {"a_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr, "bias_ptr": ptr, "part_ptr": f"*{acc_name}",
                               "alpha": scalar, "beta": scalar}, meta))
+        for config in backend.tune_configs("skinny") if args.all_configs else backend.tune_configs("skinny")[:1]:
+            for split in (1, 16):
+                meta = {**config.kwargs, "HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64",
+                        "PRECISION": "ieee", "ACC": acc, "INT64": split == 16, "BLOCK_M": 16, "SPLIT_K": split}
+                jobs.append((f"skinny {dtype} {config} split {split}", skinny._skinny_kernel,
+                             {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "bias_ptr": ptr, "part_ptr": f"*{acc_name}",
+                              "alpha": scalar, "beta": scalar}, meta))
+        jobs.append((f"skinny finish {dtype}", skinny._finish_kernel,
+                     {"part_ptr": f"*{acc_name}", "c_ptr": ptr, "bias_ptr": ptr, "alpha": scalar, "beta": scalar},
+                     {"HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc, "INT64": True,
+                      "SPLIT_K": 16, "BLOCK": 1024}))
         jobs.append((f"gemv finish {dtype}", gemm._gemv_finish_kernel,
                      {"part_ptr": f"*{acc_name}", "y_ptr": ptr, "bias_ptr": ptr, "alpha": scalar, "beta": scalar},
                      {"HAS_BIAS": True, "SCALED": True, "FP64_SCALARS": dtype == "fp64", "ACC": acc, "INT64": False,

@@ -9,9 +9,12 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and v
   fp64. The configs are autotuned from the vendor's ``tune_configs.yaml``, key "gemm".
 - ``gemv``: y = alpha * (a @ x) + beta * bias for a matrix and a vector: memory-bound, so each program
   reduces BLOCK_M rows with plain multiply-adds instead of a tensor-core tile that would be mostly
-  padding. mm with a single output row or column (LLM decoding) takes it too. Key "gemv". When the
+  padding. An fp32/fp64 mm with a single output row or column takes it too. Key "gemv". When the
   row blocks are too few to fill the device, K is split over more programs and a second kernel adds
   their partial sums in a fixed order (deterministic).
+
+A single product with at most 16 output rows or columns (an LLM's decode step; one row or column only
+in fp16/bf16) goes to skinny.py's kernel instead (:func:`skinny.takes`).
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
@@ -26,8 +29,9 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import float64_bits
-from gems.ops.blas.tuning import Tuned, fitting_configs, keep_in_python, multiprocessors
+from gems.ops.blas import skinny
+from gems.ops.blas.products import INT32_SAFE, TL_ACC, dot_precision, epilogue, kernel_scalars, span
+from gems.ops.blas.tuning import Tuned, fitting_configs, multiprocessors
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
@@ -39,33 +43,10 @@ from gems.spec import PerfSpec, lazy
 GEMM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # One launch covers at most this many batches (the grid's second axis).
 _MAX_GRID_Y = 65535
-# Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a block of margin).
-_INT32_SAFE = 2**31 - 1 - 2**20
 # At most this many programs share a GEMV row block (their partial sums: SPLIT_K x M values in ACC).
 _MAX_SPLIT = 64
 # Outputs per program of the GEMV's second pass (a few fp32 adds each: any size that fills the device).
 _FINISH_BLOCK = 1024
-
-
-@triton.jit
-def _scalar(value, FP64_SCALARS: tl.constexpr, ACC: tl.constexpr):
-    """alpha/beta as the accumulator type: fp64 values arrive as their bits (a float argument is fp32)."""
-    if FP64_SCALARS:
-        return tl.cast(tl.cast(value, tl.int64), tl.float64, bitcast=True)
-    else:
-        return tl.cast(value, ACC)
-
-
-@triton.jit
-def _epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS: tl.constexpr, SCALED: tl.constexpr,
-              FP64_SCALARS: tl.constexpr, ACC: tl.constexpr):
-    """alpha * acc + beta * bias, in the accumulator type."""
-    if SCALED:
-        acc = acc * _scalar(alpha, FP64_SCALARS, ACC)
-    if HAS_BIAS:
-        bias = tl.load(bias_ptrs, mask=mask, other=0).to(ACC)
-        acc = acc + bias * _scalar(beta, FP64_SCALARS, ACC)
-    return acc
 
 
 def _gemm_tuned(kernel):
@@ -132,7 +113,7 @@ def _gemm_kernel(
         b_ptrs += BLOCK_K * stride_bk
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     bias_ptrs = bias_ptr + batch * stride_ib + offs_m[:, None] * stride_im + offs_n[None, :] * stride_in
-    acc = _epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
+    acc = epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
     c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
@@ -190,7 +171,7 @@ def _gemv_kernel(
         x_ptrs += BLOCK_K * stride_x
     total = reduce_sum(acc, 1)
     if SPLIT_K == 1:
-        y = _epilogue(total, bias_ptr + offs_m * stride_bias, mask_m, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS,
+        y = epilogue(total, bias_ptr + offs_m * stride_bias, mask_m, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS,
                       ACC)
         tl.store(y_ptr + offs_m * stride_y, y.to(y_ptr.dtype.element_ty), mask=mask_m)
     else:
@@ -213,38 +194,11 @@ def _gemv_finish_kernel(
     total = tl.load(part_ptr + offs_m, mask=mask, other=0)
     for s in range(1, SPLIT_K):
         total += tl.load(part_ptr + s * M + offs_m, mask=mask, other=0)
-    y = _epilogue(total, bias_ptr + offs_m * stride_bias, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
+    y = epilogue(total, bias_ptr + offs_m * stride_bias, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
     tl.store(y_ptr + offs_m * stride_y, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 # --------------------------------------------------------------------------- launchers
-
-_TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
-           torch.float64: tl.float64}
-
-
-def dot_precision(dtype: torch.dtype, device: torch.device) -> str:
-    """"tf32" for an fp32 product on CUDA when the user allowed TF32 matmuls (ATen then uses it), else "ieee".
-    A call that reads the flag stays off the native layer's plans, whose key does not cover it."""
-    if dtype == torch.float32 and device.type == "cuda":
-        keep_in_python("an fp32 product reads torch.backends.cuda.matmul.allow_tf32 on each call")
-        if torch.backends.cuda.matmul.allow_tf32:
-            return "tf32"
-    return "ieee"
-
-
-def _span(t: torch.Tensor) -> int:
-    return sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()) if n) + 1
-
-
-def _scalars(alpha, beta, dtype, has_bias):
-    """(alpha, beta, SCALED, FP64_SCALARS) as the kernels take them."""
-    fp64 = dtype == torch.float64
-    alpha, beta = float(alpha), float(beta) if has_bias else 0.0
-    if fp64:
-        return float64_bits(alpha), float64_bits(beta), alpha != 1.0, True
-    return alpha, beta, alpha != 1.0, False
-
 
 def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
     """out = alpha * (a @ b) + beta * bias for 3-D (batch, M, K), (batch, K, N), (batch, M, N) tensors;
@@ -254,6 +208,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     k = a.shape[2]
     has_bias = bias is not None and beta != 0
+    if batches == 1 and skinny.takes(m, n, out.dtype):
+        skinny.product(a[0], b[0], out[0], bias[0] if has_bias else None, alpha, beta)
+        return out
     if batches == 1 and (m == 1 or n == 1):
         # One output row: y = b^T a[0]; one output column: y = a b[:, 0]. Both are matrix-vector products.
         if m == 1:
@@ -262,9 +219,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
             matrix, vector, y = a[0], b[0, :, 0], out[0, :, 0]
         gemv(matrix, vector, y, (bias[0, 0] if m == 1 else bias[0, :, 0]) if has_bias else None, alpha, beta)
         return out
-    alpha, beta, scaled, fp64 = _scalars(alpha, beta, out.dtype, has_bias)
+    alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
-    int64 = max(_span(t) for t in (a[0], b[0], out[0], bias[0])) > _INT32_SAFE
+    int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     precision = dot_precision(a.dtype, a.device)
     for start in range(0, batches, _MAX_GRID_Y):
         stop = min(start + _MAX_GRID_Y, batches)
@@ -272,7 +229,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         strides = [s for t in args for s in t.stride()]
         grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731
         _gemm_kernel.launch(grid, *args, m, n, k, *strides, alpha, beta,
-                            has_bias, scaled, fp64, precision, _TL_ACC[out.dtype], int64)
+                            has_bias, scaled, fp64, precision, TL_ACC[out.dtype], int64)
     return out
 
 
@@ -282,10 +239,10 @@ def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None,
     if m == 0:
         return y
     has_bias = bias is not None and beta != 0
-    alpha, beta, scaled, fp64 = _scalars(alpha, beta, y.dtype, has_bias)
+    alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, y.dtype, has_bias)
     bias = bias if has_bias else y
-    int64 = max(_span(t) for t in (matrix, vector, y, bias)) > _INT32_SAFE
-    acc = _TL_ACC[y.dtype]
+    int64 = max(span(t) for t in (matrix, vector, y, bias)) > INT32_SAFE
+    acc = TL_ACC[y.dtype]
     args = (matrix, vector, y, bias, None, m, k, *matrix.stride(), vector.stride(0), y.stride(0), bias.stride(0),
             alpha, beta, has_bias, scaled, fp64, acc, int64)
     named = dict(zip(_gemv_kernel.names, args))
@@ -350,11 +307,11 @@ def overlaps(out: torch.Tensor, *inputs: torch.Tensor) -> bool:
     """Whether ``out`` may share memory with an input (then the result is computed apart and copied)."""
     if out.numel() == 0:
         return False
-    start, end = out.data_ptr(), out.data_ptr() + _span(out) * out.element_size()
+    start, end = out.data_ptr(), out.data_ptr() + span(out) * out.element_size()
     for t in inputs:
         if t is not None and t.numel() and t.untyped_storage().data_ptr() == out.untyped_storage().data_ptr():
             t_start = t.data_ptr()
-            if t_start < end and start < t_start + _span(t) * t.element_size():
+            if t_start < end and start < t_start + span(t) * t.element_size():
                 return True
     return False
 

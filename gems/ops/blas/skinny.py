@@ -1,0 +1,164 @@
+"""Products with few output rows (an LLM's decode step: x (M, K) @ W (K, N), M = 1..16).
+
+out = alpha * (a @ b) + beta * bias with M <= MAX_ROWS. Memory-bound on ``b``: each program owns BLOCK_N
+output columns for all M rows (one 16-row tensor-core tile, rows past M masked to zero) and reads its
+columns of ``b`` once, BLOCK_K rows a step with wide loads along whichever of b's dimensions is contiguous,
+accumulating in fp32 (fp64 for fp64). N / BLOCK_N programs are far too few to fill a device (4096 columns
+in 128-wide blocks: 32 programs for 132 multiprocessors), so K is split over SPLIT_K programs per column
+block; they write partial sums and a second kernel adds them in a fixed order (deterministic, as ATen's
+split-K GEMMs are) and applies alpha, beta and the bias. Key "skinny" of the vendor's tune_configs.yaml.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.ops.blas.products import INT32_SAFE, TL_ACC, dot_precision, epilogue, kernel_scalars, span
+from gems.ops.blas.tuning import Tuned, multiprocessors
+from gems.runtime import selection
+from gems.runtime.launch import Launcher, cdiv
+
+# At most this many output rows take this path: one tile of _TILE_ROWS rows holds them.
+MAX_ROWS = 16
+# The rows of the tensor-core tile (tl.dot needs 16 at least); rows past M are masked to zero.
+_TILE_ROWS = 16
+# At most this many programs share a column block (partial sums: SPLIT_K x M x N accumulator values).
+_MAX_SPLIT = 32
+# Each program's run of K spans at least this many BLOCK_K steps, so its pipelined loads overlap.
+_MIN_STEPS = 2
+# Outputs per program of the second pass (a few adds each: any size that fills the device).
+_FINISH_BLOCK = 1024
+
+
+def _split(args) -> int:
+    """Programs per column block: enough for about four per multiprocessor, each at least _MIN_STEPS
+    BLOCK_K steps of K, a power of two (few compiled variants). 1 on the interpreter (one "multiprocessor")
+    unless the column blocks are fewer than four."""
+    programs = cdiv(args["N"], args["BLOCK_N"])
+    steps = cdiv(args["K"], args["BLOCK_K"])
+    split = min(cdiv(4 * multiprocessors(args["a_ptr"].device), programs), steps // _MIN_STEPS, _MAX_SPLIT)
+    return 1 << (max(split, 1).bit_length() - 1)
+
+
+def _tuned(kernel):
+    return Tuned(selection.current().autotune(
+        "skinny", ["M", "N", "K", "stride_ak", "stride_bk", "stride_bn", "PRECISION"], restore_value=["c_ptr"],
+    )(triton.heuristics({"SPLIT_K": _split})(kernel)), scratch=("part_ptr",))
+
+
+@_tuned
+@triton.jit
+def _skinny_kernel(
+    a_ptr, b_ptr, c_ptr, bias_ptr, part_ptr,
+    M, N, K,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, stride_im, stride_in,
+    alpha, beta,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, FP64_SCALARS: tl.constexpr, PRECISION: tl.constexpr,
+    ACC: tl.constexpr, INT64: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+):
+    """c[m, n] = alpha * sum_k a[m, k] * b[k, n] + beta * bias[m, n], M <= 16. Grid (column blocks,
+    SPLIT_K): program (j, s) sums columns j*BLOCK_N.. over the s-th of SPLIT_K runs of BLOCK_K steps;
+    with SPLIT_K > 1 it writes that partial sum to part[s, m, n] (ACC) and :func:`_finish_kernel`
+    completes c."""
+    pid_k = tl.program_id(1)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INT64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+    run = (tl.cdiv(K, BLOCK_K) + SPLIT_K - 1) // SPLIT_K * BLOCK_K
+    k_lo = pid_k * run
+    k_hi = tl.minimum(K, k_lo + run)
+    mask_m = offs_m < M
+    # Columns past the edge wrap onto valid ones: b's loads need no N mask (those sums are not stored).
+    cols = offs_n % N
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + (k_lo + offs_k[None, :]) * stride_ak
+    b_ptrs = b_ptr + (k_lo + offs_k[:, None]) * stride_bk + cols[None, :] * stride_bn
+    acc = tl.full([BLOCK_M, BLOCK_N], 0, ACC)
+    for k in range(k_lo, k_hi, BLOCK_K):
+        mask_k = offs_k < k_hi - k
+        a = tl.load(a_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0)
+        b = tl.load(b_ptrs, mask=mask_k[:, None], other=0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    mask = mask_m[:, None] & (offs_n[None, :] < N)
+    if SPLIT_K == 1:
+        bias_ptrs = bias_ptr + offs_m[:, None] * stride_im + offs_n[None, :] * stride_in
+        acc = epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
+        c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+    else:
+        tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=mask)
+
+
+@triton.jit
+def _finish_kernel(
+    part_ptr, c_ptr, bias_ptr,
+    M, N, stride_cm, stride_cn, stride_im, stride_in,
+    alpha, beta,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, FP64_SCALARS: tl.constexpr, ACC: tl.constexpr,
+    INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr,
+):
+    """c[m, n] = alpha * sum_s part[s, m, n] + beta * bias[m, n], the partial sums added in order s = 0, 1, ..."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    size = M * N
+    if INT64:
+        offs = offs.to(tl.int64)
+        size = M.to(tl.int64) * N
+    mask = offs < size
+    part_ptrs = part_ptr + offs
+    total = tl.load(part_ptrs, mask=mask, other=0)
+    for _ in range(1, SPLIT_K):
+        part_ptrs += size
+        total += tl.load(part_ptrs, mask=mask, other=0)
+    m = offs // N
+    n = offs % N
+    total = epilogue(total, bias_ptr + m * stride_im + n * stride_in, mask, alpha, beta, HAS_BIAS, SCALED,
+                     FP64_SCALARS, ACC)
+    tl.store(c_ptr + m * stride_cm + n * stride_cn, total.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+_finish = Launcher(_finish_kernel).flat
+
+
+def takes(m: int, n: int, dtype: torch.dtype) -> bool:
+    """Whether a single product of m x n outputs takes this path (else gemm.py's GEMM or GEMV): a few
+    rows or columns, more than one of each; one row or column of fp16/bf16 too (tensor cores keep the
+    16-row padding free; an fp32 or fp64 one stays on the FMA GEMV, which does not pay 16x the math)."""
+    few = min(m, n)
+    return few <= MAX_ROWS and (few > 1 or dtype in (torch.float16, torch.bfloat16))
+
+
+def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
+    """out = alpha * (a @ b) + beta * bias for 2-D a (M, K), b (K, N), out (M, N), bias None or expanded
+    to out's shape, min(M, N) <= MAX_ROWS; with N the smaller, computed as out^T = b^T a^T."""
+    if out.shape[1] < out.shape[0]:
+        return product(b.t(), a.t(), out.t(), None if bias is None else bias.t(), alpha, beta)
+    m, n = out.shape
+    k = a.shape[1]
+    has_bias = bias is not None and beta != 0
+    alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
+    bias = bias if has_bias else out
+    int64 = max(span(t) for t in (a, b, out, bias)) > INT32_SAFE or 32 * m * n > INT32_SAFE
+    acc = TL_ACC[out.dtype]
+    args = (a, b, out, bias, None, m, n, k, *a.stride(), *b.stride(), *out.stride(), *bias.stride(), alpha, beta,
+            has_bias, scaled, fp64, dot_precision(a.dtype, a.device), acc, int64, _TILE_ROWS)
+    named = dict(zip(_skinny_kernel.names, args))
+    config = _skinny_kernel.chosen.get(_skinny_kernel.key(named))
+    # Room for the partial sums of the chosen config's split, or, before tuning, of any config's.
+    configs = [config] if config is not None else _skinny_kernel.autotuner.configs
+    rows = max(_skinny_kernel.meta(c, named)["SPLIT_K"] for c in configs)
+    part = torch.empty((rows, m, n), dtype=torch.float64 if fp64 else torch.float32,
+                       device=out.device) if rows > 1 else out
+    grid = lambda meta: (cdiv(n, meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
+    split = _skinny_kernel.launch(grid, *args[:4], part, *args[5:])["SPLIT_K"]
+    if split > 1:
+        _finish(cdiv(m * n, _FINISH_BLOCK), 4, part, out, bias, m, n, *out.stride(), *bias.stride(), alpha, beta,
+                has_bias, scaled, fp64, acc, int64, split, _FINISH_BLOCK)
+    return out
