@@ -62,7 +62,7 @@ def main():
                     for d in (64, 128):
                         common = dict(HEAD_DIM=d, HEAD_DIM_V=d, BLOCK_D=d, BLOCK_DV=d, HAS_BIAS=bias,
                                       IS_CAUSAL=causal, PRECISION="ieee", ROUND_P=round_p)
-                        forward = dict(common, INT64=False, FUSED_SCALE=not bias, BLOCK_M=128, BLOCK_N=64)
+                        forward = dict(common, INT64=False, BLOCK_M=128, BLOCK_N=64)
                         backward = dict(common, BLOCK_M=64, BLOCK_N=64)
                         results.append(compile_one(flash._attn_fwd_kernel, pointers, forward, 8, 3))
                         results.append(compile_one(flash_backward._bwd_dkdv_kernel, pointers, backward, 4, 2))

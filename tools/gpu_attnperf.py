@@ -6,8 +6,8 @@ Providers, on the same q, k, v (batch, heads, seq, dim) contiguous:
               issue's yardstick (gems >= 90% of it)
   aten-sdpa   F.scaled_dot_product_attention, gems off: ATen's own backend choice (cuDNN on the H100)
   gems        aten::_scaled_dot_product_flash_attention[_backward] served by gems (autotuned over tune_configs.yaml)
-and, forward only, gems' kernel launched with each candidate config (BLOCK_M x BLOCK_N, warps, stages) and with
-FUSED_SCALE off (the scale multiplied before the max, as before) so that one run decides tune_configs.yaml.
+and, forward only, gems' kernel launched with each candidate config (BLOCK_M x BLOCK_N, warps, stages), so that
+one run decides tune_configs.yaml.
 
 Kernel compiles run first in a pool of processes (Triton's disk cache keeps them); the autotuner's choices are made
 in this process alone, so that no timing taken beside other processes is cached.
@@ -56,13 +56,12 @@ def inputs(dtype, d):
     return tuple(torch.randn(B, H, S, d, dtype=DTYPES[dtype], device="cuda") for _ in range(3))
 
 
-def raw_forward(q, k, v, causal, cfg, fused=True):
+def raw_forward(q, k, v, causal, cfg):
     """gems' forward kernel with one config, its other arguments as the overload passes them."""
     bm, bn, warps, stages = cfg
     out = torch.empty((B, S, H, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
     grid, args = flash.forward_launch(q, k, v, None, causal, None, out, lse)
-    args = (*args[:-1], fused and args[-1])
     jit(flash._attn_fwd_kernel)[grid({"BLOCK_M": bm})](*args, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps,
                                                         num_stages=stages)
     return out
@@ -81,8 +80,8 @@ def warm(job):
     q, k, v = inputs(dtype, d)
     try:
         with gems.use_gems(include=["scaled_dot_product_attention"]):
-            if kind in ("raw", "raw-unfused"):
-                raw_forward(q, k, v, causal, which, kind == "raw")
+            if kind == "raw":
+                raw_forward(q, k, v, causal, which)
             elif kind == "tuned":  # the autotuner's own launch of tune_configs.yaml's entry ``which``
                 pin(flash._attn_fwd_kernel, which)
                 A._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)
@@ -103,7 +102,6 @@ def warm_all():
     n_fwd, n_bwd = len(flash._attn_fwd_kernel.configs), len(flash_backward._bwd_dkdv_kernel.configs)
     jobs = [("bwd", dt, d, c, i) for dt, d, c in BWD_CASES for i in range(n_bwd)]
     jobs += [("raw", dt, d, c, cfg) for dt, d, c in CASES if dt in SWEEP_DTYPES for cfg in CONFIGS]
-    jobs += [("raw-unfused", dt, d, c, cfg) for dt, d, c in CASES if dt in SWEEP_DTYPES for cfg in CONFIGS[:2]]
     jobs += [("tuned", dt, d, c, i) for dt, d, c in CASES for i in range(n_fwd)]
     start = time.time()
     ctx = multiprocessing.get_context("spawn")
@@ -147,11 +145,6 @@ def forward_case(dt, d, causal):
     results.sort()
     print("    configs, best first (BLOCK_M, BLOCK_N, warps, stages):TFLOP/s  " + "  ".join(
         f"{cfg}:{tflops(ms, d, causal):.0f}" for ms, cfg in results))
-    for cfg in CONFIGS[:2]:
-        on = bench(functools.partial(raw_forward, q, k, v, causal, cfg, True))
-        off = bench(functools.partial(raw_forward, q, k, v, causal, cfg, False))
-        print(f"    FUSED_SCALE {cfg}: on {tflops(on, d, causal):.0f}  off {tflops(off, d, causal):.0f}  "
-              f"(on/off speedup {off / on:.3f})", flush=True)
 
 
 def backward_case(dt, d, causal):

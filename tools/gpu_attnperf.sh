@@ -2,7 +2,7 @@
 # Issue #16 (attention speed) on an H100, from the repository root with gems installed: (1) tools/gpu_attnperf.py,
 # forward and backward TFLOP/s of gems vs ATen's flash path (aten::_scaled_dot_product_flash_attention) vs ATen's
 # default SDPA choice (cuDNN) at batch 4, 32 heads, seq 4096, hd 128/64, fp16/bf16, causal and not, plus the forward
-# config sweep and FUSED_SCALE on/off; (2) quick conformance of the attention operators; (3) gems-perf at the
+# config sweep; (2) quick conformance of the attention operators; (3) gems-perf at the
 # target, where shape ...x1 is the flash path on both sides and ...x0 SDPA (ATen's choice). Results under $OUT or runs/.
 set -u
 export GEMS_VENDOR=nvidia

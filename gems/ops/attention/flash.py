@@ -64,33 +64,24 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
                stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn, qk_scale, causal_offset,
                HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, EVEN_D: tl.constexpr, EVEN_DV: tl.constexpr,
                HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, BOUNDED: tl.constexpr, PRECISION: tl.constexpr,
-               ROUND_P: tl.constexpr, FUSED_SCALE: tl.constexpr):
-    """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal.
-    FUSED_SCALE (no bias, qk_scale > 0) keeps the raw scores: max(s) * c == max(s * c) exactly for c > 0,
-    so the scale rides in the exponent's multiply-add (one FMA per score instead of a multiply and a
-    subtraction)."""
+               ROUND_P: tl.constexpr):
+    """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal."""
     cols = start_n + offs_n
     kt = _load(k_base + cols[None, :] * stride_kn + offs_d[:, None] * stride_kd, cols[None, :] < N,
                offs_d[:, None] < HEAD_DIM, BOUNDED, not EVEN_D)
-    s = tl.dot(q, kt, input_precision=PRECISION)
-    if FUSED_SCALE and not BOUNDED:
-        m_new = tl.maximum(m_i, reduce_max(s, 1) * qk_scale)
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with no key yet: exp2(-inf) = 0, not NaN
-        p = tl.math.exp2(s * qk_scale - m_safe[:, None])
-    else:
-        s = s * qk_scale
-        if HAS_BIAS:
-            bias = tl.load(bias_base + offs_m[:, None] * stride_bm + cols[None, :] * stride_bn,
-                           mask=(offs_m[:, None] < M) & (cols[None, :] < N), other=0.0)
-            s += bias.to(tl.float32) * 1.4426950408889634
-        if BOUNDED:
-            keep = cols[None, :] < N
-            if IS_CAUSAL:
-                keep = keep & (cols[None, :] <= offs_m[:, None] + causal_offset)
-            s = tl.where(keep, s, float("-inf"))
-        m_new = tl.maximum(m_i, reduce_max(s, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        p = tl.math.exp2(s - m_safe[:, None])
+    s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale
+    if HAS_BIAS:
+        bias = tl.load(bias_base + offs_m[:, None] * stride_bm + cols[None, :] * stride_bn,
+                       mask=(offs_m[:, None] < M) & (cols[None, :] < N), other=0.0)
+        s += bias.to(tl.float32) * 1.4426950408889634
+    if BOUNDED:
+        keep = cols[None, :] < N
+        if IS_CAUSAL:
+            keep = keep & (cols[None, :] <= offs_m[:, None] + causal_offset)
+        s = tl.where(keep, s, float("-inf"))
+    m_new = tl.maximum(m_i, reduce_max(s, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with no key yet: exp2(-inf) = 0, not NaN
+    p = tl.math.exp2(s - m_safe[:, None])
     alpha = tl.math.exp2(m_i - m_safe)
     l_i = l_i * alpha + reduce_sum(p, 1)
     v = _load(v_base + cols[:, None] * stride_vn + offs_dv[None, :] * stride_vd, cols[:, None] < N,
@@ -112,7 +103,7 @@ def _attn_fwd_kernel(
     heads, group, M, N, qk_scale, empty_lse, causal_offset,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    INT64: tl.constexpr, FUSED_SCALE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """O[b, h, rows] and lse[b, h, rows] for BLOCK_M query rows; qk_scale = scale * log2(e). Causal: key j
     is seen by query i where j <= i + causal_offset (0: top-left, N - M: bottom-right)."""
@@ -149,12 +140,12 @@ def _attn_fwd_kernel(
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION, ROUND_P, FUSED_SCALE)
+                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION, ROUND_P)
     for start_n in range(full, hi, BLOCK_N):
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION, ROUND_P, FUSED_SCALE)
+                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION, ROUND_P)
     empty = l_i == 0.0  # every key masked out (or none at all)
     o = acc / tl.where(empty, 1.0, l_i)[:, None]
     lse = tl.where(empty, empty_lse, (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)
@@ -209,12 +200,11 @@ def forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bot
     kv_heads, n, dv = k.shape[1], k.shape[2], v.shape[3]
     bias, bias_strides = _bias_args(bias, q, n)
     int64 = max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE
-    qk_scale = softmax_scale(scale, d) * LOG2E
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
     return grid, (q, k, v, bias, out, lse, *q.stride(), *k.stride(), *v.stride(), *bias_strides, *out.stride(),
-                  *lse.stride(), heads, heads // kv_heads, m, n, qk_scale, float(empty_lse),
+                  *lse.stride(), heads, heads // kv_heads, m, n, softmax_scale(scale, d) * LOG2E, float(empty_lse),
                   n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q, bool(is_causal),
-                  dot_precision(q.dtype, q.device), _round_p(q), int64, bias is q and qk_scale > 0)
+                  dot_precision(q.dtype, q.device), _round_p(q), int64)
 
 
 def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
