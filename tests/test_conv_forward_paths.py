@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 import gems
 from gems.ops.conv import convolution as conv
+from gems.ops.conv import implicit_gemm
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +54,19 @@ def test_forward_scheme(monkeypatch, case):
         assert seen[0][2] == xs[2] * xs[3]
     torch.testing.assert_close(got, F.conv2d(x, w, b, stride, padding), rtol=1e-4, atol=1e-4)
     assert got.is_contiguous(memory_format=torch.channels_last if last else torch.contiguous_format)
+
+
+@pytest.mark.parametrize("shape", [(2, 70, 9, 11), (1, 5, 3, 4, 5), (3, 16, 5)])
+def test_nhwc_copy_kernel(monkeypatch, shape):
+    """The gems NCHW -> NHWC copy (implicit_gemm.NHWC_COPY_KERNEL) equals ATen's permuted copy, for 2-d, 3-d
+    and 1-d operands, partial tiles included, and the forward through it agrees with ATen."""
+    monkeypatch.setattr(implicit_gemm, "NHWC_COPY_KERNEL", True)
+    t = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+    got = implicit_gemm.channels_innermost(t)
+    order = (0, *range(2, t.dim()), 1)
+    assert got.permute(order).is_contiguous() and got.data_ptr() != t.data_ptr()
+    assert torch.equal(got, t)
+    if t.dim() == 4:
+        w = torch.randn(8, shape[1], 3, 3, generator=torch.Generator().manual_seed(2))
+        out = conv.convolution(t, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+        torch.testing.assert_close(out, F.conv2d(t, w, None, 1, 1), rtol=1e-4, atol=1e-4)
