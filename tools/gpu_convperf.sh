@@ -3,8 +3,8 @@
 # conformance. From the repository root on an H100 (gems installed):   bash tools/gpu_convperf.sh
 #
 # 1. tools/conv_variants.py, fp16 then bf16 (prints as it goes): ATen and five gems variants per shape
-#    (default / flat / image / image0 / tcopy, see that file; "=x": same kernel as variant x), the default's autotuned config, best variant vs ATen
-#    and % of the copy ceiling. The target: gems >= 0.70x of ATen. Stops after CONVPERF_BENCH_S seconds.
+#    (default / flat / image / image0 / tcopy, see that file; "=x": same kernel as variant x), the
+#    default's autotuned config, default and best variant vs ATen, % of the copy ceiling. The target: gems >= 0.70x of ATen. Stops after CONVPERF_BENCH_S seconds.
 # 2. quick conformance of the conv operators on the GPU (all must pass). Stops after CONVPERF_CONF_S seconds.
 # Results: runs/convperf (conformance); copied under $OUT when it is set.
 set -uo pipefail
