@@ -1,7 +1,8 @@
 """Which forward scheme convolution.py picks (gems/ops/conv/convolution.py) and that each agrees with ATen on
 the interpreter vendor: tiles of one image (PER_IMAGE) for NCHW results of at least PER_IMAGE_MIN_PIXELS
-pixels, x read in place (X_PIXELS) for a 1x1 stride-1 convolution over NCHW x, the flattened batch
-otherwise. Conformance checks the results; this checks that its image-sized samples reach the new paths."""
+pixels, x read in place (X_PIXELS, one-image tiles) for a 1x1 stride-1 convolution over NCHW x with an NCHW
+result of at least POINTWISE_MIN_PIXELS pixels, the flattened batch otherwise. Conformance checks the
+results; this checks that its image-sized samples reach the new paths."""
 
 import pytest
 import torch
@@ -9,7 +10,6 @@ import torch.nn.functional as F
 
 import gems
 from gems.ops.conv import convolution as conv
-from gems.ops.conv import implicit_gemm
 
 
 @pytest.fixture(autouse=True)
@@ -34,11 +34,13 @@ def _flags(monkeypatch):
 
 @pytest.mark.parametrize("case", [
     # (x shape, w shape, stride, padding, channels_last, expected (PER_IMAGE, X_PIXELS))
-    ((2, 20, 23, 23), (8, 20, 1, 1), 1, 0, False, (True, True)),
-    ((1, 16, 23, 23), (8, 16, 3, 3), 1, 1, False, (True, False)),
-    ((1, 16, 23, 23), (8, 16, 1, 1), 2, 0, False, (False, False)),  # 12 x 12 output: under 512 pixels
+    ((2, 20, 23, 23), (8, 20, 1, 1), 1, 0, False, (True, True)),  # 529 pixels: pointwise, in place
+    ((1, 16, 22, 23), (8, 16, 1, 1), 1, 0, False, (False, False)),  # 506 pixels: under POINTWISE_MIN_PIXELS
+    ((1, 16, 33, 32), (8, 16, 3, 3), 1, 1, False, (True, False)),
+    ((1, 16, 23, 23), (8, 16, 3, 3), 1, 1, False, (False, False)),  # 529 pixels: under PER_IMAGE_MIN_PIXELS
+    ((1, 16, 45, 45), (8, 16, 1, 1), 2, 0, False, (False, False)),  # 529 pixels, strided: not in place
     ((1, 16, 24, 24), (8, 16, 1, 1), 1, 0, True, (False, False)),  # channels-last result: channel-contiguous
-    ((1, 3, 24, 23), (4, 3, 3, 3), 1, 1, False, (True, False)),  # few channels: the flattened reduction
+    ((1, 3, 32, 33), (4, 3, 3, 3), 1, 1, False, (True, False)),  # few channels: the flattened reduction
 ])
 def test_forward_scheme(monkeypatch, case):
     xs, ws, stride, padding, last, expected = case
@@ -54,19 +56,3 @@ def test_forward_scheme(monkeypatch, case):
         assert seen[0][2] == xs[2] * xs[3]
     torch.testing.assert_close(got, F.conv2d(x, w, b, stride, padding), rtol=1e-4, atol=1e-4)
     assert got.is_contiguous(memory_format=torch.channels_last if last else torch.contiguous_format)
-
-
-@pytest.mark.parametrize("shape", [(2, 70, 9, 11), (1, 5, 3, 4, 5), (3, 16, 5)])
-def test_nhwc_copy_kernel(monkeypatch, shape):
-    """The gems NCHW -> NHWC copy (implicit_gemm.NHWC_COPY_KERNEL) equals ATen's permuted copy, for 2-d, 3-d
-    and 1-d operands, partial tiles included, and the forward through it agrees with ATen."""
-    monkeypatch.setattr(implicit_gemm, "NHWC_COPY_KERNEL", True)
-    t = torch.randn(shape, generator=torch.Generator().manual_seed(1))
-    got = implicit_gemm.channels_innermost(t)
-    order = (0, *range(2, t.dim()), 1)
-    assert got.permute(order).is_contiguous() and got.data_ptr() != t.data_ptr()
-    assert torch.equal(got, t)
-    if t.dim() == 4:
-        w = torch.randn(8, shape[1], 3, 3, generator=torch.Generator().manual_seed(2))
-        out = conv.convolution(t, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-        torch.testing.assert_close(out, F.conv2d(t, w, None, 1, 1), rtol=1e-4, atol=1e-4)

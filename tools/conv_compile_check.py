@@ -70,8 +70,6 @@ def main(argv=None) -> int:
                          {**base, "INT64": False}))
         jobs.append((f"grad_bias {dtype}", convolution_backward._conv_db_kernel, {"dy_ptr": ptr, "db_ptr": ptr},
                      {"ACC": acc, "INT64": True, "BLOCK_C": 8, "BLOCK_P": 256}))
-        jobs.append((f"nhwc_copy {dtype}", implicit_gemm._nhwc_copy_kernel, {"src_ptr": ptr, "dst_ptr": ptr},
-                     {"INT64": False, "BLOCK": implicit_gemm.BLOCK_NHWC}))
         jobs.append((f"sum_splits {dtype}", convolution_backward._sum_splits_kernel,
                      {"part_ptr": "*fp64" if dtype == "fp64" else "*fp32", "out_ptr": ptr}, {"BLOCK": 1024}))
     failures = 0

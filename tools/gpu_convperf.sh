@@ -2,9 +2,10 @@
 # Issue #16 (conv2d forward speed): time gems' forward variants beside cuDNN at ResNet-50 layers, then check
 # conformance. From the repository root on an H100 (gems installed):   bash tools/gpu_convperf.sh
 #
-# 1. tools/conv_variants.py, fp16 then bf16 (prints as it goes): ATen and five gems variants per shape
-#    (default / flat / image / image0 / tcopy, see that file; "=x": same kernel as variant x), the
-#    default's autotuned config, default and best variant vs ATen, % of the copy ceiling. The target: gems >= 0.70x of ATen. Stops after CONVPERF_BENCH_S seconds.
+# 1. tools/conv_variants.py, fp16 then bf16 (prints as it goes): ATen and three gems tilings per shape
+#    (default / image512 / flat, see that file; "=x": same kernel as variant x), the default's autotuned
+#    config, default and best variant vs ATen, % of the copy ceiling. The target: gems >= 0.70x of ATen.
+#    Stops after CONVPERF_BENCH_S seconds.
 # 2. quick conformance of the conv operators on the GPU (all must pass). Stops after CONVPERF_CONF_S seconds.
 # Results: runs/convperf (conformance); copied under $OUT when it is set.
 set -uo pipefail

@@ -35,13 +35,17 @@ from gems.spec import OpSpec, lazy
 
 # Images of at least this many output pixels are tiled one image at a time (PER_IMAGE): a tile's rows are
 # then consecutive pixels of an NCHW result and its stores vectors; below it the last tile of each image
-# would be mostly padding (14 x 14 = 196 pixels: 256 rows computed with 128-row tiles), and tiles run over
-# the flattened batch. NOT YET MEASURED (tools/gpu_convperf.sh times 0, this and never).
-PER_IMAGE_MIN_PIXELS = 512
-# A pointwise convolution (1x1, stride 1, no padding) over an input with contiguous pixels (NCHW) reads x
-# in place as a (pixel x channel) matrix instead of copying it to NHWC first (one pass over the largest
-# operand saved). NOT YET MEASURED (tools/gpu_convperf.sh times both).
-X_PIXELS_POINTWISE = True
+# is partly padding and tiles run over the flattened batch. Measured on the H100 (ResNet-50 3x3 layers,
+# batch 32, fp16, tools/conv_variants.py): 56 x 56 per image 0.079 ms vs flattened 0.085 (bf16 0.085 vs
+# 0.103); 28 x 28 (784 pixels, 7 x 128 rows = 896 computed) flattened 0.067 vs per image 0.073 (one
+# config); 14 x 14 per image 0.165 vs 0.064, 7 x 7 0.092 vs 0.070. The threshold lies in (784, 3136].
+PER_IMAGE_MIN_PIXELS = 1024
+# A pointwise convolution (1x1, stride 1, no padding) over x with contiguous pixels (NCHW) and an NCHW
+# result of at least this many pixels reads x in place as a (pixel x channel) matrix, in one-image tiles,
+# instead of copying x to NHWC first. Measured (H100, 32 x 256 x 56 x 56 -> 64, fp16): in place 0.037 ms,
+# the same tiles after the copy 0.225, flattened after the copy 0.244 (cuDNN 0.051): the copy costs far
+# more than the padding of a 28 x 28 image's last tile, so these keep one-image tiles down to 512 pixels.
+POINTWISE_MIN_PIXELS = 512
 
 # --------------------------------------------------------------------------- kernel
 
@@ -170,9 +174,10 @@ def conv_forward(geo, bias, layout_of) -> torch.Tensor:
     y5 = as_3d(y, y.dim() - 2)
     od, oh, ow = geo.out
     pixels = od * oh * ow
-    per_image = pixels >= PER_IMAGE_MIN_PIXELS and y5[0, 0].is_contiguous()
-    x_pixels = (X_PIXELS_POINTWISE and per_image and not geo.flat_forward and geo.taps == (1, 1, 1)
+    y_pixels = y5[0, 0].is_contiguous()  # NCHW result: a tile's rows are consecutive addresses
+    x_pixels = (y_pixels and pixels >= POINTWISE_MIN_PIXELS and not geo.flat_forward and geo.taps == (1, 1, 1)
                 and geo.stride == (1, 1, 1) and geo.padding == (0, 0, 0) and x5[0, 0].is_contiguous())
+    per_image = x_pixels or (y_pixels and pixels >= PER_IMAGE_MIN_PIXELS)
     if not geo.flat_forward:
         x5 = x5 if x_pixels else channels_innermost(x5)
         w5 = channels_innermost(w5)
