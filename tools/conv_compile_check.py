@@ -55,10 +55,12 @@ def main(argv=None) -> int:
             base = {**config.kwargs, "PRECISION": precision, "ACC": acc}
             for flat in (False, True):
                 for int64 in (False, True):
-                    jobs.append((f"forward {dtype} flat={flat} int64={int64} {config}",
-                                 convolution._conv_forward_kernel,
-                                 {"x_ptr": ptr, "w_ptr": ptr, "bias_ptr": ptr, "y_ptr": ptr},
-                                 {**base, "HAS_BIAS": True, "FLAT": flat, "INT64": int64, "EVEN_C": not flat}))
+                    for per_image, x_pixels in ((False, False), (True, False), (True, not flat)):
+                        jobs.append((f"forward {dtype} flat={flat} int64={int64} per_image={per_image} "
+                                     f"x_pixels={x_pixels} {config}", convolution._conv_forward_kernel,
+                                     {"x_ptr": ptr, "w_ptr": ptr, "bias_ptr": ptr, "y_ptr": ptr},
+                                     {**base, "HAS_BIAS": True, "FLAT": flat, "INT64": int64, "EVEN_C": not flat,
+                                      "PER_IMAGE": per_image, "X_PIXELS": x_pixels}))
                     jobs.append((f"grad_input {dtype} flat={flat} int64={int64} {config}",
                                  convolution_backward._conv_dx_kernel,
                                  {"dy_ptr": ptr, "w_ptr": ptr, "dx_ptr": ptr},

@@ -77,6 +77,12 @@ def _convolution_samples(dtype, device, quick):
         case("depthwise-multiplier", 2, (n, 4, s, s), (8, 1, 3, 3), groups=4, stride=2),
         case("wide-3x3", 2, (1, WIDE, s - 1, s - 1), (WIDE - 2, WIDE, 3, 3), padding=1),
         case("wide-1x1", 2, (n, WIDE, s - 1, s - 1), (8, WIDE, 1, 1)),
+        # convolution.py's one-image tiles (NCHW stores along pixels): 3x3 from PER_IMAGE_MIN_PIXELS (1024)
+        # output pixels; a pointwise one from POINTWISE_MIN_PIXELS (512), reading x in place (channels not
+        # a multiple of the tile's, last tiles partial).
+        case("image-1x1", 2, (2, 20, 23, 23), (8, 20, 1, 1)),
+        case("image-3x3", 2, (1, 16, 33, 32), (8, 16, 3, 3), padding=1),
+        case("image-stem", 2, (1, 3, 32, 33), (4, 3, 3, 3), padding=1),
         case("stem-7x7-stride2", 2, (1, 3, s + 4, s + 4), (4, 3, 7, 7), stride=2, padding=3),
         case("same", 2, (n, 3, s, s), (4, 3, 4, 3), padding="same"),
         case("same-dilation", 2, (n, 3, s + 1, s), (4, 3, 3, 2), padding="same", dilation=(2, 1)),
