@@ -1,0 +1,220 @@
+"""Issue #15 (sort/topk speed) on the GPU: ATen against gems at 4096 rows of 1024, and the kernel variants
+a follow-up has to choose between, each checked against ATen's stable sort and timed in the same run.
+
+    python tools/gpu_sortperf_bench.py [--budget-s 70]
+
+Timings: triton.testing.do_bench (L2 flushed before each call), median ms. Rows:
+  e2e      torch.sort / torch.topk with gems enabled against ATen (what gems-perf measures), and the host
+           time per call of both (200 calls back to back, no flush), to rule host overhead in or out.
+  floor    a copy kernel with the same grid that loads the rows and writes values and int64 indices
+           (no sort): the memory floor of one-program-per-row.
+  cur      gems' own tile kernel (bitonic._sort_tile_kernel) launched directly with a chosen num_warps (w)
+           and rows per program (m); REG_BITS follows w as in bitonic._register_bits. The default path
+           today is w2 m1 for 1024 lanes.
+  tlsort   Triton's tl.sort / tl.topk on the same packed int32 keys (16-bit dtypes).
+  maxk     top-k as k rounds of "max of the packed keys, then remove it" (k <= 16 candidates).
+Every variant's output is compared with ATen's stable sort (values and indices, first k for top-k):
+'ok' or 'WRONG'. Variants run in order of importance until --budget-s of wall time has passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's gems
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+import gems  # noqa: E402
+from gems.ops.sorting import bitonic  # noqa: E402
+
+ROWS, COLS = 4096, 1024
+
+
+@triton.jit
+def _copy_floor_kernel(x_ptr, v_ptr, i_ptr, N: tl.constexpr, BLOCK_M: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, N)
+    at = rows[:, None] * N + cols[None, :]
+    x = tl.load(x_ptr + at)
+    tl.store(v_ptr + at, x)
+    tl.store(i_ptr + at, tl.broadcast_to(cols[None, :], [BLOCK_M, N]).to(tl.int64))
+
+
+@triton.jit
+def _packed(x_ptr, BLOCK_M: tl.constexpr, N: tl.constexpr, DESCENDING: tl.constexpr):
+    """Packed int32 keys (16-bit value key << 16 | 0xFFFF - index) of BLOCK_M full rows, as bitonic.py makes them."""
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    valid = tl.full([BLOCK_M, N], 1, tl.int1)
+    key = bitonic._keys(x, valid, DESCENDING, False, True)
+    return (key.to(tl.int32) << 16) | (0xFFFF - tl.broadcast_to(cols[None, :], [BLOCK_M, N])), rows
+
+
+@triton.jit
+def _write(x_ptr, v_ptr, i_ptr, k, rows, N: tl.constexpr, K: tl.constexpr):
+    i = (0xFFFF - (k & 0xFFFF)).to(tl.int64)
+    offs = tl.arange(0, K)
+    v = tl.load(x_ptr + rows[:, None] * N + i)
+    tl.store(v_ptr + rows[:, None] * K + offs[None, :], v)
+    tl.store(i_ptr + rows[:, None] * K + offs[None, :], i)
+
+
+@triton.jit
+def _tl_sort_kernel(x_ptr, v_ptr, i_ptr, N: tl.constexpr, K: tl.constexpr, BLOCK_M: tl.constexpr,
+                    DESCENDING: tl.constexpr):
+    k, rows = _packed(x_ptr, BLOCK_M, N, DESCENDING)
+    if K == N:
+        k = tl.sort(k, dim=1, descending=True)
+    else:
+        k = tl.topk(k, K, dim=1)
+    _write(x_ptr, v_ptr, i_ptr, k, rows, N, K)
+
+
+@triton.jit
+def _max_k_kernel(x_ptr, v_ptr, i_ptr, N: tl.constexpr, K: tl.constexpr, BLOCK_M: tl.constexpr,
+                  DESCENDING: tl.constexpr):
+    k, rows = _packed(x_ptr, BLOCK_M, N, DESCENDING)
+    cols = tl.arange(0, K)
+    out = tl.full([BLOCK_M, K], 0, tl.int32)
+    for r in tl.static_range(K):
+        m = tl.max(k, axis=1)
+        out = tl.where(cols[None, :] == r, m[:, None], out)
+        k = tl.where(k == m[:, None], -2147483648, k)
+    _write(x_ptr, v_ptr, i_ptr, out, rows, N, K)
+
+
+def _bench(fn):
+    return do_bench(fn, warmup=5, rep=40, return_mode="median")
+
+
+def _host_us(fn, calls=200):
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def _check(x, k, descending, values, indices):
+    ref_v, ref_i = torch.sort(x, dim=-1, descending=descending, stable=True)
+    good = torch.equal(indices, ref_i[:, :k]) and torch.equal(values, ref_v[:, :k])
+    return "ok" if good else "WRONG"
+
+
+def _current(x, k, descending, warps, block_m):
+    n = x.shape[1]
+    log_n = bitonic._log2(n)
+    log_k = bitonic._log2(k)
+    v = torch.empty((x.shape[0], k), dtype=x.dtype, device=x.device)
+    i = torch.empty((x.shape[0], k), dtype=torch.int64, device=x.device)
+    xv, vv, iv = x.view(x.shape[0], n, 1), v.view(x.shape[0], k, 1), i.view(x.shape[0], k, 1)
+    strides = (*xv.stride(), *vv.stride(), *iv.stride())
+
+    def run():
+        bitonic._tile((triton.cdiv(x.shape[0], block_m), 1), xv, vv, iv, iv, iv, x.shape[0], 1, n, k, 0, *strides,
+                      descending, False, True, False, block_m, bitonic._log2(block_m), log_n, log_k,
+                      bitonic._register_bits(log_n, warps), num_warps=warps)
+    return run, v, i
+
+
+def _simple(kernel, x, k, descending, warps, block_m):
+    v = torch.empty((x.shape[0], k), dtype=x.dtype, device=x.device)
+    i = torch.empty((x.shape[0], k), dtype=torch.int64, device=x.device)
+
+    def run():
+        kernel[(x.shape[0] // block_m,)](x, v, i, x.shape[1], k, block_m, descending, num_warps=warps)
+    return run, v, i
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--budget-s", type=float, default=70.0)
+    parser.add_argument("--cpu-smoke", action="store_true",
+                        help="check every variant once on 4 rows of 64 under the interpreter (no timing)")
+    args = parser.parse_args(argv)
+    if args.cpu_smoke:
+        return smoke()
+    t0 = time.time()
+    torch.manual_seed(0)
+    dev = "cuda"
+    print(f"{'case':<34}{'dtype':<10}{'ms':>9}{'aten ms':>9}{'vs aten':>8}  check / note")
+
+    # --- end to end, as gems-perf measures it
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        x = torch.randn(ROWS, COLS, device=dev).to(dtype)
+        for name, call in (("sort", lambda x=x: torch.sort(x, -1)),
+                           ("topk k=64", lambda x=x: torch.topk(x, 64, -1)),
+                           ("topk k=8", lambda x=x: torch.topk(x, 8, -1))):
+            aten_ms, aten_us = _bench(call), _host_us(call)
+            with gems.use_gems(include=["sort", "topk"]):
+                gems_ms, gems_us = _bench(call), _host_us(call)
+                v, i = call()
+            check = _check(x, v.shape[1], name != "sort", v, i)
+            print(f"e2e {name:<30}{str(dtype)[6:]:<10}{gems_ms:9.4f}{aten_ms:9.4f}{aten_ms / gems_ms:8.2f}  {check}"
+                  f"  host us/call gems {gems_us:.1f} aten {aten_us:.1f}", flush=True)
+
+    # --- variants, fp16, largest first for top-k, ascending for sort
+    x = torch.randn(ROWS, COLS, device=dev).to(torch.float16)
+    aten = {COLS: _bench(lambda: torch.sort(x, -1)), 64: _bench(lambda: torch.topk(x, 64, -1)),
+            16: _bench(lambda: torch.topk(x, 16, -1)), 8: _bench(lambda: torch.topk(x, 8, -1))}
+    v = torch.empty_like(x)
+    i = torch.empty(x.shape, dtype=torch.int64, device=dev)
+    ms = _bench(lambda: _copy_floor_kernel[(ROWS,)](x, v, i, COLS, 1, num_warps=2))
+    print(f"{'floor copy w2 m1':<34}{'float16':<10}{ms:9.4f}{aten[COLS]:9.4f}{aten[COLS] / ms:8.2f}", flush=True)
+    for name, make, k, warps, block_m in _variants():
+        if time.time() - t0 > args.budget_s:
+            print(f"{name:<34}skipped: over the {args.budget_s:.0f} s budget")
+            continue
+        descending = k != COLS
+        try:
+            run, v, i = make(x, k, descending, warps, block_m)
+            run()
+            check = _check(x, k, descending, v, i)
+            ms = _bench(run)
+        except Exception as exc:  # a variant that does not compile is a result too
+            print(f"{name:<34}{'float16':<10}  failed: {type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        print(f"{name:<34}{'float16':<10}{ms:9.4f}{aten[k]:9.4f}{aten[k] / ms:8.2f}  {check}", flush=True)
+    print(f"bench wall time {time.time() - t0:.0f} s")
+
+
+def _variants(cols=COLS):
+    """(name, make, k, warps, rows per program), most important first: the current kernel's configs."""
+    variants = []
+    for k in (cols, 64, 8):
+        for warps, block_m in ((1, 1), (2, 1), (4, 1), (4, 2), (8, 4)):
+            variants.append((f"cur k={k} w{warps} m{block_m}", _current, k, warps, block_m))
+        for warps in (2, 4):
+            variants.append((f"tlsort k={k} w{warps} m1", lambda *a: _simple(_tl_sort_kernel, *a), k, warps, 1))
+    for k in (8, 16):
+        for warps in (1, 2, 4):
+            variants.append((f"maxk k={k} w{warps} m1", lambda *a: _simple(_max_k_kernel, *a), k, warps, 1))
+    return sorted(variants, key=lambda var: (var[0].split()[0] != "cur", var[2] != cols))
+
+
+def smoke():
+    """Every variant once on 4 rows of 64, fp16, on the CPU (GEMS_VENDOR=interpreter): only the check."""
+    x = torch.randn(4, 64).to(torch.float16)
+    bad = 0
+    for name, make, k, warps, block_m in _variants(64):
+        descending = k != 64
+        run, v, i = make(x, k, descending, warps, block_m)
+        run()
+        check = _check(x, k, descending, v, i)
+        bad += check != "ok"
+        print(f"{name:<34}{check}", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
