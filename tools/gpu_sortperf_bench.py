@@ -11,6 +11,11 @@ Timings: triton.testing.do_bench (L2 flushed before each call), median ms. Rows:
   cur      gems' own tile kernel (bitonic._sort_tile_kernel) launched directly with a chosen num_warps (w)
            and rows per program (m); REG_BITS follows w as in bitonic._register_bits. The default path
            today is w2 m1 for 1024 lanes.
+  minmax   cur's network with min/max compare-exchanges (fewer instructions where the side is per register).
+  loop     cur's network with its full stages as a run-time loop: small code (the unrolled 1024-lane network
+           is ~44 KB of sm_90 code: does it thrash the instruction caches?).
+  loopB    loop with no register permutation (REG_BITS=0): the top-k halving steps then drop register dims,
+           so each step halves every thread's work (with cur's layout they drop lane dims: no saving).
   tlsort   Triton's tl.sort / tl.topk on the same packed int32 keys (16-bit dtypes).
   maxk     top-k as k rounds of "max of the packed keys, then remove it" (k <= 16 candidates).
 Every variant's output is compared with ATen's stable sort (values and indices, first k for top-k):
@@ -135,6 +140,43 @@ def _mm_kernel(x_ptr, v_ptr, i_ptr, N: tl.constexpr, K: tl.constexpr, BLOCK_M: t
     _write(x_ptr, v_ptr, i_ptr, tl.reshape(k, [BLOCK_M, K]), rows, N, K)
 
 
+@triton.jit
+def _loop_top(k, h, N_DIMS: tl.constexpr, LOG_N: tl.constexpr, LOG_K: tl.constexpr):
+    """bitonic_top (packed keys) with the first LOG_K stages as a run-time loop: one copy of the code per
+    exchange dim instead of one per (stage, dim), so the kernel's code stays small (the unrolled network is
+    about 44 KB of sm_90 code for 1024 lanes, which may not stay in the instruction caches). ``h`` holds each
+    lane's hypercube index (bit J = its side along dim J), in k's layout."""
+    for stage in tl.range(1, LOG_K + 1, loop_unroll_factor=1):
+        flip = tl.where(stage < LOG_N, (h >> stage) & 1, 1)
+        for t in tl.static_range(LOG_K):
+            if LOG_K - 1 - t < stage:
+                k = bitonic._exchange(k, k, flip, N_DIMS, LOG_K - 1 - t, False)[0]
+    for step in tl.static_range(LOG_K + 1, LOG_N + 1):
+        k = tl.reduce(k, N_DIMS - (step - LOG_K) - LOG_K, tl.standard._elementwise_max)
+        if step < LOG_N:
+            k = bitonic._merge(k, k, bitonic._side(N_DIMS - (step - LOG_K), LOG_K), N_DIMS - (step - LOG_K), LOG_K,
+                               False)[0]
+        else:
+            k = bitonic._merge(k, k, 1, N_DIMS - (step - LOG_K), LOG_K, False)[0]
+    return k
+
+
+@triton.jit
+def _loop_kernel(x_ptr, v_ptr, i_ptr, N: tl.constexpr, K: tl.constexpr, BLOCK_M: tl.constexpr,
+                 DESCENDING: tl.constexpr, LOG_M: tl.constexpr, LOG_N: tl.constexpr, LOG_K: tl.constexpr,
+                 REG_BITS: tl.constexpr):
+    """The tile kernel's network with its full stages as a run-time loop (_loop_top)."""
+    k, rows = _packed(x_ptr, BLOCK_M, N, DESCENDING)
+    # Hypercube index of each lane after _cube: row * N + (low index bits) * 2^REG_BITS + (top index bits).
+    p = tl.arange(0, N)
+    h = (p % (N >> REG_BITS)) * (1 << REG_BITS) + p // (N >> REG_BITS)
+    h = tl.arange(0, BLOCK_M)[:, None] * N + h[None, :]
+    k = bitonic._cube(k, BLOCK_M, N, REG_BITS, LOG_M + LOG_N)
+    h = bitonic._cube(h, BLOCK_M, N, REG_BITS, LOG_M + LOG_N)
+    k = _loop_top(k, h, LOG_M + LOG_N, LOG_N, LOG_K)
+    _write(x_ptr, v_ptr, i_ptr, tl.reshape(k, [BLOCK_M, K]), rows, N, K)
+
+
 def _bench(fn):
     return do_bench(fn, warmup=5, rep=40, return_mode="median")
 
@@ -200,6 +242,10 @@ def _variants(cols=COLS):
         variants += [(f"cur k={k} w{w} m{m}", _current, k, w, m) for w, m in configs]
     for k, configs in ((cols, ((2, 1), (4, 1))), (64, ((2, 1), (4, 1))), (8, ((2, 1),))):
         variants += [(f"minmax k={k} w{w} m{m}", _min_max, k, w, m) for w, m in configs]
+    for k, configs in ((cols, (2, 4, 8)), (64, (2, 4)), (8, (2,))):
+        variants += [(f"loop k={k} w{w} m1", _looped, k, w, 1) for w in configs]
+    for k, configs in ((64, (2, 4, 8)), (8, (2, 4))):
+        variants += [(f"loopB k={k} w{w} m1", lambda *a: _looped(*a, reg_bits=0), k, w, 1) for w in configs]
     for k, warps in ((8, 2), (8, 4), (16, 4)):
         variants.append((f"maxk k={k} w{warps} m1", lambda *a: _simple(_max_k_kernel, *a), k, warps, 1))
     for k in (cols, 64):
@@ -236,6 +282,19 @@ def _warm(index):
             pass
     torch.cuda.synchronize()
     return index
+
+
+def _looped(x, k, descending, warps, block_m, reg_bits=None):
+    v = torch.empty((x.shape[0], k), dtype=x.dtype, device=x.device)
+    i = torch.empty((x.shape[0], k), dtype=torch.int64, device=x.device)
+    log_n = bitonic._log2(x.shape[1])
+
+    def run():
+        _loop_kernel[(x.shape[0] // block_m,)](x, v, i, x.shape[1], k, block_m, descending, bitonic._log2(block_m),
+                                               log_n, bitonic._log2(k),
+                                               bitonic._register_bits(log_n, warps) if reg_bits is None else reg_bits,
+                                               num_warps=warps)
+    return run, v, i
 
 
 def main(argv=None):
