@@ -207,7 +207,7 @@ def _current(x, k, descending, warps, block_m):
     strides = (*xv.stride(), *vv.stride(), *iv.stride())
 
     def run():
-        bitonic._tile((triton.cdiv(x.shape[0], block_m), 1), xv, vv, iv, iv, iv, x.shape[0], 1, n, k, 0, *strides,
+        bitonic._tile((x.shape[0] // block_m, 1), xv, vv, iv, iv, iv, x.shape[0], 1, n, k, 0, *strides,
                       descending, False, True, False, block_m, bitonic._log2(block_m), log_n, log_k,
                       bitonic._register_bits(log_n, warps), num_warps=warps)
     return run, v, i
@@ -325,9 +325,13 @@ def main(argv=None):
         aten_ms, aten_us = _bench(call), _host_us(call)
         with gems.use_gems(include=["sort", "topk"]):
             gems_ms, gems_us = _bench(call), _host_us(call)
+            gems.reset_counts()
             v, i = call()
+            counts = gems.call_counts()
+        served = "gems" if sum(counts["gems"].values()) and not counts["fallback"] else f"NOT GEMS {counts}"
         print(f"e2e {name} k={k:<20}{str(dtype)[6:]:<10}{gems_ms:9.4f}{aten_ms:9.4f}{aten_ms / gems_ms:8.2f}  "
-              f"{_check(x, k, name != 'sort', v, i)}  gems {gems_us:.1f} aten {aten_us:.1f}", flush=True)
+              f"{_check(x, k, name != 'sort', v, i)} {served}  host us/call gems {gems_us:.1f} aten {aten_us:.1f}",
+              flush=True)
 
     # --- kernel variants, fp16: ascending for sort, largest first for top-k
     x = torch.randn(ROWS, COLS, device="cuda").to(torch.float16)
