@@ -244,6 +244,7 @@ def _variants(cols=COLS):
         variants += [(f"minmax k={k} w{w} m{m}", _min_max, k, w, m) for w, m in configs]
     for k, configs in ((cols, (2, 4, 8)), (64, (2, 4)), (8, (2,))):
         variants += [(f"loop k={k} w{w} m1", _looped, k, w, 1) for w in configs]
+    variants += [(f"loop k={k} w4 m2", _looped, k, 4, 2) for k in (cols, 64)]
     for k, configs in ((64, (2, 4, 8)), (8, (2, 4))):
         variants += [(f"loopB k={k} w{w} m1", lambda *a: _looped(*a, reg_bits=0), k, w, 1) for w in configs]
     for k, warps in ((8, 2), (8, 4), (16, 4)):
