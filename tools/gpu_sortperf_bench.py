@@ -1,7 +1,9 @@
 """Issue #15 (sort/topk speed) on the GPU: ATen against gems at 4096 rows of 1024, and the kernel variants
 a follow-up has to choose between, each checked against ATen's stable sort and timed in the same run.
 
+    python tools/gpu_sortperf_bench.py --warm 6      # compile every case into Triton's cache, 6 processes
     python tools/gpu_sortperf_bench.py [--budget-s 70]
+    GEMS_VENDOR=interpreter python tools/gpu_sortperf_bench.py --cpu-smoke   # every variant checked on CPU
 
 Timings: triton.testing.do_bench (L2 flushed before each call), median ms. Rows:
   e2e      torch.sort / torch.topk with gems enabled against ATen (what gems-perf measures), and the host
@@ -240,8 +242,6 @@ def _variants(cols=COLS):
     variants = []
     for k, configs in ((cols, ((2, 1), (1, 1), (4, 1), (4, 2))), (64, ((2, 1), (1, 1), (4, 1))), (8, ((2, 1), (4, 1)))):
         variants += [(f"cur k={k} w{w} m{m}", _current, k, w, m) for w, m in configs]
-    for k, configs in ((cols, ((2, 1), (4, 1))), (64, ((2, 1), (4, 1))), (8, ((2, 1),))):
-        variants += [(f"minmax k={k} w{w} m{m}", _min_max, k, w, m) for w, m in configs]
     for k, configs in ((cols, (2, 4, 8)), (64, (2, 4)), (8, (2,))):
         variants += [(f"loop k={k} w{w} m1", _looped, k, w, 1) for w in configs]
     variants += [(f"loop k={k} w4 m2", _looped, k, 4, 2) for k in (cols, 64)]
@@ -249,6 +249,8 @@ def _variants(cols=COLS):
         variants += [(f"loopB k={k} w{w} m1", lambda *a: _looped(*a, reg_bits=0), k, w, 1) for w in configs]
     for k, warps in ((8, 2), (8, 4), (16, 4)):
         variants.append((f"maxk k={k} w{warps} m1", lambda *a: _simple(_max_k_kernel, *a), k, warps, 1))
+    for k, configs in ((cols, ((2, 1), (4, 1))), (64, ((2, 1), (4, 1))), (8, ((2, 1),))):
+        variants += [(f"minmax k={k} w{w} m{m}", _min_max, k, w, m) for w, m in configs]
     for k in (cols, 64):
         variants.append((f"tlsort k={k} w4 m1", lambda *a: _simple(_tl_sort_kernel, *a), k, 4, 1))
     return variants
