@@ -3,9 +3,9 @@
 # logs under $OUT if set, else runs/.
 #  1. in parallel, untimed: the quick conformance of sort, topk and quantile (-n 8), and the bench's cases
 #     compiled into Triton's cache by 6 processes (tools/gpu_sortperf_bench.py --warm);
-#  2. then alone on the GPU: tools/gpu_sortperf_bench.py, ATen against gems end to end at 4096x1024
-#     (sort and topk k=64 fp16/bf16/fp32, topk k=8 fp16) and the fp16 kernel variants to choose between,
-#     each checked against ATen's stable sort (see the bench's docstring for the rows).
+#  2. then alone on the GPU: tools/gpu_sortperf_bench.py, ATen against gems end to end (sort and topk k=64
+#     of 4096x1024 fp16/bf16/fp32, topk k=8 fp16, sort of 65536x64 fp16) and the tile kernel at 1, 2 and 4
+#     warps per row, each checked against ATen's stable sort (see the bench's docstring for the rows).
 set -uo pipefail
 export GEMS_VENDOR=nvidia
 DEST=${OUT:-runs}
