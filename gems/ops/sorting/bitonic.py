@@ -16,6 +16,11 @@ of two that the compiler turns into a register move or one shuffle, and which th
 one numpy call (Triton's own xor-reduction calls Python per element there: 86 s for a 4x4096 tile).
 Top-k runs the first LOG_K stages, then repeatedly keeps the larger of two opposite-ordered runs of k
 (the larger half of a bitonic sequence) and merges it again: log(n/k) cheap steps instead of a sort.
+What costs is exchanging across warps, hence one warp per tile of up to 1024 packed keys (the numbers are
+at ONE_WARP_LANES). Measured on the H100 and not taken (4096 rows of 1024 fp16, ms; this network at one
+warp: sort 0.046, top-64 0.025): tl.sort 0.092 and tl.topk 0.048 (4 warps); the network as a run-time
+loop (small code) or with min/max exchanges, no faster than unrolled at the same warps; top-8 as 8 rounds
+of max 0.014 against this network's 0.067 at 2 warps, not needed (ATen takes 0.110).
 
 Long rows (more than SINGLE_MAX lanes) are sorted in chunks of CHUNK into int64 scratch (key, index),
 then merged pairwise, each element placed by a binary search of its rank in the other run, and the
@@ -40,8 +45,14 @@ CHUNK = 2048
 # still give each thread a few lanes.
 TILE = 1024
 MERGE_BLOCK = 1024
-# 16 keys per thread. sm_90 code for a 1024-lane fp32 row: 2 warps, 5072 instructions and 672 shuffles per
-# warp; 4 warps, 2880 and 448 (more per row in all: 11520 against 10144 instructions).
+# Warps per program. An exchange across warps (shared memory and a barrier) costs far more than one in
+# registers or by shuffle. H100, 4096 rows of 1024 fp16, one program per row: sort 0.046 ms at 1 warp
+# (32 keys per thread), 0.326 at 2, 0.343 at 4 (ATen 0.110); top-64 0.025 ms at 1 warp, 0.184 at 2,
+# 0.221 at 4 (ATen 0.120). Hence one warp for tiles of up to ONE_WARP_LANES packed keys (at most 64
+# registers of keys per thread, int64 for 32-bit dtypes). Larger tiles (rows of 2048 and 4096, chunks
+# of long rows) and WIDE pairs (twice the registers) were not measured at one warp: they keep 16 keys
+# per thread, LANES_PER_WARP.
+ONE_WARP_LANES = 1024
 LANES_PER_WARP = 512
 WIDE_DTYPES = (torch.int64, torch.float64)
 # 16-bit keys pack with a 16-bit index into one int32 (rows up to SINGLE_MAX): half the registers and
@@ -277,7 +288,9 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-def _warps(lanes: int) -> int:
+def _warps(lanes: int, wide: bool) -> int:
+    if lanes <= ONE_WARP_LANES and not wide:
+        return 1
     return max(1, min(16, lanes // LANES_PER_WARP))
 
 
@@ -335,7 +348,7 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
         log_n = _log2(next_power_of_2(max(n, 2)))
         log_k = log_n if wide else max(1, _log2(next_power_of_2(n_out)))  # >= 1: a 1-lane result would be 0-d
         block_m = min(next_power_of_2(rows), max(1, TILE >> log_n))
-        warps = _warps(block_m << log_n)
+        warps = _warps(block_m << log_n, wide)
         _tile((cdiv(rows, block_m), 1), xv, vv, iv, iv, iv, rows, inner, n, n_out, 0, *strides, descending, wide,
               x.dtype in NARROW_DTYPES, False, block_m, _log2(block_m), log_n, log_k, _register_bits(log_n, warps),
               num_warps=warps)
@@ -352,7 +365,7 @@ def _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide):
     keys = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(2)]
     order = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(2)]
     log_n = _log2(CHUNK)
-    warps = _warps(CHUNK)
+    warps = _warps(CHUNK, wide)
     _tile((rows, chunks), xv, vv, iv, keys[0], order[0], rows, inner, n, n_pad, n_pad, *strides, descending,
           wide, False, True, 1, 0, log_n, log_n, _register_bits(log_n, warps), num_warps=warps)
     run, src = CHUNK, 0
