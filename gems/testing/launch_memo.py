@@ -61,6 +61,7 @@ class LaunchMemo:
 
     def __init__(self):
         self.entries: dict = {}
+        self._kernels = {}  # keys name kernels by id(): each held, so that no other kernel can take its id
         self.replaying = self.done = False
         self.held = 0  # bytes kept
         self.hits = self.misses = self.recorded = self.unkeyed = 0
@@ -95,6 +96,7 @@ class LaunchMemo:
         result = launcher._run_plain(grid, args, options)
         size = 2 * sum(s.nbytes() for s in storages)
         if result is None and key not in self.entries and self.held + size <= _LIMIT_BYTES:
+            self._kernels[id(launcher.kernel)] = launcher.kernel
             self.entries[key] = tuple(_read(s) for s in storages)
             self.held += size
             self.recorded += 1
