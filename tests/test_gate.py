@@ -1,6 +1,6 @@
 """gems-gate on real conformance runs of the interpreter vendor, with injected regressions.
 
-Real runs of the conformance suite (abs and neg, quick) are made once per module: a baseline, an
+Real runs of the conformance suite (abs and neg, quick) are made once per pytest run: a baseline, an
 unchanged rerun, a run whose neg kernel is broken by a pytest plugin, and a run of fewer dtypes.
 Perf results come from a real gems-perf run (quick), altered to make one operator 20% slower. A
 removed case and bad input files are derived from these runs.
@@ -29,7 +29,7 @@ from gems.perf.results import COLUMNS as PERF_COLUMNS
 from gems.perf.results import geomean, row_speedup
 from gems.report.conformance_report import cell_status, cells
 
-# Module fixtures build real runs; one xdist worker takes the whole module (--dist loadgroup).
+# The real runs are built once per pytest run, whichever xdist worker asks first (conftest's once_per_run).
 pytestmark = pytest.mark.xdist_group("gate")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,9 +72,7 @@ def _finish(started: tuple[Path, subprocess.Popen]) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("gate_runs")
+def _conformance_runs(root: Path) -> dict:
     (root / "plugins").mkdir()
     (root / "plugins" / "gate_broken_kernel.py").write_text(BROKEN_KERNEL_PLUGIN)
     pythonpath = os.pathsep.join(filter(None, [str(root / "plugins"), os.environ.get("PYTHONPATH")]))
@@ -84,7 +82,12 @@ def runs(tmp_path_factory):
         "broken": _start_conformance_run(root / "broken", "-p", "gate_broken_kernel", PYTHONPATH=pythonpath),
         "narrow": _start_conformance_run(root / "narrow", "--dtypes", "float32,int32"),  # fewer dtypes
     }
-    return {name: _finish(run) for name, run in started.items()}
+    return {name: str(_finish(run)) for name, run in started.items()}
+
+
+@pytest.fixture(scope="session")
+def runs(once_per_run):
+    return {name: Path(run) for name, run in once_per_run("gate-conformance-runs", _conformance_runs).items()}
 
 
 def _copy(run: Path, where: Path) -> Path:
@@ -315,11 +318,12 @@ def test_version_change_can_be_allowed_explicitly(runs, tmp_path, capsys):
 
 # --- perf ----------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def perf_rows() -> list[dict]:
+@pytest.fixture(scope="session")
+def perf_rows(once_per_run) -> list[dict]:
     """Real gems-perf output (quick suite) for the operators of the conformance runs, obtained the way
     the gate re-measures suspects (python -m gems.perf --vendor V --ops ... --out TMP ...)."""
-    rows = gems_perf_remeasurer("interpreter", ["--quick", "--no-progress"])(list(OPS))
+    measure = gems_perf_remeasurer("interpreter", ["--quick", "--no-progress"])
+    rows = once_per_run("gate-perf-rows", lambda _: measure(list(OPS)))
     assert {r["op"] for r in rows} == set(OPS) and all(r["status"] == "ok" for r in rows), rows
     return rows
 

@@ -57,6 +57,16 @@ def test_native_layer_is_active():
     assert status["primitive"] == "python" and status["reason"] == ""
 
 
+def test_the_build_compiles_a_copy_of_the_source_in_its_cache():
+    # ninja rebuilds when the compile command changes: a command naming the package's own path would make
+    # every checkout of the same source (worktrees, CI's scratch copy) rebuild it for its path.
+    build_dir = Path(gems.native_status()["build_dir"])
+    staged = build_dir / native.SOURCE.name
+    assert staged.read_bytes() == native.SOURCE.read_bytes()
+    ninja = (build_dir / "build.ninja").read_text()
+    assert str(staged) in ninja and str(native.SOURCE) not in ninja
+
+
 def test_warm_call_does_not_enter_the_python_implementation():
     x = torch.randn(37)
     torch.abs(x)  # cold: Python records the plan

@@ -29,7 +29,7 @@ from gems.runtime import registration, selection
 from gems.runtime.vendor import Autograd, Capabilities
 from gems.spec import OpSpec, PerfSpec, Sample
 
-# Module fixtures build real runs; one xdist worker takes the whole module (--dist loadgroup).
+# The quick run is built once per pytest run, whichever xdist worker asks first (conftest's once_per_run).
 pytestmark = pytest.mark.xdist_group("perf")
 
 
@@ -47,9 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------- the quick suite, end to end
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("perf")
+def _quick_perf_run(out: Path) -> dict:
     # A conformance result in the same folder: the support matrix must join it.
     interpreter = selection.load_backend("interpreter")  # loaded, not activated: only its description
     case = {"id": "add::float32::contiguous", "op": "add", "dtype": "float32", "variant": "contiguous",
@@ -59,6 +57,14 @@ def quick_run(tmp_path_factory):
     env = {**os.environ, "GEMS_VENDOR": "interpreter"}
     proc = subprocess.run([sys.executable, "-m", "gems.perf", "--quick", "--out", str(out)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    return {"out": str(out), "returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+
+
+@pytest.fixture(scope="session")
+def quick_run(once_per_run):
+    run = once_per_run("perf-quick-run", _quick_perf_run)
+    out = Path(run.pop("out"))
+    proc = SimpleNamespace(**run)
     with open(out / "perf.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
         handle.seek(0)

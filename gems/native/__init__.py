@@ -66,11 +66,19 @@ def _build():
     build_dir.mkdir(parents=True, exist_ok=True)
     log = build_dir / "build.log"
     _status["build_dir"] = str(build_dir)
+    # ninja rebuilds when the compile command changes, and the command names the source: compiling a copy
+    # in the build directory lets every checkout of the same source (worktrees, CI's scratch copy of the
+    # simulated-device example) share one build instead of rebuilding for its own path.
+    staged = build_dir / SOURCE.name
+    if not staged.is_file() or staged.read_bytes() != source:
+        partial = staged.with_name(f"{staged.name}.{os.getpid()}.tmp")
+        partial.write_bytes(source)
+        partial.replace(staged)
     started = time.perf_counter()
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            ext = load(f"gems_native_{tag}", [str(SOURCE)], extra_cflags=["-O2"], build_directory=str(build_dir),
+            ext = load(f"gems_native_{tag}", [str(staged)], extra_cflags=["-O2"], build_directory=str(build_dir),
                        verbose=False)
     except Exception as exc:  # a compiler error, a missing header, an ABI mismatch: all mean "Python path"
         log.write_text(f"{output.getvalue()}\n{type(exc).__name__}: {exc}\n")

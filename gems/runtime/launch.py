@@ -34,6 +34,10 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 # Set by gems.testing.proof while a conformance case records, else None: then it is given every
 # launch (it counts it and runs it through ``Launcher._launch``). One test per launch when unset.
 recorder = None
+# Set by gems.testing.launch_memo around a conformance case under the interpreter, else None: then every
+# plain launch goes through ``memo.launch(launcher, grid, args, options)``, which may serve a repeated
+# launch from the bytes the first one wrote.
+memo = None
 
 
 # triton.cdiv and triton.next_power_of_2 are constexpr functions in triton 3.6: about 10 us per
@@ -208,6 +212,11 @@ class Launcher:
 
     def _launch_plain(self, grid, args, options):
         """Triton's own launch; returns what it returns (the CompiledKernel on a GPU)."""
+        if memo is not None:
+            return memo.launch(self, grid, args, options)
+        return self._run_plain(grid, args, options)
+
+    def _run_plain(self, grid, args, options):
         if registration.kernels_call_torch:
             with registration.aten_only():
                 return self.kernel[grid](*args, **options)

@@ -23,7 +23,7 @@ import torch
 
 from gems.runtime import registration, selection
 from gems.spec import OpSpec, Sample
-from gems.testing import compare, proof
+from gems.testing import compare, launch_memo, proof
 from gems.testing.samples import is_out_call
 
 STATUSES = ("pass", "fail", "error", "unsupported", "fallback", "xfail", "xpass")
@@ -226,14 +226,15 @@ def run_case(spec: OpSpec, case: Case, device: str, quick: bool, vendor: str, ov
         shapes=[list(t.shape) for t in tensors], strides=[list(t.stride()) for t in tensors],
     )
     try:
-        _check(spec, sample, case, device, vendor, overrides, result)
+        with launch_memo.case() as memo:
+            _check(spec, sample, case, device, vendor, overrides, result, memo)
     except Exception as exc:  # a crash in gems is a result, not a harness failure
         result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
     result.duration_s = round(time.perf_counter() - started, 4)
     return result
 
 
-def _check(spec, sample, case, device, vendor, overrides, result):
+def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     expected = expected_overloads(spec, sample)
     unused = _unused_overloads(spec, expected, vendor)
     # A device where ATen has no kernels (the simulated one) has no ATen answer: ATen on the CPU, in the
@@ -275,7 +276,7 @@ def _check(spec, sample, case, device, vendor, overrides, result):
     varies = spec.varies_between_runs.get(case.variant) or spec.varies_between_runs.get("*")
     aten_computed = [by_aten.computed(t) for t in gems_outs]
     warm_error, warm_outs = _warm_differs(spec, sample, case, aten_result, gems_outs,
-                                          [bool(varies) or c for c in aten_computed])
+                                          [bool(varies) or c for c in aten_computed], memo)
     oracle_note = ""
     with registration.aten_only():
         try:
@@ -309,13 +310,16 @@ def _check(spec, sample, case, device, vendor, overrides, result):
     result.message = oracle_note + result.message
 
 
-def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise) -> tuple[str, list]:
+def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise, memo=None) -> tuple[str, list]:
     """Run the case a second time on fresh copies: the warm call (the native layer's replay once the
     first call recorded its plan) must give bit-identical outputs where gems computed them (all but the
-    outputs flagged in not_bitwise). Returns (what differs or '', the warm outputs)."""
+    outputs flagged in not_bitwise). Returns (what differs or '', the warm outputs). memo: the cold call's
+    launches (gems/testing/launch_memo.py), which serve the warm call's identical launches under the
+    interpreter."""
     with registration.aten_only():
         warm_args = map_tensors(sample.args, copy_tensor)
-    _, warm_outs = _run(spec, sample, warm_args, sample.kwargs, case.seed, out_like=aten_result)
+    with memo.replay() if memo is not None else contextlib.nullcontext():
+        _, warm_outs = _run(spec, sample, warm_args, sample.kwargs, case.seed, out_like=aten_result)
     for i, (cold, warm) in enumerate(zip(cold_outs, warm_outs)):
         if not_bitwise[i]:
             continue

@@ -1,0 +1,37 @@
+"""Fixtures shared by the tests/ modules."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def once_per_run(tmp_path_factory):
+    """``once_per_run(name, make)``: ``make(directory)`` runs once per pytest run and its result (JSON) is
+    returned to every caller, in any xdist worker: the first to ask runs it, the others wait and read it.
+
+    For fixtures that build real runs in a subprocess (a conformance or a perf run) which their tests only
+    read (they copy a run before editing it). xdist's groups cannot keep such a module on one worker: with
+    pytest 9.2 and xdist 3.8 the group suffix xdist gives a test's id is ignored, so ``--dist loadgroup``
+    distributes like ``load``, and a module-scoped fixture ran once in each worker that got one of its tests
+    (and again whenever tests of other modules came between)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this run's directory, shared by its workers
+
+    def get(name: str, make):
+        directory, result = root / name, root / f"{name}.json"
+        with open(root / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if result.is_file():
+                return json.loads(result.read_text())
+            directory.mkdir(exist_ok=True)
+            value = make(directory)
+            result.write_text(json.dumps(value))
+            return value
+
+    return get
