@@ -58,7 +58,7 @@ for is_max in (True, False):
     for x, val, pack in (("fp16", tl.float32, True), ("bf16", tl.float32, False), ("i8", tl.int32, True),
                          ("fp64", tl.float64, False), ("i1", tl.int32, True), ("i64", tl.int64, False)):
         for has in (False, True):
-            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack)
+            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack, ONE_STEP=not has)
             check(f"arg {x} max={is_max} idx_in={has} pack={pack}", arg_reduce._arg_kernel,
                   {"x_ptr": x, "idx_in_ptr": "i64", "val_ptr": x, "idx_ptr": "i64"},
                   {"ident": "fp32" if x.startswith("fp") or x == "bf16" else "i64" if x == "i64" else "i32"}, consts)
