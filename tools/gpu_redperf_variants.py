@@ -226,7 +226,7 @@ def tricky(dtype, shape=(4096, COLS)):
 
 
 def bench(fn):
-    return do_bench(fn, warmup=10, rep=60, return_mode="median")
+    return do_bench(fn, warmup=10, rep=40, return_mode="median")
 
 
 def main():

@@ -111,6 +111,29 @@ def _min_step(acc, v):
 
 
 @triton.jit
+def _step(acc, acc2, x_rows, y_rows, k, k_end, mask_m, stride_xk, stride_yk, p, PRE: tl.constexpr,
+          OP: tl.constexpr, CAST: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr, BLOCK_K: tl.constexpr):
+    """The running values (acc, acc2) after the elements k ... k + BLOCK_K - 1 (below k_end)."""
+    offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
+    x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0)
+    y = x
+    if PRE == 5:
+        y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0)
+    v = _contribution(x, y, p, PRE, CAST, ACC)
+    if OP == 0:
+        acc += tl.where(mask, v, 0)
+    elif OP == 1:
+        acc *= tl.where(mask, v, 1)
+    elif OP == 2:
+        acc = _max_step(acc, tl.where(mask, v, acc))
+    else:
+        acc = _min_step(acc, tl.where(mask, v, acc))
+        if OP == 4:
+            acc2 = _max_step(acc2, tl.where(mask, v, acc2))
+    return acc, acc2
+
+
+@triton.jit
 def _finish_extreme(acc, IS_MAX: tl.constexpr):
     """max or min of the tile along K, NaN when any lane holds NaN: one integer reduction of the order keys
     (the builtin float combine ignores NaN on the GPU; a second "any NaN" reduction would cost as much)."""
@@ -166,7 +189,7 @@ def _combine_kernel(
     stride_oo, stride_on, stride_os,
     PRE: tl.constexpr, OP: tl.constexpr, POST: tl.constexpr,
     CAST: tl.constexpr, ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, LOG_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, LOG_K: tl.constexpr, ONE_STEP: tl.constexpr,
 ):
     """out[o, n] (+ split * stride_os) = POST(OP over k in this split's range of PRE(x[o, k, n])).
 
@@ -186,23 +209,13 @@ def _combine_kernel(
     k_end = tl.minimum(k_start + red_per_split, n_red)
     acc = tl.full([BLOCK_M, BLOCK_K], 0, ACC) + ident
     acc2 = tl.full([BLOCK_M, BLOCK_K], 0, ACC) + ident2
-    for k in range(k_start, k_end, BLOCK_K):
-        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
-        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0)
-        y = x
-        if PRE == 5:
-            y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0)
-        v = _contribution(x, y, p, PRE, CAST, ACC)
-        if OP == 0:
-            acc += tl.where(mask, v, 0)
-        elif OP == 1:
-            acc *= tl.where(mask, v, 1)
-        elif OP == 2:
-            acc = _max_step(acc, tl.where(mask, v, acc))
-        else:
-            acc = _min_step(acc, tl.where(mask, v, acc))
-            if OP == 4:
-                acc2 = _max_step(acc2, tl.where(mask, v, acc2))
+    if ONE_STEP:  # the split fits one tile: no running values kept across loads
+        acc, acc2 = _step(acc, acc2, x_rows, y_rows, k_start, k_end, mask_m, stride_xk, stride_yk, p,
+                          PRE, OP, CAST, ACC, INT64, BLOCK_K)
+    else:
+        for k in range(k_start, k_end, BLOCK_K):
+            acc, acc2 = _step(acc, acc2, x_rows, y_rows, k, k_end, mask_m, stride_xk, stride_yk, p,
+                              PRE, OP, CAST, ACC, INT64, BLOCK_K)
     if OP == 0:
         total = reduce_sum(acc, 1)
     elif OP == 1:
@@ -254,7 +267,7 @@ def _launches(layout, kind: Kind, cast, acc, count, p, allow_split=True):
         (xo, xk, xn), (yo, yk, yn) = lay.strides[0], lay.strides[1]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, count, p_bits, ident, ident2, xo, xn, xk, yo, yn, yk,
                 *out_strides, pre, kind.op, post, cast_, tl_acc, lay.cols, lay.needs_int64(extra),
-                block_m, block_k, block_k.bit_length() - 1)
+                block_m, block_k, block_k.bit_length() - 1, per <= block_k)
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
