@@ -176,7 +176,7 @@ def candidate(op, mode, r, w, stages, x):
     m, n = x.shape
     o1 = torch.empty(m, device=x.device, dtype=torch.int64 if op == "argmax" else x.dtype)
     o2 = torch.empty(m, device=x.device, dtype=x.dtype)
-    grid = (triton.cdiv(m, r),) if stages == 0 else (min(triton.cdiv(m, r), SMS * max(1, 16 // w)),)
+    grid = (triton.cdiv(m, r),) if stages == 0 else (min(triton.cdiv(m, r), SMS * max(1, 32 // w)),)
 
     def fn():
         rows_kernel[grid](x, o1, o2, m, n, OPS[op], MODES[mode], r, triton.next_power_of_2(n), stages,
