@@ -28,10 +28,9 @@ from gems.runtime.launch import cdiv, next_power_of_2
 # a cross-lane reduction costs two barriers, and with at most 32 / 40 / 48 / 64 registers per thread a
 # program of 8 warps fits 8 / 6 / 5 / 4 times per SM. At f0cab9b (H100: argmax 42%, aminmax 51-58%,
 # var_mean 67-69%) the kernels kept a running value per lane across the K loop even when the row fits one
-# tile: argmax 63-64 registers,
-# aminmax 56, var_mean 55 (4 programs per SM). A split that fits one BLOCK_K tile now takes a ONE_STEP
-# path (no loop): argmax 32, amax 32, sum/mean 20, var_mean 30-32, aminmax 47 (sm_90 builds, ptxas -v);
-# tools/gpu_redperf.sh measures what that gives.
+# tile: argmax 63-64 registers, aminmax 56, var_mean 55 (4 programs per SM). A split that fits one BLOCK_K
+# tile now takes a ONE_STEP path (no loop): argmax 32, amax 32, sum/mean 20, var_mean 30-32, aminmax 47
+# (sm_90 builds, ptxas -v); tools/gpu_redperf.sh measures what that gives.
 # Elements one program loads per loop step: 16 fp32 registers per thread at 8 warps.
 _REDUCTION_TILE = 4096
 # A softmax row up to this length stays in registers (one read, one write; 32 fp32 values per thread at
