@@ -12,7 +12,9 @@ Candidate names: <op>/<mode>/r<rows per program>w<num_warps>[p<pipeline stages o
              key:    order-key int32 max (planning.order_key of v + 0), then the smallest position of it
              pack:   one int64 max of (key << 32 | ~position), the current arg_reduce finish
              native: as fnan but compared in fp16/bf16 without the fp32 cast
-  amax modes fnan, key, native (as above, value only)
+             halve:  as fnan, the max taken as amax's halve mode (below)
+  amax modes fnan, key, native (as above, value only); halve: NaN-propagating max of 8 adjacent elements
+             by elementwise halving (interpreter-friendly), then one order-key int32 max of 1/8 of the tile
   aminmax    fnan (two reductions), pair (one tl.reduce of a (min, max) pair)
   var_mean   tworeg (mean, then the centred sum of squares, both from registers), shifted (one joint
              (S1, S2) reduction shifted by the row's first element, the current moments.py formula)
@@ -80,6 +82,12 @@ def _key(v):
 
 
 @triton.jit
+def _halve_max(x, R: tl.constexpr, WIDTH: tl.constexpr):
+    a, b = tl.split(tl.reshape(x, [R, WIDTH // 2, 2]))
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
 def _tile(x_ptr, blk, M, N, R: tl.constexpr, BLOCK_N: tl.constexpr):
     rows = blk * R + tl.arange(0, R)
     cols = tl.arange(0, BLOCK_N)
@@ -99,8 +107,15 @@ def _row_block(x_ptr, o1_ptr, o2_ptr, blk, M, N, OP: tl.constexpr, MODE: tl.cons
             v = raw
         else:
             v = raw.to(tl.float32)
-        if MODE == 0 or MODE == 3:
-            m = tl.reduce(v, 1, _max_nan)
+        if MODE == 0 or MODE == 3 or MODE == 4:
+            if MODE == 4:
+                h = v
+                for i in tl.static_range(3):
+                    h = _halve_max(h, R, BLOCK_N >> i)
+                k = tl.reduce(_key(h), 1, _imax)
+                m = (k ^ ((k >> 31) & 0x7FFFFFFF)).to(tl.float32, bitcast=True)
+            else:
+                m = tl.reduce(v, 1, _max_nan)
             hit = ((v == m[:, None]) | (v != v)) & mask
             idx = tl.reduce(tl.where(hit, cols[None, :], BLOCK_N), 1, _imin)
         elif MODE == 1:
@@ -115,6 +130,12 @@ def _row_block(x_ptr, o1_ptr, o2_ptr, blk, M, N, OP: tl.constexpr, MODE: tl.cons
         raw = tl.load(ptrs, mask=mask, other=float("-inf"))
         if MODE == 3:
             m = tl.reduce(raw, 1, _max_nan)
+        elif MODE == 4:  # NaN-propagating max of adjacent 8 (in-thread, elementwise), then keys of 1/8 of them
+            h = raw.to(tl.float32)
+            for i in tl.static_range(3):
+                h = _halve_max(h, R, BLOCK_N >> i)
+            k = tl.reduce(_key(h), 1, _imax)
+            m = (k ^ ((k >> 31) & 0x7FFFFFFF)).to(tl.float32, bitcast=True)
         elif MODE == 0:
             m = tl.reduce(raw.to(tl.float32), 1, _max_nan)
         else:
@@ -168,7 +189,7 @@ def rows_kernel(x_ptr, o1_ptr, o2_ptr, M, N, OP: tl.constexpr, MODE: tl.constexp
 
 
 OPS = {"argmax": 0, "amax": 1, "aminmax": 2, "var_mean": 3, "sum": 4, "mean": 5}
-MODES = {"fnan": 0, "key": 1, "pack": 2, "native": 3, "pair": 1, "tworeg": 0, "shifted": 1, "plain": 0}
+MODES = {"fnan": 0, "key": 1, "pack": 2, "native": 3, "halve": 4, "pair": 1, "tworeg": 0, "shifted": 1, "plain": 0}
 SMS = None
 
 
@@ -321,7 +342,7 @@ def row(name, fn, inp, dim, op, copy_bw, aten_t=None, ref=None):
 
 # (rows per program, num_warps, pipeline stages of a persistent loop; 0: one row block per program)
 PLANS = [(1, 8, 0), (1, 4, 0), (2, 8, 0), (1, 8, 2), (1, 8, 3), (2, 8, 2)]
-CANDIDATES = (("argmax", ("fnan", "key", "pack", "native")), ("amax", ("fnan", "key", "native")),
+CANDIDATES = (("argmax", ("fnan", "key", "pack", "native", "halve")), ("amax", ("fnan", "key", "native", "halve")),
               ("var_mean", ("tworeg", "shifted")), ("aminmax", ("fnan", "pair")), ("mean", ("plain",)))
 
 
