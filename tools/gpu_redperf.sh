@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU check of branch "redperf" (issue 15's reduction speed targets), about 90 seconds on an H100 (CONF_SECONDS, PERF_SECONDS: the two time limits):
+# GPU check of branch "redperf" (issue 15's reduction speed targets), about 90 seconds on an H100
+# (CONF_SECONDS and PERF_SECONDS set the two time limits):
 # 1. quick conformance of the reductions whose kernels changed (ONE_STEP paths of arg_reduce, combine,
 #    moments), verdicts streamed so that a run cut by its timeout still names what failed;
 # 2. tools/gpu_redperf_variants.py: copy ceiling, ATen and gems side by side at 32768x4096 (last dim, target
