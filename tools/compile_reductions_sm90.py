@@ -49,7 +49,8 @@ for pre, op, post, x, accd, acc in ((4, 0, 3, "fp16", tl.float32, "fp32"), (4, 0
     x = "bf16" if x == "bf16-bool" else x
     for cols in (False, True):
         consts = dict(base, PRE=pre, OP=op, POST=post, CAST=cast, ACC=accd, COLS=cols, BLOCK_M=64 if cols else 1,
-                      BLOCK_K=64 if cols else 1024, LOG_K=6 if cols else 10, ONE_STEP=cols)
+                      BLOCK_K=64 if cols else 1024, LOG_K=6 if cols else 10, ONE_STEP=cols,
+                      HALVES=0 if cols else 3)
         check(f"combine pre={pre} op={op} post={post} {x}->{acc} cols={cols}", combine._combine_kernel,
               {"x_ptr": x, "y_ptr": x, "out_ptr": x, "out2_ptr": x},
               {"p_bits": "i64", "ident": "fp32" if acc[0] == "f" else "i64",
@@ -58,7 +59,8 @@ for is_max in (True, False):
     for x, val, pack in (("fp16", tl.float32, True), ("bf16", tl.float32, False), ("i8", tl.int32, True),
                          ("fp64", tl.float64, False), ("i1", tl.int32, True), ("i64", tl.int64, False)):
         for has in (False, True):
-            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack, ONE_STEP=not has)
+            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack, ONE_STEP=not has,
+                          HALVES=3)
             check(f"arg {x} max={is_max} idx_in={has} pack={pack}", arg_reduce._arg_kernel,
                   {"x_ptr": x, "idx_in_ptr": "i64", "val_ptr": x, "idx_ptr": "i64"},
                   {"ident": "fp32" if x.startswith("fp") or x == "bf16" else "i64" if x == "i64" else "i32"}, consts)
