@@ -2,14 +2,15 @@
 # GPU check of branch "redperf" (issue 15's reduction speed targets), about 2 minutes on an H100
 # (CONF_SECONDS and PERF_SECONDS set the two time limits):
 # 1. quick conformance of the reductions whose kernels changed (ONE_STEP paths of arg_reduce, combine,
-#    moments), verdicts streamed so that a run cut by its timeout still names what failed;
+#    moments; max/min finishes that halve first), verdicts streamed so that a run cut by its timeout still
+#    names what failed;
 # 2. tools/gpu_redperf_variants.py: copy ceiling, ATen and gems side by side at 32768x4096 (last dim, target
 #    >= 90% of copy) and [32, 4096, 1024] over dim 1 (>= 75%), fp16 and bf16, then candidate row kernels
 #    (modes and plans, see that file's docstring) checked against ATen and timed.
 # Run from the repository root with gems importable; logs go to $OUT (default runs/redperf-out).
 set -uo pipefail
 export GEMS_VENDOR=nvidia PYTHONUNBUFFERED=1
-OPS=argmax,argmin,max,min,amax,amin,aminmax,mean,sum,var,std,var_mean
+OPS=argmax,argmin,max,min,amax,amin,aminmax,linalg_vector_norm,mean,sum,var,std,var_mean
 OUT=${OUT:-runs/redperf-out}
 mkdir -p "$OUT" runs
 timeout "${CONF_SECONDS:-60}" python -m pytest conformance --vendor nvidia --quick -n "${WORKERS:-16}" -v \

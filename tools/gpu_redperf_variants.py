@@ -1,10 +1,12 @@
 """GPU timing for issue 15's reduction targets (run by tools/gpu_redperf.sh; CUDA only, not a test).
 
 One table per dtype (fp16, bf16) at 32768x4096 over the last dim and [32, 4096, 1024] over dim 1: the copy
-ceiling measured in the same run, ATen, gems' current operators, and candidate row kernels that decide the
-next design of the last-dim ("rows") path. The candidates are written for exactly that layout (contiguous
-rows, the whole row in one tile, so no loop over K) and check their own answers against ATen (NaN rows and
-ties included) before they are timed; a wrong one prints WRONG and is not timed.
+ceiling measured in the same run, ATen, gems' current operators, and candidate row kernels that decided the
+design of the last-dim ("rows") path (H100 at 4c36a94: the library took mode "halve" for max/min finishes;
+fnan and pair, at most 1.5 points faster, run one Python call per element under the interpreter). The
+candidates are written for exactly that layout (contiguous rows, the whole row in one tile, so no loop over K)
+and check their own answers against ATen (NaN rows and ties included) before they are timed; a wrong one
+prints WRONG and is not timed.
 
 Candidate names: <op>/<mode>/r<rows per program>w<num_warps>[p<pipeline stages of a persistent loop>]
   arg modes  fnan:   value max with a NaN-propagating float max (max.NaN.f32), then the index as the

@@ -181,7 +181,8 @@ def _value_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.int64 if dtype == torch.int64 else torch.int32
 
 
-def _launches(layout, is_max, val, want_values, has_idx_in=False, allow_split=True):
+def _launches(layout, is_max, val, want_values, itemsize, has_idx_in=False, allow_split=True):
+    """itemsize: the input's element size (the tile's layout follows its loads)."""
     cfg = config("reduction", layout)
     block_m, block_k, warps = cfg["BLOCK_M"], cfg["BLOCK_K"], cfg["num_warps"]
     (sxo, sxk, sxn), (soo, _, son) = layout.strides
@@ -196,13 +197,13 @@ def _launches(layout, is_max, val, want_values, has_idx_in=False, allow_split=Tr
         xo, xk, xn = lay.strides[0]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, ident, xo, xn, xk, *out_strides, is_max, has_idx_in,
                 write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k,
-                per <= block_k, halves(lay, block_k))
+                per <= block_k, halves(lay, block_k, itemsize))
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
         return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), None
     first = launch(layout, splits, per_split, (layout.n_inner, 1, layout.n_rows), True, splits * layout.n_rows)
-    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, True,
+    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, itemsize, True,
                              allow_split=False)
     return (first, second), (splits, layout.n_rows)
 
@@ -215,7 +216,7 @@ def _plan(x, reduced, keepdim, out, is_max, want_values):
     order, layout = plan_or_permute(x.shape, reduced, (x.stride(), full))
     if layout is None:
         return None
-    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values)
+    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values, x.element_size())
     return _Plan(order, launches, partial)
 
 

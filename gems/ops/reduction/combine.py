@@ -289,7 +289,8 @@ def _launches(layout, kind: Kind, cast, acc, count, p, allow_split=True):
         (xo, xk, xn), (yo, yk, yn) = lay.strides[0], lay.strides[1]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, count, p_bits, ident, ident2, xo, xn, xk, yo, yn, yk,
                 *out_strides, pre, kind.op, post, cast_, tl_acc, lay.cols, lay.needs_int64(extra),
-                block_m, block_k, block_k.bit_length() - 1, per <= block_k, halves(lay, block_k))
+                block_m, block_k, block_k.bit_length() - 1, per <= block_k,
+                halves(lay, block_k, max(1, cast_.primitive_bitwidth // 8)))
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:

@@ -126,10 +126,14 @@ def halve_extreme(x, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.co
     return x
 
 
-def halves(layout, block_k: int) -> int:
-    """halve_extreme's HALVES: 3 (8 adjacent elements, in one thread's 16-byte loads of fp16) in the rows layout,
-    none in the cols layout (its tiles are contiguous along axis 0, so halving axis 1 would move data)."""
-    return 0 if layout.cols else min(3, block_k.bit_length() - 1)
+def halves(layout, block_k: int, itemsize: int) -> int:
+    """halve_extreme's HALVES for a tile loaded from ``itemsize``-byte elements: in the rows layout, as many
+    as one 16-byte load holds (3 for fp16/bf16, 2 for fp32), so that halving stays within a thread (sm_90
+    builds: one more halving adds barriers); none for 8-byte values (more registers, no fewer instructions)
+    nor in the cols layout (its tiles are contiguous along axis 0: halving axis 1 would move data)."""
+    if layout.cols or itemsize > 4:
+        return 0
+    return min((16 // itemsize).bit_length() - 1, block_k.bit_length() - 1)
 
 
 @triton.jit
