@@ -49,7 +49,7 @@ for pre, op, post, x, accd, acc in ((4, 0, 3, "fp16", tl.float32, "fp32"), (4, 0
     x = "bf16" if x == "bf16-bool" else x
     for cols in (False, True):
         consts = dict(base, PRE=pre, OP=op, POST=post, CAST=cast, ACC=accd, COLS=cols, BLOCK_M=64 if cols else 1,
-                      BLOCK_K=64 if cols else 1024)
+                      BLOCK_K=64 if cols else 1024, ONE_STEP=cols, HALVES=0 if cols else 3)
         check(f"combine pre={pre} op={op} post={post} {x}->{acc} cols={cols}", combine._combine_kernel,
               {"x_ptr": x, "y_ptr": x, "out_ptr": x, "out2_ptr": x},
               {"p_bits": "i64", "ident": "fp32" if acc[0] == "f" else "i64",
@@ -58,14 +58,16 @@ for is_max in (True, False):
     for x, val, pack in (("fp16", tl.float32, True), ("bf16", tl.float32, False), ("i8", tl.int32, True),
                          ("fp64", tl.float64, False), ("i1", tl.int32, True), ("i64", tl.int64, False)):
         for has in (False, True):
-            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack)
+            consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack, ONE_STEP=not has,
+                          HALVES=3)
             check(f"arg {x} max={is_max} idx_in={has} pack={pack}", arg_reduce._arg_kernel,
                   {"x_ptr": x, "idx_in_ptr": "i64", "val_ptr": x, "idx_ptr": "i64"},
                   {"ident": "fp32" if x.startswith("fp") or x == "bf16" else "i64" if x == "i64" else "i32"}, consts)
 for x, acc in (("fp16", tl.float32), ("bf16", tl.float32), ("fp64", tl.float64)):
     for std in (True, False):
         for partial in (False, True):
-            consts = dict(base, STD=std, WRITE_MEAN=True, PARTIAL=partial, ACC=acc, RESCUE_K=0 if partial else 256)
+            consts = dict(base, STD=std, WRITE_MEAN=True, PARTIAL=partial, ACC=acc, RESCUE_K=0 if partial else 256,
+                          ONE_STEP=not partial)
             p = "fp32" if acc == tl.float32 else "fp64"
             check(f"moments {x} std={std} partial={partial}", moments._moments_kernel,
                   {"x_ptr": x, "a_ptr": p if partial else x, "b_ptr": p if partial else x, "c_ptr": p},

@@ -9,7 +9,9 @@ int64, the value's order key (planning.order_key: NaN above or below everything)
 position, complemented for a max, in the low half, so a single integer max (min) gives the best value
 and its first position. fp64 and int64 values need the whole 64 bits: they take a max of the keys, then
 the smallest position holding it. The value is read back from the input at that position (its exact
-bits: -0.0 stays -0.0). As in the sum, the vendor's ``SPLITS`` rule may divide a long reduction between
+bits: -0.0 stays -0.0). A split that fits one tile has no running state: its best value comes from
+halve_extreme and one order-key reduction, its position from a min over the positions holding it
+(_first_of_tile). As in the sum, the vendor's ``SPLITS`` rule may divide a long reduction between
 programs; the second pass reduces their (value, index) partials, whose positions are in split order.
 """
 
@@ -29,6 +31,9 @@ from gems.ops.reduction.planning import (
     check_nonempty,
     check_reduction_out,
     config,
+    from_order_key,
+    halve_extreme,
+    halves,
     order_key,
     output_coords,
     plan_or_permute,
@@ -74,6 +79,31 @@ def _best_first(best, pos, n, IS_MAX: tl.constexpr, PACK: tl.constexpr):
 
 
 @triton.jit
+def _first_of_tile(v, pos, n, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+                   HALVES: tl.constexpr):
+    """The first position of the best value in each row of the tile v (positions ``pos``, masked lanes at
+    positions >= n holding the worst value). Floats: the best of each 2**HALVES adjacent elements
+    (halve_extreme), one order-key reduction of those, then the first position holding the best or, when it
+    is NaN, a NaN. On an H100 at 32768x4096 fp16/bf16: 88-90% of the copy bandwidth against 69-71% for the
+    packed finish (tools/gpu_redperf_variants.py mode "halve"); a tl.reduce with a NaN-propagating combine
+    gave 90-92% but runs one Python call per element under the interpreter."""
+    if v.dtype.is_floating():
+        h = halve_extreme(v, IS_MAX, BLOCK_M, BLOCK_K, HALVES)
+        if IS_MAX:
+            best = from_order_key(reduce_max(order_key(h, True), 1))
+        else:
+            best = from_order_key(reduce_min(order_key(h, False), 1))
+        hit = (v == best[:, None]) | (v != v)  # -0.0 == +0.0: equal values tie on the position
+    else:
+        if IS_MAX:
+            best = reduce_max(v, 1)
+        else:
+            best = reduce_min(v, 1)
+        hit = v == best[:, None]
+    return reduce_min(tl.where(hit, pos, n), 1)
+
+
+@triton.jit
 def _arg_kernel(
     x_ptr, idx_in_ptr, val_ptr, idx_ptr,
     n_rows, n_inner, n_red, red_per_split, ident,
@@ -81,13 +111,16 @@ def _arg_kernel(
     stride_oo, stride_on, stride_os,
     IS_MAX: tl.constexpr, HAS_IDX_IN: tl.constexpr, WRITE_VAL: tl.constexpr,
     VAL: tl.constexpr, PACK: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, ONE_STEP: tl.constexpr, HALVES: tl.constexpr,
 ):
     """(val, idx)[o, n] (+ split * stride_os) = best (value, first index) over this split's k of x[o, k, n].
 
     VAL: the dtype values are compared in (fp32 for fp16/bf16/fp32, int32 for narrower integers and bool);
     ident: the worst VAL (-inf for a max). HAS_IDX_IN: x holds partial results whose indices are in idx_in
     (same strides), not k. PACK: the one-reduction finish (32-bit values, positions below 2**31).
+    ONE_STEP: every split is at most BLOCK_K long, so the tile is reduced as loaded (the running best and
+    its position per lane double the registers: 63 against 31 per thread on sm_90 at 4096 fp16 per row);
+    HALVES: min(3, log2(BLOCK_K)), see _first_of_tile.
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
@@ -99,23 +132,28 @@ def _arg_kernel(
     n = tl.minimum(k_start + red_per_split, n_red) - k_start
     rows = outer * stride_xo + inner * stride_xn + k_start * stride_xk
     x_rows = x_ptr + rows
-    best = tl.full([BLOCK_M, BLOCK_K], 0, VAL) + ident
-    best_k = tl.full([BLOCK_M, BLOCK_K], 0, tl.int64 if INT64 else tl.int32)
-    for k in range(0, n, BLOCK_K):
-        offs_k, mask = tile_k(k, n, mask_m, INT64, BLOCK_K)
+    if ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
+        offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
         v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
-        v = tl.where(mask, v, ident)
-        if IS_MAX:
-            new = tl.maximum(best, v, propagate_nan=tl.PropagateNan.ALL)
-        else:
-            new = tl.minimum(best, v, propagate_nan=tl.PropagateNan.ALL)
-        if VAL.is_floating():  # strictly better, or the lane's first NaN (a NaN best never changes)
-            changed = (new != best) & (best == best)
-        else:
-            changed = new != best
-        best_k = tl.where(changed, k, best_k)
-        best = new
-    first = _best_first(best, best_k + tl.arange(0, BLOCK_K)[None, :], n, IS_MAX, PACK)
+        first = _first_of_tile(tl.where(mask, v, ident), offs_k[None, :], n, IS_MAX, BLOCK_M, BLOCK_K, HALVES)
+    else:
+        best = tl.full([BLOCK_M, BLOCK_K], 0, VAL) + ident
+        best_k = tl.full([BLOCK_M, BLOCK_K], 0, tl.int64 if INT64 else tl.int32)
+        for k in range(0, n, BLOCK_K):
+            offs_k, mask = tile_k(k, n, mask_m, INT64, BLOCK_K)
+            v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
+            v = tl.where(mask, v, ident)
+            if IS_MAX:
+                new = tl.maximum(best, v, propagate_nan=tl.PropagateNan.ALL)
+            else:
+                new = tl.minimum(best, v, propagate_nan=tl.PropagateNan.ALL)
+            if VAL.is_floating():  # strictly better, or the lane's first NaN (a NaN best never changes)
+                changed = (new != best) & (best == best)
+            else:
+                changed = new != best
+            best_k = tl.where(changed, k, best_k)
+            best = new
+        first = _best_first(best, best_k + tl.arange(0, BLOCK_K)[None, :], n, IS_MAX, PACK)
     if HAS_IDX_IN:
         idx = tl.load(idx_in_ptr + rows + first * stride_xk, mask=mask_m, other=0)
     else:
@@ -143,7 +181,8 @@ def _value_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.int64 if dtype == torch.int64 else torch.int32
 
 
-def _launches(layout, is_max, val, want_values, has_idx_in=False, allow_split=True):
+def _launches(layout, is_max, val, want_values, itemsize, has_idx_in=False, allow_split=True):
+    """itemsize: the input's element size (the tile's layout follows its loads)."""
     cfg = config("reduction", layout)
     block_m, block_k, warps = cfg["BLOCK_M"], cfg["BLOCK_K"], cfg["num_warps"]
     (sxo, sxk, sxn), (soo, _, son) = layout.strides
@@ -157,13 +196,14 @@ def _launches(layout, is_max, val, want_values, has_idx_in=False, allow_split=Tr
     def launch(lay, grid_splits, per, out_strides, write_val, extra):
         xo, xk, xn = lay.strides[0]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, ident, xo, xn, xk, *out_strides, is_max, has_idx_in,
-                write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k)
+                write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k,
+                per <= block_k, halves(lay, block_k, itemsize))
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
         return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), None
     first = launch(layout, splits, per_split, (layout.n_inner, 1, layout.n_rows), True, splits * layout.n_rows)
-    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, True,
+    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, itemsize, True,
                              allow_split=False)
     return (first, second), (splits, layout.n_rows)
 
@@ -176,7 +216,7 @@ def _plan(x, reduced, keepdim, out, is_max, want_values):
     order, layout = plan_or_permute(x.shape, reduced, (x.stride(), full))
     if layout is None:
         return None
-    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values)
+    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values, x.element_size())
     return _Plan(order, launches, partial)
 
 

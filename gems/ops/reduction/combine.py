@@ -35,6 +35,8 @@ from gems.ops.reduction.planning import (
     check_reduction_out,
     config,
     from_order_key,
+    halve_extreme,
+    halves,
     order_key,
     output_coords,
     plan_or_permute,
@@ -111,10 +113,51 @@ def _min_step(acc, v):
 
 
 @triton.jit
-def _finish_extreme(acc, IS_MAX: tl.constexpr):
+def _step(acc, acc2, x_rows, y_rows, k, k_end, mask_m, stride_xk, stride_yk, p, ident, PRE: tl.constexpr,
+          OP: tl.constexpr, CAST: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr, BLOCK_K: tl.constexpr,
+          FIRST: tl.constexpr):
+    """The running values (acc, acc2) after the elements k ... k + BLOCK_K - 1 (below k_end). FIRST: acc and
+    acc2 hold the identity (ident), so a max/min of the contributions with them is the contributions (the
+    identity is a runtime argument: the compiler would keep one max per element)."""
+    offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
+    x_ptrs = x_rows[:, None] + offs_k[None, :] * stride_xk
+    if FIRST and PRE == 0 and OP >= 2 and x_rows.dtype.element_ty.is_floating() and ACC.is_floating():
+        # Masked lanes load the identity itself: no select after the conversion to ACC, so the compiler
+        # can take the halvings' max (min) before that conversion (2 conversions per 16 fp16 elements, not 16).
+        v = tl.load(x_ptrs, mask=mask, other=ident).to(CAST).to(ACC)
+        if OP == 4:
+            acc2 = tl.where(mask, v, acc2)
+        return v, acc2
+    x = tl.load(x_ptrs, mask=mask, other=0)
+    y = x
+    if PRE == 5:
+        y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0)
+    v = _contribution(x, y, p, PRE, CAST, ACC)
+    if OP == 0:
+        acc += tl.where(mask, v, 0)
+    elif OP == 1:
+        acc *= tl.where(mask, v, 1)
+    elif FIRST:
+        acc = tl.where(mask, v, acc)
+        if OP == 4:
+            acc2 = tl.where(mask, v, acc2)
+    elif OP == 2:
+        acc = _max_step(acc, tl.where(mask, v, acc))
+    else:
+        acc = _min_step(acc, tl.where(mask, v, acc))
+        if OP == 4:
+            acc2 = _max_step(acc2, tl.where(mask, v, acc2))
+    return acc, acc2
+
+
+@triton.jit
+def _finish_extreme(acc, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+                    HALVES: tl.constexpr):
     """max or min of the tile along K, NaN when any lane holds NaN: one integer reduction of the order keys
-    (the builtin float combine ignores NaN on the GPU; a second "any NaN" reduction would cost as much)."""
+    (the builtin float combine ignores NaN on the GPU; a second "any NaN" reduction would cost as much) of
+    the tile first halved HALVES times (halve_extreme)."""
     if acc.dtype.is_floating():
+        acc = halve_extreme(acc, IS_MAX, BLOCK_M, BLOCK_K, HALVES)
         if IS_MAX:
             total = from_order_key(reduce_max(order_key(acc, True), 1))
         else:
@@ -166,12 +209,13 @@ def _combine_kernel(
     stride_oo, stride_on, stride_os,
     PRE: tl.constexpr, OP: tl.constexpr, POST: tl.constexpr,
     CAST: tl.constexpr, ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, ONE_STEP: tl.constexpr, HALVES: tl.constexpr,
 ):
     """out[o, n] (+ split * stride_os) = POST(OP over k in this split's range of PRE(x[o, k, n])).
 
     Grid: (programs over the outputs, splits of the reduced range). ident/ident2: OP's identity (for
     MINMAX: the min's, then the max's); p_bits: the exponent of PRE_POW / POST_ROOT as float64 bits.
+    HALVES: halvings of a max/min tile before its order-key reduction (_finish_extreme).
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
@@ -186,33 +230,23 @@ def _combine_kernel(
     k_end = tl.minimum(k_start + red_per_split, n_red)
     acc = tl.full([BLOCK_M, BLOCK_K], 0, ACC) + ident
     acc2 = tl.full([BLOCK_M, BLOCK_K], 0, ACC) + ident2
-    for k in range(k_start, k_end, BLOCK_K):
-        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
-        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0)
-        y = x
-        if PRE == 5:
-            y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0)
-        v = _contribution(x, y, p, PRE, CAST, ACC)
-        if OP == 0:
-            acc += tl.where(mask, v, 0)
-        elif OP == 1:
-            acc *= tl.where(mask, v, 1)
-        elif OP == 2:
-            acc = _max_step(acc, tl.where(mask, v, acc))
-        else:
-            acc = _min_step(acc, tl.where(mask, v, acc))
-            if OP == 4:
-                acc2 = _max_step(acc2, tl.where(mask, v, acc2))
+    if ONE_STEP:  # the split fits one tile: no running values kept across loads
+        acc, acc2 = _step(acc, acc2, x_rows, y_rows, k_start, k_end, mask_m, stride_xk, stride_yk, p,
+                          ident, PRE, OP, CAST, ACC, INT64, BLOCK_K, True)
+    else:
+        for k in range(k_start, k_end, BLOCK_K):
+            acc, acc2 = _step(acc, acc2, x_rows, y_rows, k, k_end, mask_m, stride_xk, stride_yk, p,
+                              ident, PRE, OP, CAST, ACC, INT64, BLOCK_K, False)
     if OP == 0:
         total = reduce_sum(acc, 1)
     elif OP == 1:
         total = reduce_prod(acc, 1)
     else:
-        total = _finish_extreme(acc, OP == 2)
+        total = _finish_extreme(acc, OP == 2, BLOCK_M, BLOCK_K, HALVES)
     offs = outer * stride_oo + inner * stride_on + split * stride_os
     _store(out_ptr, offs, _finish(total, count, p, POST), mask_m)
     if OP == 4:
-        _store(out2_ptr, offs, _finish_extreme(acc2, True), mask_m)
+        _store(out2_ptr, offs, _finish_extreme(acc2, True, BLOCK_M, BLOCK_K, HALVES), mask_m)
 
 
 _launcher = Launcher(_combine_kernel)
@@ -254,7 +288,7 @@ def _launches(layout, kind: Kind, cast, acc, count, p, allow_split=True):
         (xo, xk, xn), (yo, yk, yn) = lay.strides[0], lay.strides[1]
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, count, p_bits, ident, ident2, xo, xn, xk, yo, yn, yk,
                 *out_strides, pre, kind.op, post, cast_, tl_acc, lay.cols, lay.needs_int64(extra),
-                block_m, block_k)
+                block_m, block_k, per <= block_k, halves(lay, block_k, max(1, cast_.primitive_bitwidth // 8)))
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:

@@ -82,20 +82,32 @@ def _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, mask, STD: tl.constexpr,
 
 
 @triton.jit
+def _shifted(x_rows, shift, k, k_end, mask_m, stride_xk, SCALED: tl.constexpr, ACC: tl.constexpr,
+             INT64: tl.constexpr, BLOCK_K: tl.constexpr):
+    """d = x - shift (times _scale when SCALED) of the elements k ... k + BLOCK_K - 1 below k_end, 0 past it."""
+    offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
+    x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(ACC)
+    d = tl.where(mask, x - shift[:, None], 0)
+    if SCALED:
+        d = d * _scale(True)
+    return d
+
+
+@triton.jit
 def _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, SCALED: tl.constexpr, ACC: tl.constexpr,
-                  INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
-    """(S1, S2) of each row over k_start <= k < k_end, d = x - shift (times _scale when SCALED): per-lane
-    sums in the loop, then reduced across lanes."""
-    s1 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
-    s2 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
-    for k in range(k_start, k_end, BLOCK_K):
-        offs_k, mask = tile_k(k, k_end, mask_m, INT64, BLOCK_K)
-        x = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(ACC)
-        d = tl.where(mask, x - shift[:, None], 0)
-        if SCALED:
-            d = d * _scale(True)
-        s1 += d
-        s2 += d * d
+                  INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, ONE_STEP: tl.constexpr):
+    """(S1, S2) of each row over k_start <= k < k_end (ONE_STEP: at most BLOCK_K of them): per-lane sums in
+    the loop, then reduced across lanes."""
+    if ONE_STEP:  # the range fits one tile: no running sums kept across loads
+        s1 = _shifted(x_rows, shift, k_start, k_end, mask_m, stride_xk, SCALED, ACC, INT64, BLOCK_K)
+        s2 = s1 * s1
+    else:
+        s1 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
+        s2 = tl.full([BLOCK_M, BLOCK_K], 0, ACC)
+        for k in range(k_start, k_end, BLOCK_K):
+            d = _shifted(x_rows, shift, k, k_end, mask_m, stride_xk, SCALED, ACC, INT64, BLOCK_K)
+            s1 += d
+            s2 += d * d
     if BLOCK_M == 1:  # one reduction of the joined pair: one pass through shared memory, not two
         return tl.split(reduce_sum(tl.join(s1, s2), 1))
     else:  # (a joined [BLOCK_M, BLOCK_K, 2] tile needs more registers than two reductions cost)
@@ -121,11 +133,12 @@ def _moments_kernel(
     stride_oo, stride_on, stride_os,
     STD: tl.constexpr, WRITE_MEAN: tl.constexpr, PARTIAL: tl.constexpr,
     ACC: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
-    RESCUE_K: tl.constexpr,
+    RESCUE_K: tl.constexpr, ONE_STEP: tl.constexpr,
 ):
     """Shifted sums of x[o, k, n] over this split's k. PARTIAL: store (mean, M2, n) at (a, b, c) + split *
     stride_os; else var/std at a and the mean at b. RESCUE_K: the rescue pass's block along K (smaller: fewer
-    registers held for a path that rarely runs), 0 for none."""
+    registers held for a path that rarely runs), 0 for none. ONE_STEP: the split fits one BLOCK_K tile (no
+    running sums: 31 against 55 registers per thread on sm_90 at 4096 fp16 per row)."""
     pid = tl.program_id(0)
     split = tl.program_id(1)
     if INT64:
@@ -136,7 +149,8 @@ def _moments_kernel(
     k_start = split * red_per_split
     k_end = tl.minimum(k_start + red_per_split, n_red)
     shift = tl.load(x_rows + k_start * stride_xk, mask=(mask_m & (k_start < k_end)) != 0, other=0).to(ACC)
-    t1, t2 = _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, False, ACC, INT64, BLOCK_M, BLOCK_K)
+    t1, t2 = _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, False, ACC, INT64, BLOCK_M, BLOCK_K,
+                           ONE_STEP)
     n = tl.full([BLOCK_M], 0, ACC) + tl.maximum(k_end - k_start, 0)
     finite = (t1 - t1) == 0  # no inf or NaN in the row (an overflowing t2 alone means a huge variance)
     m2 = tl.where(t2 == float("inf"), t2, t2 - _div(t1 * t1, n))
@@ -153,7 +167,7 @@ def _moments_kernel(
             over = mask_m & finite & (t2 == float("inf"))
             if reduce_max(over.to(tl.int32), 0) > 0:  # rare: squares overflow; sum those rows again, scaled
                 u1, u2 = _shifted_sums(x_rows, shift, k_start, k_end, mask_m, stride_xk, True, ACC, INT64, BLOCK_M,
-                                       RESCUE_K)
+                                       RESCUE_K, False)
                 m2 = u2 - _div(u1 * u1, n)
                 m2 = tl.where(m2 < 0, 0, m2)
                 _finish(mean, m2, n, corr_bits, a_ptr, b_ptr, offs, over, STD, False, _scale(False))
@@ -222,11 +236,11 @@ def _plan(x, reduced, keepdim, out, std, want_mean, correction):
     if splits <= 1:
         args = (layout.n_rows, layout.n_inner, layout.n_red, per_split, bits, sxo, sxn, sxk, soo, son, 0,
                 std, want_mean, False, tl_acc, layout.cols, layout.needs_int64(), block_m, block_k,
-                0 if layout.cols or acc == torch.float64 else max(1, block_k // 4))
+                0 if layout.cols or acc == torch.float64 else max(1, block_k // 4), per_split <= block_k)
         return _Plan(order, Launch((grid, 1), args, warps), None, None)
     args = (layout.n_rows, layout.n_inner, layout.n_red, per_split, bits, sxo, sxn, sxk, layout.n_inner, 1,
             layout.n_rows, std, want_mean, True, tl_acc, layout.cols, layout.needs_int64(splits * layout.n_rows),
-            block_m, block_k, 0)
+            block_m, block_k, 0, per_split <= block_k)
     second = split_layout(layout, splits, (soo, son))
     cfg2 = config("reduction", second)
     (po, pk, pn), (oo, _, on) = second.strides

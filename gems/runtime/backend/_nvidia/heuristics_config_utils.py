@@ -25,11 +25,17 @@ from gems.runtime.launch import cdiv, next_power_of_2
 # Measured on an H100 at fd810e7 (% of the copy bandwidth): sum 93, mean 88-92, amax 70-72, var_mean 68-72,
 # argmax 22; middle dim [32, 4096, 1024] (64 consecutive outputs x 64 reduced elements per step, 512
 # programs): 77-80, argmax 44-45. What limited them, from sm_90 builds (registers per thread, barriers):
-# a cross-lane reduction costs two barriers, and above 40 / 48 / 64 registers a program of 8 warps fits
-# 6 / 5 / 4 times per SM. amax had 2 reductions (max + any NaN), var_mean 2 (S1, S2), argmax 4 (int64
-# index per lane: 98-108 registers, 2 programs per SM). Now each takes one (order keys, a joined pair,
-# a packed key-and-position int64): amax 40 registers, var_mean 47 (64 in the middle-dim layout), argmax
-# 61-64, so the same plan is expected to come within a few % of the sum (tools/gpu_redperf.sh measures it).
+# a cross-lane reduction costs two barriers, and with at most 32 / 40 / 48 / 64 registers per thread a
+# program of 8 warps fits 8 / 6 / 5 / 4 times per SM. At f0cab9b (H100: argmax 42%, aminmax 51-58%,
+# var_mean 67-69%) the kernels kept a running value per lane across the K loop even when the row fits one
+# tile: argmax 63-64 registers, aminmax 56, var_mean 55 (4 programs per SM). A split that fits one BLOCK_K
+# tile now takes a ONE_STEP path (no loop): argmax 32, amax 32, sum/mean 20, var_mean 30-32, aminmax 47
+# (sm_90 builds, ptxas -v). H100 at 4c36a94 (tools/gpu_redperf.sh): sum/mean 93, var_mean 92-93, amax 87-88,
+# argmax/argmin 69-72, max.dim 67-69, aminmax 55; middle dim 77-85. Candidate row kernels in the same run
+# (tools/gpu_redperf_variants.py) put the rest down to the finish, not the plan: amax 93 with the max
+# taken by halving before the order keys (17 registers), argmax 88-90 that way, aminmax 92-93; 2 rows per
+# program or a pipelined persistent loop gained nothing. The max/min finishes now halve first
+# (planning.halve_extreme): amax 19 registers, argmax 32, aminmax 32 with 5 barriers (sm_90 builds).
 # Elements one program loads per loop step: 16 fp32 registers per thread at 8 warps.
 _REDUCTION_TILE = 4096
 # A softmax row up to this length stays in registers (one read, one write; 32 fp32 values per thread at
