@@ -174,6 +174,7 @@ def test_a_fallback_signature_stays_in_python_and_is_counted():
         assert torch.equal(torch.abs(x), expected)
     fallbacks = sum(v for (o, _), v in registration.fallback_calls.items() if o == "abs")
     assert fallbacks == 3 and _counts("abs")[:2] == (0, 0)
+    assert native.python_reasons()["abs"] == "ATen served it (a fallback)"
 
 
 def test_plan_counts_and_invalidation():
@@ -240,6 +241,7 @@ def test_an_implementation_that_computes_with_aten_stays_in_python():
         assert torch.equal(torch.abs(x), aten(torch.abs, x))
     assert len(served) == 3 and native.call_counts().get("abs", 0) == 0
     assert native.plan_counts().get("abs") == 1  # the "Python only" entry
+    assert "aten.copy_" in native.python_reasons()["abs"]  # and why, for a user asking why the call is slow
 
 
 def test_a_view_result_stays_in_python():
@@ -251,6 +253,7 @@ def test_a_view_result_stays_in_python():
         x = torch.randn(5)
         assert torch.abs(x).data_ptr() == x.data_ptr()
     assert native.call_counts().get("abs", 0) == 0
+    assert native.python_reasons()["abs"] == "a result is not a fresh dense allocation"
 
 
 def test_reregistering_an_overload_drops_its_plans():

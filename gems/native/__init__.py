@@ -141,11 +141,12 @@ def register(overload: str, dispatch_key: str, device: str, serve):
     return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve))
 
 
-def record_call(impl, keyset, args, kwargs, tensors, calls):
-    """Run a new call signature through ``impl`` (the registration wrapper) and record it as a plan."""
+def record_call(impl, keyset, args, kwargs, tensors, calls, overload):
+    """Run a new call signature of ``overload`` through ``impl`` (the registration wrapper) and record it as a
+    plan."""
     from gems.native import record
 
-    return record.record_call(impl, keyset, args, kwargs, tensors, calls, status()["primitive"])
+    return record.record_call(impl, keyset, args, kwargs, tensors, calls, status()["primitive"], overload)
 
 
 def aten_only_add(delta: int) -> None:
@@ -172,6 +173,14 @@ def plan_counts() -> dict:
     return {overload: plans for overload, _, _, plans in _counts() if plans}
 
 
+def python_reasons() -> dict:
+    """overload -> why its latest new call signature stays on the Python path (every call of that signature
+    then pays the Python dispatcher hop): an ATen op that computes, a result that is a view, a fallback..."""
+    from gems.native import record
+
+    return dict(record.python_reasons)
+
+
 def reset_counts() -> None:
     if _ext is not None:
         _ext.reset_counts()
@@ -179,5 +188,8 @@ def reset_counts() -> None:
 
 def invalidate() -> None:
     """Forget every stored plan: the next call of each signature runs in Python and records again."""
+    from gems.native import record
+
+    record.python_reasons.clear()
     if _ext is not None:
         _ext.invalidate()

@@ -34,6 +34,11 @@ _FORMATS = {"i1": "b", "i8": "b", "u1": "B", "u8": "B", "i16": "h", "u16": "H", 
             "i64": "q", "u64": "Q", "fp16": "e", "fp32": "f", "f32": "f", "fp64": "d"}
 
 
+# overload -> why the latest new call signature of it stays on the Python path (gems.native.python_reasons()):
+# how a user finds out why a call costs the Python dispatcher hop every time.
+python_reasons: dict = {}
+
+
 class NotRecordable(Exception):
     """The call did something a plan cannot express; the reason says what."""
 
@@ -57,7 +62,7 @@ class _Watch(TorchDispatchMode):
         if func in _ALLOCATING:
             self.recording.allocated.add(out.untyped_storage().data_ptr())
         elif not (func.is_view or func.overloadpacket in _METADATA):
-            self.recording.refused = f"it called {func}"
+            self.recording.refused = self.recording.refused or f"it called {func}"  # the first one says most
         return out
 
 
@@ -71,6 +76,7 @@ class Recording:
         self.allocated = set()  # storages the call allocated
         self.refused = None
         self.deferred = None  # why this call cannot be a plan but a later one of its signature may (tuning)
+        self.why_python = None
         self._mode = _Watch(self)
 
     def __enter__(self):
@@ -94,10 +100,11 @@ class Recording:
 
     # ------------------------------------------------------------------ the plan
     def spec(self, result):
-        """The plan spec, or False (this signature stays in Python)."""
+        """The plan spec, or False (this signature stays in Python; :attr:`why_python` says why)."""
         try:
             return self._spec(result)
-        except NotRecordable:
+        except NotRecordable as exc:
+            self.why_python = str(exc)
             return False
 
     def _spec(self, result):
@@ -193,9 +200,10 @@ class Recording:
         return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches)
 
 
-def record_call(impl, keyset, args, kwargs, tensors, calls, primitive):
-    """Run ``impl`` (the registration wrapper) for a new call signature; returns (result, plan spec), with
-    False for "this signature stays in Python" and None for "decide again next time"."""
+def record_call(impl, keyset, args, kwargs, tensors, calls, primitive, overload):
+    """Run ``impl`` (the registration wrapper) for a new call signature of ``overload``; returns (result, plan
+    spec), with False for "this signature stays in Python" (the reason kept in :data:`python_reasons`) and
+    None for "decide again next time"."""
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
         return impl(keyset, *args, **kwargs), None  # record outside capture: the state checks are not capture-safe
     served = calls[0] + 1
@@ -204,15 +212,20 @@ def record_call(impl, keyset, args, kwargs, tensors, calls, primitive):
     with recording:
         result = impl(keyset, *args, **kwargs)
     if calls[0] != served:
-        return result, False  # ATen served it (a fallback): the same signature falls back again
+        python_reasons[overload] = "ATen served it (a fallback)"
+        return result, False  # the same signature falls back again
     after = _rng_states()
     with registration.aten_only():  # torch.equal is a gems operator too: it would be recorded in turn
         drew = len(after) != len(rng) or not all(torch.equal(a, b) for a, b in zip(rng, after))
     if drew:
-        return result, False  # it drew random numbers: a replay would repeat them
+        python_reasons[overload] = "it drew random numbers (a replay would repeat them)"
+        return result, False
     if recording.deferred:
         return result, None
-    return result, recording.spec(result)
+    spec = recording.spec(result)
+    if spec is False:
+        python_reasons[overload] = recording.why_python
+    return result, spec
 
 
 def _rng_states() -> list:

@@ -280,7 +280,7 @@ def _make_serve(overload: str, impl):
     def serve(keyset, args, kwargs, tensors):
         if tensors is None or _aten_only_depth:
             return impl(keyset, *args, **kwargs), None
-        return native_layer.record_call(impl, keyset, args, kwargs, tensors, calls)
+        return native_layer.record_call(impl, keyset, args, kwargs, tensors, calls, overload)
 
     return serve
 
