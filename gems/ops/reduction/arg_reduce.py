@@ -52,6 +52,13 @@ from gems.runtime.registration import Fallback
 
 # A split of more elements than this cannot keep its positions in the low 32 bits of the packed finish.
 _PACK_LIMIT = 2**31 - 1
+# fp16/bf16 +inf bit patterns (above them: NaN) for the 16-bit key finish (_first_by_key16), whose int32
+# packing keeps positions in 16 bits.
+_INF_BITS = {torch.float16: 0x7C00, torch.bfloat16: 0x7F80}
+_KEY16_LIMIT = 2**16
+# Whether fp16/bf16 splits that fit one tile take the 16-bit key finish (False: the fp32 halving finish of
+# _first_of_tile). tools/argperf_bench.py times both on the GPU (it sets this and clears _plans).
+KEY16 = True
 
 
 @triton.jit
@@ -104,6 +111,23 @@ def _first_of_tile(v, pos, n, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK
 
 
 @triton.jit
+def _first_by_key16(raw, mask, pos, IS_MAX: tl.constexpr, INF_BITS: tl.constexpr):
+    """The first position of the best element in each tile row from fp16/bf16 bit patterns ``raw`` (int16
+    loads widened to int32), in integer operations only (no conversion to fp32, one reduction): a 16-bit
+    order key (-0.0 and +0.0 equal; every NaN one key, above everything for a max, below for a min; masked
+    lanes worst) packed above the position (``pos`` < 2**16, complemented for a max) for one int32 max/min."""
+    mag = raw & 0x7FFF
+    key = tl.where(raw < 0, -mag, mag)
+    if IS_MAX:
+        key = tl.where(mask, tl.where(mag > INF_BITS, 0x7FFF, key), -0x7FFF)
+        first = 0xFFFF - (reduce_max((key << 16) | (0xFFFF - pos), 1) & 0xFFFF)
+    else:
+        key = tl.where(mask, tl.where(mag > INF_BITS, -0x7FFF, key), 0x7FFF)
+        first = reduce_min((key << 16) | pos, 1) & 0xFFFF
+    return first
+
+
+@triton.jit
 def _arg_kernel(
     x_ptr, idx_in_ptr, val_ptr, idx_ptr,
     n_rows, n_inner, n_red, red_per_split, ident,
@@ -112,6 +136,7 @@ def _arg_kernel(
     IS_MAX: tl.constexpr, HAS_IDX_IN: tl.constexpr, WRITE_VAL: tl.constexpr,
     VAL: tl.constexpr, PACK: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, ONE_STEP: tl.constexpr, HALVES: tl.constexpr,
+    KEY16: tl.constexpr,
 ):
     """(val, idx)[o, n] (+ split * stride_os) = best (value, first index) over this split's k of x[o, k, n].
 
@@ -120,7 +145,8 @@ def _arg_kernel(
     (same strides), not k. PACK: the one-reduction finish (32-bit values, positions below 2**31).
     ONE_STEP: every split is at most BLOCK_K long, so the tile is reduced as loaded (the running best and
     its position per lane double the registers: 63 against 31 per thread on sm_90 at 4096 fp16 per row);
-    HALVES: min(3, log2(BLOCK_K)), see _first_of_tile.
+    HALVES: min(3, log2(BLOCK_K)), see _first_of_tile. KEY16 (ONE_STEP only): x (and val) are int16 views
+    of fp16/bf16 data, KEY16 the format's +inf bits (_first_by_key16); 0 otherwise.
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
@@ -132,7 +158,11 @@ def _arg_kernel(
     n = tl.minimum(k_start + red_per_split, n_red) - k_start
     rows = outer * stride_xo + inner * stride_xn + k_start * stride_xk
     x_rows = x_ptr + rows
-    if ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
+    if ONE_STEP and KEY16:
+        offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
+        raw = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(tl.int32)
+        first = _first_by_key16(raw, mask, tl.arange(0, BLOCK_K)[None, :], IS_MAX, KEY16)
+    elif ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
         offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
         v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
         first = _first_of_tile(tl.where(mask, v, ident), offs_k[None, :], n, IS_MAX, BLOCK_M, BLOCK_K, HALVES)
@@ -181,12 +211,13 @@ def _value_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.int64 if dtype == torch.int64 else torch.int32
 
 
-def _launches(layout, is_max, val, want_values, itemsize, has_idx_in=False, allow_split=True):
-    """itemsize: the input's element size (the tile's layout follows its loads)."""
+def _launches(layout, is_max, dtype, want_values, has_idx_in=False, allow_split=True):
+    """dtype: the input's (the tile's layout follows its loads; fp16/bf16 may be read as int16 bits)."""
     cfg = config("reduction", layout)
     block_m, block_k, warps = cfg["BLOCK_M"], cfg["BLOCK_K"], cfg["num_warps"]
     (sxo, sxk, sxn), (soo, _, son) = layout.strides
     splits, per_split = split_count(cfg, layout.n_red) if allow_split else (1, max(layout.n_red, 1))
+    val = _value_dtype(dtype)
     if val.is_floating_point:
         ident = -math.inf if is_max else math.inf
     else:
@@ -195,17 +226,26 @@ def _launches(layout, is_max, val, want_values, itemsize, has_idx_in=False, allo
 
     def launch(lay, grid_splits, per, out_strides, write_val, extra):
         xo, xk, xn = lay.strides[0]
+        one_step = per <= block_k
+        key16 = _INF_BITS.get(dtype, 0) if KEY16 and one_step and block_k <= _KEY16_LIMIT else 0
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, ident, xo, xn, xk, *out_strides, is_max, has_idx_in,
                 write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k,
-                per <= block_k, halves(lay, block_k, itemsize))
+                one_step, halves(lay, block_k, dtype.itemsize), key16)
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
         return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), None
     first = launch(layout, splits, per_split, (layout.n_inner, 1, layout.n_rows), True, splits * layout.n_rows)
-    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, itemsize, True,
+    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, dtype, want_values, True,
                              allow_split=False)
     return (first, second), (splits, layout.n_rows)
+
+
+def _bits(launch, *tensors):
+    """The tensors as a launch reads them: int16 views of fp16/bf16 data for the 16-bit key finish."""
+    if launch.args[-1]:  # KEY16
+        return [t.view(torch.int16) if t.dtype in _INF_BITS else t for t in tensors]
+    return tensors
 
 
 _plans = PlanCache()
@@ -216,7 +256,7 @@ def _plan(x, reduced, keepdim, out, is_max, want_values):
     order, layout = plan_or_permute(x.shape, reduced, (x.stride(), full))
     if layout is None:
         return None
-    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values, x.element_size())
+    launches, partial = _launches(layout, is_max, x.dtype, want_values)
     return _Plan(order, launches, partial)
 
 
@@ -225,13 +265,16 @@ def _run(p, x, values, indices):
         x = x.permute(p.order).contiguous()
     if p.partial is None:
         (launch,) = p.launches
+        x, values = _bits(launch, x, values)
         _launcher(launch.grid, x, indices, values, indices, *launch.args, num_warps=launch.num_warps)
         return
     part_v = torch.empty(p.partial, dtype=x.dtype, device=x.device)
     part_i = torch.empty(p.partial, dtype=torch.int64, device=x.device)
     first, second = p.launches
-    _launcher(first.grid, x, part_i, part_v, part_i, *first.args, num_warps=first.num_warps)
-    _launcher(second.grid, part_v, part_i, values, indices, *second.args, num_warps=second.num_warps)
+    x1, v1 = _bits(first, x, part_v)
+    _launcher(first.grid, x1, part_i, v1, part_i, *first.args, num_warps=first.num_warps)
+    v2, values = _bits(second, part_v, values)
+    _launcher(second.grid, v2, part_i, values, indices, *second.args, num_warps=second.num_warps)
 
 
 def arg_reduce(x, dim, keepdim, is_max, name, want_values=True, values=None, indices=None):
