@@ -2,8 +2,11 @@
 tools/gpu_argperf.sh; CUDA only, not a test. Every variant is the shipped kernel (arg_reduce._arg_kernel)
 called through gems' own argmax/argmin functions, its plan changed in place:
 
-  k16 / f32   the finish: KEY16 on (16-bit integer order keys packed with the position, one int32 max/min)
-              or off (fp32 halving finish, main at 4476ff4: two cross-warp reductions)
+  k16         the finish _first_by_key16 (KEY16: fp16/bf16 read as int16, 16-bit order keys packed with
+              the position, one int32 max/min; the library's default for fp16/bf16)
+  pair        _first_by_pairs (PAIRS: fp32 halvings that carry positions, then one packed int64 max/min)
+  tile        _first_of_tile (main at 4476ff4: fp32 halving to the best value, then its first position:
+              two cross-warp reductions; the library's default for fp32)
   w<N>        num_warps (the vendor's plan: 8)
   r2          2 rows per program (BLOCK_M 2, one 4096 tile per row)
   h<N>        HALVES of the fp32 finish (default 3 for 16-bit loads, 2 for fp32)
@@ -28,12 +31,13 @@ REPS = int(os.environ.get("ARGPERF_REPS", "3"))
 ROWS, COLS = 32768, 4096
 MID = (32, 4096, 1024)
 DEVICE = "cuda"  # tools/argperf_bench.py's logic can be tried on the interpreter with smaller ROWS and "cpu"
-# (name, key16, num_warps, rows per program, HALVES or None for the plan's). Few, because each is a
-# compile (about a second): argmax fp16/bf16 takes all, argmin the first two (the two finishes at the
-# vendor's plan), fp32 (where KEY16 changes nothing) the f32 ones.
-VARIANTS = (("k16 w8", True, 8, 1, None), ("f32 w8", False, 8, 1, None), ("k16 w4", True, 4, 1, None),
-            ("k16 w16", True, 16, 1, None), ("f32 w16", False, 16, 1, None), ("k16 r2w16", True, 16, 2, None),
-            ("f32 h2w8", False, 8, 1, 2))
+# (name, KEY16, PAIRS, num_warps, rows per program, HALVES or None for the plan's). Few, because each is a
+# compile (about a second): argmax takes all, argmin the first three (the three finishes at the vendor's
+# plan); fp32, where KEY16 changes nothing, the tile and pair ones.
+VARIANTS = (("k16 w8", True, False, 8, 1, None), ("tile w8", False, False, 8, 1, None),
+            ("pair w8", False, True, 8, 1, None), ("k16 w16", True, False, 16, 1, None),
+            ("pair w16", False, True, 16, 1, None), ("tile w16", False, False, 16, 1, None),
+            ("k16 w4", True, False, 4, 1, None), ("k16 r2w16", True, False, 16, 2, None))
 _COLS, _BLOCK_M, _HALVES = 16, 18, 21  # positions in a Launch's args (arg_reduce._launches)
 
 
@@ -52,9 +56,9 @@ def tricky(dtype, shape=(2048, COLS)):
     return x
 
 
-def set_variant(ar, key16, warps, rows, halves):
-    """Plan the next calls with this variant: KEY16, then warps / rows / HALVES patched into the plans."""
-    ar.KEY16 = key16
+def set_variant(ar, key16, pairs, warps, rows, halves):
+    """Plan the next calls with this variant: KEY16, PAIRS, then warps / rows / HALVES patched into the plans."""
+    ar.KEY16, ar.PAIRS = key16, pairs
     ar._plans.clear()
     ar._plans.patch = (warps, rows, halves)
 
@@ -101,7 +105,7 @@ def main():
         print(f"== {str(dtype)[6:]} {ROWS}x{COLS} dim -1: variant, median us, % copy, min-max %, ATen/variant")
         for op, (mine, theirs) in fns.items():
             variants = [v for v in VARIANTS if dtype != torch.float32 or not v[1]]
-            variants = variants if op == "argmax" else variants[:2]
+            variants = variants if op == "argmax" else variants[:3 if dtype != torch.float32 else 2]
             good = []
             for name, *v in variants:
                 set_variant(ar, *v)
@@ -132,7 +136,7 @@ def main():
                 pct = [moved / u / (ceiling / copy_us) * 100 for u in (t[len(t) // 2], t[-1], t[0])]
                 print(f"  {op:<7}{name:<10}{t[len(t) // 2]:8.1f}{pct[0]:7.1f}  {pct[1]:5.1f}-{pct[2]:5.1f}"
                       f"{aten_us / t[len(t) // 2]:7.2f}x")
-    set_variant(ar, True, None, 1, None)
+    set_variant(ar, True, False, None, 1, None)
     for dtype in (torch.float16, torch.bfloat16):  # the middle dim: the loop path, which KEY16 leaves alone
         if time.time() > DEADLINE:
             break

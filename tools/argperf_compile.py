@@ -1,5 +1,6 @@
 """Compile arg_reduce's row kernel for sm_90 without a GPU and print its registers and SASS instruction mix
-for each finish (the fp32 halving finish, the 16-bit key finish) at 32768x4096 (BLOCK_M 1, BLOCK_K 4096).
+for each finish (tile: fp32 halving then the first position; key16: 16-bit integer keys; pairs: halvings
+that carry positions) at 32768x4096 (BLOCK_M 1, BLOCK_K 4096).
 Usage: GEMS_VENDOR=interpreter python tools/argperf_compile.py [warps...]   (runs nothing)"""
 import collections
 import os
@@ -19,9 +20,10 @@ _i.activate = lambda: None  # compile for the GPU: leave the interpreter off
 from gems.ops.reduction import arg_reduce  # noqa: E402 (after the patch)
 
 
-def build(x, key16, warps, is_max=True, halves=3, block_m=1, block_k=4096):
-    consts = dict(IS_MAX=is_max, HAS_IDX_IN=False, WRITE_VAL=False, VAL=tl.float32, PACK=False, COLS=False,
-                  INT64=False, BLOCK_M=block_m, BLOCK_K=block_k, ONE_STEP=True, HALVES=halves, KEY16=key16)
+def build(x, key16, pairs, warps, is_max=True, block_m=1, block_k=4096):
+    consts = dict(IS_MAX=is_max, HAS_IDX_IN=False, WRITE_VAL=False, VAL=tl.float32, PACK=True, COLS=False,
+                  INT64=False, BLOCK_M=block_m, BLOCK_K=block_k, ONE_STEP=True, HALVES=2 if x == "fp32" else 3,
+                  KEY16=key16, PAIRS=pairs)
     # The runtime values of a contiguous (32768, 4096) argmax over dim 1: ints equal to 1 become constants
     # and multiples of 16 (and the pointers) carry divisibility 16, as Triton's launcher specializes them.
     values = dict(n_rows=32768, n_inner=1, n_red=block_k, red_per_split=block_k, stride_xo=block_k,
@@ -63,7 +65,8 @@ def _nvdisasm():
 
 
 for warps in [int(w) for w in sys.argv[1:]] or [8, 4]:
-    for x, key16 in (("fp16", 0), ("i16", 0x7C00), ("bf16", 0), ("i16", 0x7F80), ("fp32", 0)):
-        regs, total, ops = build(x, key16, warps)
+    for x, key16, pairs in (("fp16", 0, False), ("fp16", 0, True), ("i16", 0x7C00, False), ("bf16", 0, False),
+                            ("bf16", 0, True), ("i16", 0x7F80, False), ("fp32", 0, False), ("fp32", 0, True)):
+        regs, total, ops = build(x, key16, pairs, warps)
         top = " ".join(f"{k}:{ops[k]}" for k in ("LDG", "SHFL", "BAR", "STS", "LDS", "FMNMX", "VIMNMX", "SEL", "FSEL"))
-        print(f"{x} key16={key16:#x} w{warps}: {regs} regs, {total} SASS instrs | {top}")
+        print(f"{x} key16={key16:#x} pairs={pairs:d} w{warps}: {regs} regs, {total} SASS instrs | {top}")

@@ -56,9 +56,11 @@ _PACK_LIMIT = 2**31 - 1
 # packing keeps positions in 16 bits.
 _INF_BITS = {torch.float16: 0x7C00, torch.bfloat16: 0x7F80}
 _KEY16_LIMIT = 2**16
-# Whether fp16/bf16 splits that fit one tile take the 16-bit key finish (False: the fp32 halving finish of
-# _first_of_tile). tools/argperf_bench.py times both on the GPU (it sets this and clears _plans).
+# The finish of a split that fits one tile (tools/argperf_bench.py times them on the GPU: it sets these and
+# clears _plans): KEY16, fp16/bf16 by 16-bit integer keys (_first_by_key16); else PAIRS, halvings that carry
+# positions (_first_by_pairs); else the best value, then its first position (_first_of_tile).
 KEY16 = True
+PAIRS = False
 
 
 @triton.jit
@@ -111,6 +113,30 @@ def _first_of_tile(v, pos, n, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK
 
 
 @triton.jit
+def _halve_first(v, pos, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr):
+    """(best, its position) of each adjacent pair along axis 1: the later element only when strictly better
+    or the first NaN (a NaN never loses), so each lane keeps its first best."""
+    a, b = tl.split(tl.reshape(v, [BLOCK_M, WIDTH // 2, 2]))
+    pos_a, pos_b = tl.split(tl.reshape(pos, [BLOCK_M, WIDTH // 2, 2]))
+    if IS_MAX:
+        take = (b > a) | ((b != b) & (a == a))
+    else:
+        take = (b < a) | ((b != b) & (a == a))
+    return tl.where(take, b, a), tl.where(take, pos_b, pos_a)
+
+
+@triton.jit
+def _first_by_pairs(v, n, IS_MAX: tl.constexpr, PACK: tl.constexpr, BLOCK_M: tl.constexpr,
+                    BLOCK_K: tl.constexpr, HALVES: tl.constexpr):
+    """The first position of the best value in each row of the tile v (masked lanes worst): HALVES in-thread
+    halvings that carry each pair's first best and its position, then one packed reduction (_best_first)."""
+    pos = tl.full([BLOCK_M, BLOCK_K], 0, tl.int32) + tl.arange(0, BLOCK_K)[None, :]
+    for i in tl.static_range(HALVES):
+        v, pos = _halve_first(v, pos, IS_MAX, BLOCK_M, BLOCK_K >> i)
+    return _best_first(v, pos, n, IS_MAX, PACK)
+
+
+@triton.jit
 def _first_by_key16(raw, mask, pos, IS_MAX: tl.constexpr, INF_BITS: tl.constexpr):
     """The first position of the best element in each tile row from fp16/bf16 bit patterns ``raw`` (int16
     loads widened to int32), in integer operations only (no conversion to fp32, one reduction): a 16-bit
@@ -136,7 +162,7 @@ def _arg_kernel(
     IS_MAX: tl.constexpr, HAS_IDX_IN: tl.constexpr, WRITE_VAL: tl.constexpr,
     VAL: tl.constexpr, PACK: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, ONE_STEP: tl.constexpr, HALVES: tl.constexpr,
-    KEY16: tl.constexpr,
+    KEY16: tl.constexpr, PAIRS: tl.constexpr,
 ):
     """(val, idx)[o, n] (+ split * stride_os) = best (value, first index) over this split's k of x[o, k, n].
 
@@ -146,7 +172,8 @@ def _arg_kernel(
     ONE_STEP: every split is at most BLOCK_K long, so the tile is reduced as loaded (the running best and
     its position per lane double the registers: 63 against 31 per thread on sm_90 at 4096 fp16 per row);
     HALVES: min(3, log2(BLOCK_K)), see _first_of_tile. KEY16 (ONE_STEP only): x (and val) are int16 views
-    of fp16/bf16 data, KEY16 the format's +inf bits (_first_by_key16); 0 otherwise.
+    of fp16/bf16 data, KEY16 the format's +inf bits (_first_by_key16); 0 otherwise. PAIRS (ONE_STEP only):
+    the finish of _first_by_pairs instead of _first_of_tile.
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
@@ -165,7 +192,11 @@ def _arg_kernel(
     elif ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
         offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
         v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
-        first = _first_of_tile(tl.where(mask, v, ident), offs_k[None, :], n, IS_MAX, BLOCK_M, BLOCK_K, HALVES)
+        if PAIRS:
+            first = _first_by_pairs(tl.where(mask, v, ident), n, IS_MAX, PACK, BLOCK_M, BLOCK_K, HALVES)
+        else:
+            first = _first_of_tile(tl.where(mask, v, ident), offs_k[None, :], n, IS_MAX, BLOCK_M, BLOCK_K,
+                                   HALVES)
     else:
         best = tl.full([BLOCK_M, BLOCK_K], 0, VAL) + ident
         best_k = tl.full([BLOCK_M, BLOCK_K], 0, tl.int64 if INT64 else tl.int32)
@@ -228,9 +259,10 @@ def _launches(layout, is_max, dtype, want_values, has_idx_in=False, allow_split=
         xo, xk, xn = lay.strides[0]
         one_step = per <= block_k
         key16 = _INF_BITS.get(dtype, 0) if KEY16 and one_step and block_k <= _KEY16_LIMIT else 0
+        halvings = halves(lay, block_k, dtype.itemsize)
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, ident, xo, xn, xk, *out_strides, is_max, has_idx_in,
                 write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k,
-                one_step, halves(lay, block_k, dtype.itemsize), key16)
+                one_step, halvings, key16, PAIRS and one_step and halvings > 0)
         return Launch((program_count(lay, block_m), grid_splits), args, warps)
 
     if splits <= 1:
@@ -243,7 +275,7 @@ def _launches(layout, is_max, dtype, want_values, has_idx_in=False, allow_split=
 
 def _bits(launch, *tensors):
     """The tensors as a launch reads them: int16 views of fp16/bf16 data for the 16-bit key finish."""
-    if launch.args[-1]:  # KEY16
+    if launch.args[-2]:  # KEY16
         return [t.view(torch.int16) if t.dtype in _INF_BITS else t for t in tensors]
     return tensors
 
