@@ -19,7 +19,7 @@ rc=$?
 echo "conformance ($OPS): $(grep -c ' PASSED ' "$OUT/conformance.log") passed," \
      "$(grep -c ' FAILED ' "$OUT/conformance.log") failed (exit $rc; 124 = cut by the time limit)"
 grep ' FAILED ' "$OUT/conformance.log" | sed 's/.*test_case\[/  FAILED [/' | head -20
-timeout "${PERF_SECONDS:-45}" python -m gems.perf --vendor nvidia --suite core --no-progress \
+timeout "${PERF_SECONDS:-40}" python -m gems.perf --vendor nvidia --suite core --no-progress \
     --ops argmax,argmin,max,amax --shapes tools/gpu_argperf.yaml --out runs/argperf-perf > "$OUT/perf.log" 2>&1
 echo "gems-perf exit $? (op dtype shape: aten_ms gems_ms speedup pct_copy_bw)"
 python - <<'PY'
@@ -31,4 +31,4 @@ for r in rows:
               f"{float(r['speedup'] or 0):7.2f}x{r['pct_copy_bw']:>8}")
 print("  (no perf.csv)" if not rows else "")
 PY
-ARGPERF_SECONDS="${BENCH_SECONDS:-35}" timeout 45 python tools/argperf_bench.py 2>&1 | tee "$OUT/bench.txt"
+ARGPERF_SECONDS="${BENCH_SECONDS:-40}" timeout 50 python tools/argperf_bench.py 2>&1 | tee "$OUT/bench.txt"

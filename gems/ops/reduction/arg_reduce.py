@@ -137,18 +137,19 @@ def _first_by_pairs(v, n, IS_MAX: tl.constexpr, PACK: tl.constexpr, BLOCK_M: tl.
 
 
 @triton.jit
-def _first_by_key16(raw, mask, pos, IS_MAX: tl.constexpr, INF_BITS: tl.constexpr):
+def _first_by_key16(raw, pos, IS_MAX: tl.constexpr, INF_BITS: tl.constexpr):
     """The first position of the best element in each tile row from fp16/bf16 bit patterns ``raw`` (int16
-    loads widened to int32), in integer operations only (no conversion to fp32, one reduction): a 16-bit
-    order key (-0.0 and +0.0 equal; every NaN one key, above everything for a max, below for a min; masked
-    lanes worst) packed above the position (``pos`` < 2**16, complemented for a max) for one int32 max/min."""
+    loads widened to int32; masked lanes loaded as -inf for a max, +inf for a min, tying with a real one at a
+    later position), in integer operations only (no conversion to fp32, one reduction): a 16-bit order key
+    (-0.0 and +0.0 equal; every NaN one key, above everything for a max, below for a min) packed above the
+    position (``pos`` < 2**16, complemented for a max) for one int32 max/min."""
     mag = raw & 0x7FFF
     key = tl.where(raw < 0, -mag, mag)
     if IS_MAX:
-        key = tl.where(mask, tl.where(mag > INF_BITS, 0x7FFF, key), -0x7FFF)
+        key = tl.where(mag > INF_BITS, 0x7FFF, key)
         first = 0xFFFF - (reduce_max((key << 16) | (0xFFFF - pos), 1) & 0xFFFF)
     else:
-        key = tl.where(mask, tl.where(mag > INF_BITS, -0x7FFF, key), 0x7FFF)
+        key = tl.where(mag > INF_BITS, -0x7FFF, key)
         first = reduce_min((key << 16) | pos, 1) & 0xFFFF
     return first
 
@@ -187,8 +188,9 @@ def _arg_kernel(
     x_rows = x_ptr + rows
     if ONE_STEP and KEY16:
         offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
-        raw = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(tl.int32)
-        first = _first_by_key16(raw, mask, tl.arange(0, BLOCK_K)[None, :], IS_MAX, KEY16)
+        worst = KEY16 - 0x10000 if IS_MAX else KEY16  # -inf (+inf) as int16
+        raw = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=worst).to(tl.int32)
+        first = _first_by_key16(raw, tl.arange(0, BLOCK_K)[None, :], IS_MAX, KEY16)
     elif ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
         offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
         v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
