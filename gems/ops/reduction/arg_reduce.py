@@ -188,7 +188,7 @@ def _arg_kernel(
     x_rows = x_ptr + rows
     if ONE_STEP and KEY16:
         offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
-        worst = KEY16 - 0x10000 if IS_MAX else KEY16  # -inf (+inf) as int16
+        worst = KEY16 - 0x8000 if IS_MAX else KEY16  # -inf (+inf) as int16: the sign bit set (or not)
         raw = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=worst).to(tl.int32)
         first = _first_by_key16(raw, tl.arange(0, BLOCK_K)[None, :], IS_MAX, KEY16)
     elif ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
