@@ -11,8 +11,10 @@ and its first position. fp64 and int64 values need the whole 64 bits: they take 
 the smallest position holding it. The value is read back from the input at that position (its exact
 bits: -0.0 stays -0.0). A split that fits one tile has no running state: its best value comes from
 halve_extreme and one order-key reduction, its position from a min over the positions holding it
-(_first_of_tile). As in the sum, the vendor's ``SPLITS`` rule may divide a long reduction between
-programs; the second pass reduces their (value, index) partials, whose positions are in split order.
+(_first_of_tile); fp16/bf16 take a finish in integers instead, one int32 reduction of 16-bit order
+keys of their bit patterns packed with the positions (_first_by_key16). As in the sum, the vendor's
+``SPLITS`` rule may divide a long reduction between programs; the second pass reduces their (value,
+index) partials, whose positions are in split order.
 """
 
 from __future__ import annotations
