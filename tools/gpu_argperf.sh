@@ -5,7 +5,7 @@
 #    for fp16/bf16 rows that fit one tile);
 # 2. gems-perf, ATen and gems side by side with the copy ceiling of the same run, at 32768x4096 and
 #    [32, 4096, 1024], fp16/bf16/fp32 (argmax, argmin, max = max.dim, amax as the one-reduction reference);
-# 3. tools/argperf_bench.py: the shipped kernel's finishes and launch shapes (k16 / f32, warps, rows), each
+# 3. tools/argperf_bench.py: the shipped kernel's finishes and launch shapes (k16 / pair / tile, warps, rows), each
 #    checked against ATen on NaN/tie rows, REPS interleaved repetitions (see that file's docstring).
 # Run from the repository root with gems importable; logs go to runs/argperf-out, perf rows to runs/argperf-perf.
 set -uo pipefail
