@@ -59,15 +59,10 @@ for is_max in (True, False):
                          ("fp64", tl.float64, False), ("i1", tl.int32, True), ("i64", tl.int64, False)):
         for has in (False, True):
             consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=has, WRITE_VAL=True, VAL=val, PACK=pack, ONE_STEP=not has,
-                          HALVES=3, KEY16=0, PAIRS=not has and pack)
+                          HALVES=3)
             check(f"arg {x} max={is_max} idx_in={has} pack={pack}", arg_reduce._arg_kernel,
                   {"x_ptr": x, "idx_in_ptr": "i64", "val_ptr": x, "idx_ptr": "i64"},
                   {"ident": "fp32" if x.startswith("fp") or x == "bf16" else "i64" if x == "i64" else "i32"}, consts)
-    for inf_bits in (0x7C00, 0x7F80):  # the 16-bit key finish: fp16/bf16 read through int16 views
-        consts = dict(base, IS_MAX=is_max, HAS_IDX_IN=False, WRITE_VAL=True, VAL=tl.float32, PACK=True,
-                      ONE_STEP=True, HALVES=3, KEY16=inf_bits, PAIRS=False)
-        check(f"arg key16 {inf_bits:#x} max={is_max}", arg_reduce._arg_kernel,
-              {"x_ptr": "i16", "idx_in_ptr": "i64", "val_ptr": "i16", "idx_ptr": "i64"}, {"ident": "fp32"}, consts)
 for x, acc in (("fp16", tl.float32), ("bf16", tl.float32), ("fp64", tl.float64)):
     for std in (True, False):
         for partial in (False, True):

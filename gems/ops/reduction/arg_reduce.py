@@ -11,10 +11,8 @@ and its first position. fp64 and int64 values need the whole 64 bits: they take 
 the smallest position holding it. The value is read back from the input at that position (its exact
 bits: -0.0 stays -0.0). A split that fits one tile has no running state: its best value comes from
 halve_extreme and one order-key reduction, its position from a min over the positions holding it
-(_first_of_tile); fp16/bf16 take a finish in integers instead, one int32 reduction of 16-bit order
-keys of their bit patterns packed with the positions (_first_by_key16). As in the sum, the vendor's
-``SPLITS`` rule may divide a long reduction between programs; the second pass reduces their (value,
-index) partials, whose positions are in split order.
+(_first_of_tile). As in the sum, the vendor's ``SPLITS`` rule may divide a long reduction between
+programs; the second pass reduces their (value, index) partials, whose positions are in split order.
 """
 
 from __future__ import annotations
@@ -54,15 +52,11 @@ from gems.runtime.registration import Fallback
 
 # A split of more elements than this cannot keep its positions in the low 32 bits of the packed finish.
 _PACK_LIMIT = 2**31 - 1
-# fp16/bf16 +inf bit patterns (above them: NaN) for the 16-bit key finish (_first_by_key16), whose int32
-# packing keeps positions in 16 bits.
-_INF_BITS = {torch.float16: 0x7C00, torch.bfloat16: 0x7F80}
-_KEY16_LIMIT = 2**16
-# The finish of a split that fits one tile (tools/argperf_bench.py times them on the GPU: it sets these and
-# clears _plans): KEY16, fp16/bf16 by 16-bit integer keys (_first_by_key16); else PAIRS, halvings that carry
-# positions (_first_by_pairs); else the best value, then its first position (_first_of_tile).
-KEY16 = True
-PAIRS = False
+# Warps for an fp16/bf16 split that fits one tile in the rows layout (at most; the vendor's plan may give
+# fewer). On an H100 (median of 3 interleaved reps, argmax over the last dim of 32768x4096, % of a copy's
+# bandwidth), 4 warps against the vendor's 8: bf16 90.8% (90.5-90.9) against 87.9%, fp16 91.5% against 90.2%;
+# 16 warps 70-71%. fp32 rows are at 99% with 8 warps and keep the vendor's plan.
+_HALF_ROW_WARPS = 4
 
 
 @triton.jit
@@ -115,48 +109,6 @@ def _first_of_tile(v, pos, n, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK
 
 
 @triton.jit
-def _halve_first(v, pos, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr):
-    """(best, its position) of each adjacent pair along axis 1: the later element only when strictly better
-    or the first NaN (a NaN never loses), so each lane keeps its first best."""
-    a, b = tl.split(tl.reshape(v, [BLOCK_M, WIDTH // 2, 2]))
-    pos_a, pos_b = tl.split(tl.reshape(pos, [BLOCK_M, WIDTH // 2, 2]))
-    if IS_MAX:
-        take = (b > a) | ((b != b) & (a == a))
-    else:
-        take = (b < a) | ((b != b) & (a == a))
-    return tl.where(take, b, a), tl.where(take, pos_b, pos_a)
-
-
-@triton.jit
-def _first_by_pairs(v, n, IS_MAX: tl.constexpr, PACK: tl.constexpr, BLOCK_M: tl.constexpr,
-                    BLOCK_K: tl.constexpr, HALVES: tl.constexpr):
-    """The first position of the best value in each row of the tile v (masked lanes worst): HALVES in-thread
-    halvings that carry each pair's first best and its position, then one packed reduction (_best_first)."""
-    pos = tl.full([BLOCK_M, BLOCK_K], 0, tl.int32) + tl.arange(0, BLOCK_K)[None, :]
-    for i in tl.static_range(HALVES):
-        v, pos = _halve_first(v, pos, IS_MAX, BLOCK_M, BLOCK_K >> i)
-    return _best_first(v, pos, n, IS_MAX, PACK)
-
-
-@triton.jit
-def _first_by_key16(raw, pos, IS_MAX: tl.constexpr, INF_BITS: tl.constexpr):
-    """The first position of the best element in each tile row from fp16/bf16 bit patterns ``raw`` (int16
-    loads widened to int32; masked lanes loaded as -inf for a max, +inf for a min, tying with a real one at a
-    later position), in integer operations only (no conversion to fp32, one reduction): a 16-bit order key
-    (-0.0 and +0.0 equal; every NaN one key, above everything for a max, below for a min) packed above the
-    position (``pos`` < 2**16, complemented for a max) for one int32 max/min."""
-    mag = raw & 0x7FFF
-    key = tl.where(raw < 0, -mag, mag)
-    if IS_MAX:
-        key = tl.where(mag > INF_BITS, 0x7FFF, key)
-        first = 0xFFFF - (reduce_max((key << 16) | (0xFFFF - pos), 1) & 0xFFFF)
-    else:
-        key = tl.where(mag > INF_BITS, -0x7FFF, key)
-        first = reduce_min((key << 16) | pos, 1) & 0xFFFF
-    return first
-
-
-@triton.jit
 def _arg_kernel(
     x_ptr, idx_in_ptr, val_ptr, idx_ptr,
     n_rows, n_inner, n_red, red_per_split, ident,
@@ -165,7 +117,6 @@ def _arg_kernel(
     IS_MAX: tl.constexpr, HAS_IDX_IN: tl.constexpr, WRITE_VAL: tl.constexpr,
     VAL: tl.constexpr, PACK: tl.constexpr, COLS: tl.constexpr, INT64: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, ONE_STEP: tl.constexpr, HALVES: tl.constexpr,
-    KEY16: tl.constexpr, PAIRS: tl.constexpr,
 ):
     """(val, idx)[o, n] (+ split * stride_os) = best (value, first index) over this split's k of x[o, k, n].
 
@@ -174,9 +125,7 @@ def _arg_kernel(
     (same strides), not k. PACK: the one-reduction finish (32-bit values, positions below 2**31).
     ONE_STEP: every split is at most BLOCK_K long, so the tile is reduced as loaded (the running best and
     its position per lane double the registers: 63 against 31 per thread on sm_90 at 4096 fp16 per row);
-    HALVES: min(3, log2(BLOCK_K)), see _first_of_tile. KEY16 (ONE_STEP only): x (and val) are int16 views
-    of fp16/bf16 data, KEY16 the format's +inf bits (_first_by_key16); 0 otherwise. PAIRS (ONE_STEP only):
-    the finish of _first_by_pairs instead of _first_of_tile.
+    HALVES: min(3, log2(BLOCK_K)), see _first_of_tile.
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
@@ -188,19 +137,10 @@ def _arg_kernel(
     n = tl.minimum(k_start + red_per_split, n_red) - k_start
     rows = outer * stride_xo + inner * stride_xn + k_start * stride_xk
     x_rows = x_ptr + rows
-    if ONE_STEP and KEY16:
-        offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
-        worst = KEY16 - 0x8000 if IS_MAX else KEY16  # -inf (+inf) as int16: the sign bit set (or not)
-        raw = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=worst).to(tl.int32)
-        first = _first_by_key16(raw, tl.arange(0, BLOCK_K)[None, :], IS_MAX, KEY16)
-    elif ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
+    if ONE_STEP:  # the split fits one tile: its elements are the lanes' bests, no running state
         offs_k, mask = tile_k(0, n, mask_m, INT64, BLOCK_K)
         v = tl.load(x_rows[:, None] + offs_k[None, :] * stride_xk, mask=mask, other=0).to(VAL)
-        if PAIRS:
-            first = _first_by_pairs(tl.where(mask, v, ident), n, IS_MAX, PACK, BLOCK_M, BLOCK_K, HALVES)
-        else:
-            first = _first_of_tile(tl.where(mask, v, ident), offs_k[None, :], n, IS_MAX, BLOCK_M, BLOCK_K,
-                                   HALVES)
+        first = _first_of_tile(tl.where(mask, v, ident), offs_k[None, :], n, IS_MAX, BLOCK_M, BLOCK_K, HALVES)
     else:
         best = tl.full([BLOCK_M, BLOCK_K], 0, VAL) + ident
         best_k = tl.full([BLOCK_M, BLOCK_K], 0, tl.int64 if INT64 else tl.int32)
@@ -246,13 +186,12 @@ def _value_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.int64 if dtype == torch.int64 else torch.int32
 
 
-def _launches(layout, is_max, dtype, want_values, has_idx_in=False, allow_split=True):
-    """dtype: the input's (the tile's layout follows its loads; fp16/bf16 may be read as int16 bits)."""
+def _launches(layout, is_max, val, want_values, itemsize, has_idx_in=False, allow_split=True):
+    """itemsize: the input's element size (the tile's layout follows its loads)."""
     cfg = config("reduction", layout)
     block_m, block_k, warps = cfg["BLOCK_M"], cfg["BLOCK_K"], cfg["num_warps"]
     (sxo, sxk, sxn), (soo, _, son) = layout.strides
     splits, per_split = split_count(cfg, layout.n_red) if allow_split else (1, max(layout.n_red, 1))
-    val = _value_dtype(dtype)
     if val.is_floating_point:
         ident = -math.inf if is_max else math.inf
     else:
@@ -262,26 +201,19 @@ def _launches(layout, is_max, dtype, want_values, has_idx_in=False, allow_split=
     def launch(lay, grid_splits, per, out_strides, write_val, extra):
         xo, xk, xn = lay.strides[0]
         one_step = per <= block_k
-        key16 = _INF_BITS.get(dtype, 0) if KEY16 and one_step and block_k <= _KEY16_LIMIT else 0
-        halvings = halves(lay, block_k, dtype.itemsize)
+        half_row = one_step and not lay.cols and val.is_floating_point and itemsize == 2  # fp16/bf16 loads
+        n_warps = min(warps, _HALF_ROW_WARPS) if half_row else warps
         args = (lay.n_rows, lay.n_inner, lay.n_red, per, ident, xo, xn, xk, *out_strides, is_max, has_idx_in,
                 write_val, TL_DTYPES[val], pack, lay.cols, lay.needs_int64(extra), block_m, block_k,
-                one_step, halvings, key16, PAIRS and one_step and halvings > 0)
-        return Launch((program_count(lay, block_m), grid_splits), args, warps)
+                one_step, halves(lay, block_k, itemsize))
+        return Launch((program_count(lay, block_m), grid_splits), args, n_warps)
 
     if splits <= 1:
         return (launch(layout, 1, per_split, (soo, son, 0), want_values, 0),), None
     first = launch(layout, splits, per_split, (layout.n_inner, 1, layout.n_rows), True, splits * layout.n_rows)
-    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, dtype, want_values, True,
+    (second,), _ = _launches(split_layout(layout, splits, (soo, son)), is_max, val, want_values, itemsize, True,
                              allow_split=False)
     return (first, second), (splits, layout.n_rows)
-
-
-def _bits(launch, *tensors):
-    """The tensors as a launch reads them: int16 views of fp16/bf16 data for the 16-bit key finish."""
-    if launch.args[-2]:  # KEY16
-        return [t.view(torch.int16) if t.dtype in _INF_BITS else t for t in tensors]
-    return tensors
 
 
 _plans = PlanCache()
@@ -292,7 +224,7 @@ def _plan(x, reduced, keepdim, out, is_max, want_values):
     order, layout = plan_or_permute(x.shape, reduced, (x.stride(), full))
     if layout is None:
         return None
-    launches, partial = _launches(layout, is_max, x.dtype, want_values)
+    launches, partial = _launches(layout, is_max, _value_dtype(x.dtype), want_values, x.element_size())
     return _Plan(order, launches, partial)
 
 
@@ -301,16 +233,13 @@ def _run(p, x, values, indices):
         x = x.permute(p.order).contiguous()
     if p.partial is None:
         (launch,) = p.launches
-        x, values = _bits(launch, x, values)
         _launcher(launch.grid, x, indices, values, indices, *launch.args, num_warps=launch.num_warps)
         return
     part_v = torch.empty(p.partial, dtype=x.dtype, device=x.device)
     part_i = torch.empty(p.partial, dtype=torch.int64, device=x.device)
     first, second = p.launches
-    x1, v1 = _bits(first, x, part_v)
-    _launcher(first.grid, x1, part_i, v1, part_i, *first.args, num_warps=first.num_warps)
-    v2, values = _bits(second, part_v, values)
-    _launcher(second.grid, v2, part_i, values, indices, *second.args, num_warps=second.num_warps)
+    _launcher(first.grid, x, part_i, part_v, part_i, *first.args, num_warps=first.num_warps)
+    _launcher(second.grid, part_v, part_i, values, indices, *second.args, num_warps=second.num_warps)
 
 
 def arg_reduce(x, dim, keepdim, is_max, name, want_values=True, values=None, indices=None):
