@@ -56,3 +56,21 @@ def test_forward_scheme(monkeypatch, case):
         assert seen[0][2] == xs[2] * xs[3]
     torch.testing.assert_close(got, F.conv2d(x, w, b, stride, padding), rtol=1e-4, atol=1e-4)
     assert got.is_contiguous(memory_format=torch.channels_last if last else torch.contiguous_format)
+
+
+@pytest.mark.parametrize("shape", [(2, 70, 5, 13), (3, 5, 1, 2), (1, 64, 9, 8)])
+def test_nhwc_copy_kernel(monkeypatch, shape):
+    """implicit_gemm.NHWC_COPY_KERNEL (a benchmark switch, off by default): the gems NCHW -> NHWC copy gives
+    ATen's permuted copy, odd channel and pixel counts included (masked tiles), and the convolution over it
+    agrees with ATen."""
+    from gems.ops.conv import implicit_gemm
+
+    monkeypatch.setattr(implicit_gemm, "NHWC_COPY_KERNEL", True)
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(shape, generator=gen)
+    got = implicit_gemm.channels_innermost(x)
+    assert got.is_contiguous(memory_format=torch.channels_last) and not got.is_contiguous()
+    assert torch.equal(got, x)
+    w, b = torch.randn(4, shape[1], 3, 3, generator=gen), torch.randn(4, generator=gen)
+    out = conv.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    torch.testing.assert_close(out, F.conv2d(x, w, b, 1, 1), rtol=1e-4, atol=1e-4)

@@ -35,6 +35,7 @@ import triton.language as tl
 from gems.ops.blas import tuning
 from gems.ops.blas.gemm import dot_precision
 from gems.runtime import selection
+from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
 from gems.spec import PerfSpec, lazy
 
@@ -42,12 +43,19 @@ from gems.spec import PerfSpec, lazy
 CONV_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # Channels of a group below a dot's smallest K (16) make tap-major tiles mostly padding: flatten.
 FLAT_BELOW = 16
-# The grid's second axis (one group per step) is at most this long.
+# The grid's second and third axes (groups; images of the NHWC copy) are at most this long.
 MAX_GROUPS = 65535
 # GEMMs of at most this many outputs (a 256 x 256 tile grid) take the smallest config untuned.
 SMALL_GEMM = 2**16
 # Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a margin).
 _INT32_SAFE = 2**31 - 1 - 2**20
+# NCHW operands are copied to NHWC by a gems kernel (BLOCK_NHWC x BLOCK_NHWC (channel, pixel) tiles,
+# transposed through shared memory) instead of ATen's permuted copy: then a call does nothing but allocate,
+# view and launch Triton kernels, which the native layer records as a plan and replays from C++ (with
+# ATen's copy inside, every 3x3 call takes the Python path). NOT YET MEASURED: off until
+# tools/gpu_convperf2.sh (variant "tcopy") shows the per-call host time and the kernel time on the H100.
+NHWC_COPY_KERNEL = False
+BLOCK_NHWC = 64
 TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
           torch.float64: tl.float64}
 
@@ -84,6 +92,25 @@ def split_tap(q, T, R, S):
     r = q % R
     q = q // R
     return q // T, q % T, r, s
+
+
+@triton.jit
+def _nhwc_copy_kernel(src_ptr, dst_ptr, C, P, s_n, s_c, INT64: tl.constexpr, BLOCK: tl.constexpr):
+    """dst[n, p, c] = src[n, c, p] for an (N, C, P) source whose pixels p are contiguous: one
+    BLOCK x BLOCK (channel, pixel) tile of image program_id(2) per program (loads along p, stores along c)."""
+    n = tl.program_id(2)
+    offs_p = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offs_c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    if INT64:
+        n = n.to(tl.int64)
+        offs_p = offs_p.to(tl.int64)
+        offs_c = offs_c.to(tl.int64)
+    mask = (offs_c < C)[:, None] & (offs_p < P)[None, :]
+    tile = tl.load(src_ptr + n * s_n + offs_c[:, None] * s_c + offs_p[None, :], mask=mask)
+    tl.store(dst_ptr + n * P * C + offs_p[None, :] * C + offs_c[:, None], tile, mask=mask)
+
+
+_nhwc_copy = Launcher(_nhwc_copy_kernel)
 
 
 # --------------------------------------------------------------------------- geometry and ATen's checks
@@ -206,7 +233,15 @@ def channels_innermost(t: torch.Tensor) -> torch.Tensor:
     moved = t.permute(order)
     if moved.is_contiguous():
         return t
-    return moved.contiguous().permute([order.index(i) for i in range(t.dim())])
+    back = [order.index(i) for i in range(t.dim())]
+    n, c = t.shape[:2]
+    if not (NHWC_COPY_KERNEL and t.numel() and n <= MAX_GROUPS and t[0, 0].is_contiguous()):
+        return moved.contiguous().permute(back)
+    pixels = t[0, 0].numel()
+    out = torch.empty(moved.shape, dtype=t.dtype, device=t.device)
+    _nhwc_copy((cdiv(pixels, BLOCK_NHWC), cdiv(c, BLOCK_NHWC), n), t, out, c, pixels, t.stride(0), t.stride(1),
+               needs_int64(t, out), BLOCK_NHWC)
+    return out.permute(back)
 
 
 def needs_int64(*tensors: torch.Tensor) -> bool:
