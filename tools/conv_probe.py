@@ -42,8 +42,10 @@ import torch.nn.functional as F
 # [N, C, H, W, K, kernel, stride, padding]: the two unstable 3x3 targets, then the stable 1x1 (control).
 SHAPES = [(32, 64, 56, 56, 64, 3, 1, 1), (32, 256, 14, 14, 256, 3, 1, 1), (32, 256, 56, 56, 64, 1, 1, 0)]
 KEYS = [(0, "float16"), (0, "bfloat16"), (1, "float16"), (1, "bfloat16"), (2, "float16")]
+DTYPE_TEXT = {"float16": "f16", "bfloat16": "bf16"}
 OUT_DIR = Path("runs/convperf2")
 MIB = 1 << 20
+DEVICE = "cuda"  # the probe times an NVIDIA GPU (set to "cpu" only to dry-run its logic on the interpreter)
 
 
 def cfg_text(c) -> str:
@@ -59,9 +61,9 @@ def shape_text(i: int) -> str:
 def make_inputs(i: int, dtype: torch.dtype):
     n, c, h, w, k, r, stride, pad = SHAPES[i]
     gen = torch.Generator(device="cpu").manual_seed(0)
-    x = torch.randn(n, c, h, w, generator=gen).to("cuda", dtype)
-    wt = (torch.randn(k, c, r, r, generator=gen) / math.sqrt(c * r * r)).to("cuda", dtype)
-    b = torch.randn(k, generator=gen).to("cuda", dtype)
+    x = torch.randn(n, c, h, w, generator=gen).to(DEVICE, dtype)
+    wt = (torch.randn(k, c, r, r, generator=gen) / math.sqrt(c * r * r)).to(DEVICE, dtype)
+    b = torch.randn(k, generator=gen).to(DEVICE, dtype)
     return x, wt, b, stride, pad
 
 
@@ -185,9 +187,10 @@ def warm(index: int) -> None:
     torch.cuda.synchronize()
     tuned = tuning._tuned_by_kernel[conv._conv_forward_kernel]
     timings = getattr(conv._conv_forward_kernel, "configs_timings", None) or {}
-    print(f"warm {shape_text(i)} {dt[:4]}: {cfg_text(tuned.best_config)} in {time.perf_counter() - started:.1f}s "
-          f"(concurrent tuning: " + " ".join(f"{cfg_text(c)}={_ms(t):.4f}" for c, t in
-                                             sorted(timings.items(), key=lambda e: _ms(e[1]))) + ")", flush=True)
+    ranked = sorted(timings.items(), key=lambda e: _ms(e[1]))
+    print(f"warm {shape_text(i)} {DTYPE_TEXT.get(dt, dt)}: {cfg_text(tuned.best_config)} in "
+          f"{time.perf_counter() - started:.1f}s (concurrent tuning: "
+          + " ".join(f"{cfg_text(c)}={_ms(t):.4f}" for c, t in ranked) + ")", flush=True)
 
 
 def _ms(t) -> float:
@@ -207,7 +210,7 @@ def probe_key(proc: int, i: int, dt: str, timers: Timers, group_m: bool, out: di
 
     autotuner = conv._conv_forward_kernel
     dtype = getattr(torch, dt)
-    key = f"{shape_text(i)} {dt[:4]}"
+    key = f"{shape_text(i)} {DTYPE_TEXT.get(dt, dt)}"
     x, wt, b, stride, pad = make_inputs(i, dtype)
     args = ([stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1)
 
@@ -282,7 +285,7 @@ def probe_key(proc: int, i: int, dt: str, timers: Timers, group_m: bool, out: di
 
     # (c) x at a +128 B offset (16-byte aligned: the same compiled kernel)
     shift = 128 // x.element_size()
-    base = torch.empty(x.numel() + shift, dtype=dtype, device="cuda")
+    base = torch.empty(x.numel() + shift, dtype=dtype, device=DEVICE)
     x_off = base[shift:].view(x.shape)
     x_off.copy_(x)
     t = rec["providers"]["direct+128B"] = timers.all(lambda: direct(x_off))
@@ -327,7 +330,7 @@ def probe(proc: int, group_m: bool) -> None:
     from gems import native
     from gems.ops.conv import convolution as conv
 
-    padding = torch.empty((proc * 3 * MIB + proc * 4096,), dtype=torch.uint8, device="cuda")  # noqa: F841
+    padding = torch.empty((proc * 3 * MIB + proc * 4096,), dtype=torch.uint8, device=DEVICE)  # noqa: F841
     autotuner = conv._conv_forward_kernel
     autotuner.cache_results = False  # (a): every process tunes afresh, as a first gems-perf run does
     timers = Timers()

@@ -13,6 +13,7 @@
 # Results: runs/convperf2 (probe-*.json, gems-perf csv); copied under $OUT when it is set.
 set -uo pipefail
 export GEMS_VENDOR=nvidia
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # tools/conv_probe.py imports this checkout's gems
 BUDGET=${CONVPERF2_BUDGET_S:-115}
 start=$SECONDS
 left() { echo $(( BUDGET - (SECONDS - start) )); }
