@@ -22,7 +22,8 @@ Per (shape, dtype), each probe process:
      tools/conv_variants.py did), dispatch (F.conv2d with gems registered: what gems-perf times; "plan"
      tells whether the native layer replays it from C++), and tcopy (dispatch with
      implicit_gemm.NHWC_COPY_KERNEL: the NHWC copy by a Triton kernel, so that the call can be recorded);
-     and, in process 0 only, GROUP_M=1 (no grid swizzle) for the 3x3 shapes;
+     and, in process 0 only, GROUP_M=1 (no grid swizzle) for the 3x3 fp16 shapes, and the NHWC copy alone
+     ("nhwc copy": ATen's permuted copy vs gems' copy kernel at each BLOCK x num_warps);
  (e) alternates aten and dispatch for 4 rounds on the first shape, db_f and dev_f, one line per round.
 """
 
@@ -325,6 +326,36 @@ def probe_key(proc: int, i: int, dt: str, timers: Timers, group_m: bool, out: di
                   f"dev_f {g[1]:.4f}", flush=True)
 
 
+def copy_bench(proc: int, timers: Timers) -> dict:
+    """Device time (L2 flushed) of the NCHW -> NHWC copy at the 3x3 shapes, fp16: ATen's permuted copy and
+    gems' _nhwc_copy_kernel at each (BLOCK, num_warps); each checked against ATen's."""
+    from gems.ops.conv import implicit_gemm
+    from gems.runtime.launch import cdiv
+
+    results = {}
+    for i in (0, 1):
+        x5 = make_inputs(i, torch.float16)[0].unsqueeze(2)
+        n, c = x5.shape[:2]
+        pixels = x5[0, 0].numel()
+        ref = x5.permute(0, 2, 3, 4, 1).contiguous()
+        dst = torch.empty_like(ref)
+        times = {"aten": timers.dev(lambda x5=x5: x5.permute(0, 2, 3, 4, 1).contiguous(), flush=True, n=30)[0]}
+        for block in (32, 64, 128):
+            for warps in (4, 8):
+                def run(x5=x5, dst=dst, n=n, c=c, pixels=pixels, block=block, warps=warps):
+                    implicit_gemm._nhwc_copy((cdiv(pixels, block), cdiv(c, block), n), x5, dst, c, pixels,
+                                             x5.stride(0), x5.stride(1), False, block, num_warps=warps)
+                dst.zero_()
+                run()
+                ok = torch.equal(dst, ref)
+                times[f"b{block}w{warps}"] = timers.dev(run, flush=True, n=30)[0] if ok else float("nan")
+        gbps = {k: 2 * ref.numel() * ref.element_size() / (t * 1e6) for k, t in times.items()}
+        print(f"p{proc} nhwc copy {shape_text(i)} f16 (us, GB/s): " + " ".join(
+            f"{k}={t * 1e3:.1f}/{gbps[k]:.0f}" for k, t in times.items()), flush=True)
+        results[shape_text(i)] = times
+    return results
+
+
 def probe(proc: int, group_m: bool) -> None:
     import gems  # noqa: F401  (selects the vendor)
     from gems import native
@@ -339,6 +370,8 @@ def probe(proc: int, group_m: bool) -> None:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     for i, dt in KEYS:
         probe_key(proc, i, dt, timers, group_m, out)
+        if group_m and (i, dt) == KEYS[0]:  # process 0: the copy kernel's tiles (tcopy's GPU cost)
+            out["nhwc_copy"] = copy_bench(proc, timers)
         (OUT_DIR / f"probe-{proc}.json").write_text(json.dumps(out, indent=1))  # kept if the budget cuts us
     print(f"p{proc} native layer {native.status()}", flush=True)
 

@@ -40,7 +40,7 @@ probe() {  # probe process $1, if $2 seconds are left
     if [ "$(left)" -lt "$2" ]; then echo "p$1 skipped (budget: $(left)s left)"; return; fi
     timeout "$(( $(left) - 3 ))" python -u tools/conv_probe.py --role probe --proc "$1" 2>&1 \
         | grep -v "Warning\|warn(" | tee "runs/convperf2/probe-$1.log" \
-        | grep "^p$1 \(flush\|.*config\|.*dispatch\|.*tcopy\|.*groupm1\|round\|native\)\|Error" | cut -c1-300
+        | grep "^p$1 \(flush\|nhwc\|.*config\|.*dispatch\|.*tcopy\|.*groupm1\|round\|native\)\|Error" | cut -c1-300
     gpu_state "after p$1"
 }
 probe 0 40

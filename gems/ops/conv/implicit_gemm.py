@@ -55,7 +55,7 @@ _INT32_SAFE = 2**31 - 1 - 2**20
 # ATen's copy inside, every 3x3 call takes the Python path). NOT YET MEASURED: off until
 # tools/gpu_convperf2.sh (variant "tcopy") shows the per-call host time and the kernel time on the H100.
 NHWC_COPY_KERNEL = False
-BLOCK_NHWC = 64
+BLOCK_NHWC, NHWC_WARPS = 64, 4
 TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
           torch.float64: tl.float64}
 
@@ -240,7 +240,7 @@ def channels_innermost(t: torch.Tensor) -> torch.Tensor:
     pixels = t[0, 0].numel()
     out = torch.empty(moved.shape, dtype=t.dtype, device=t.device)
     _nhwc_copy((cdiv(pixels, BLOCK_NHWC), cdiv(c, BLOCK_NHWC), n), t, out, c, pixels, t.stride(0), t.stride(1),
-               needs_int64(t, out), BLOCK_NHWC)
+               needs_int64(t, out), BLOCK_NHWC, num_warps=NHWC_WARPS)
     return out.permute(back)
 
 
