@@ -46,7 +46,7 @@ KEYS = [(0, "float16"), (0, "bfloat16"), (1, "float16"), (1, "bfloat16"), (2, "f
 DTYPE_TEXT = {"float16": "f16", "bfloat16": "bf16"}
 OUT_DIR = Path("runs/convperf2")
 MIB = 1 << 20
-DEVICE = "cuda"  # the probe times an NVIDIA GPU (set to "cpu" only to dry-run its logic on the interpreter)
+DEVICE = "cuda"  # the device timed (CUDA events and torch.cuda._sleep: an NVIDIA GPU)
 
 
 def cfg_text(c) -> str:

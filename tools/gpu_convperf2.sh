@@ -41,6 +41,8 @@ probe() {  # probe process $1, if $2 seconds are left
     timeout "$(( $(left) - 3 ))" python -u tools/conv_probe.py --role probe --proc "$1" 2>&1 \
         | grep -v "Warning\|warn(" | tee "runs/convperf2/probe-$1.log" \
         | grep "^p$1 \(flush\|nhwc\|.*config\|.*dispatch\|.*tcopy\|.*groupm1\|round\|native\)\|Error" | cut -c1-300
+    local rc=${PIPESTATUS[0]}
+    if [ "$rc" != 0 ]; then echo "p$1 exit $rc:"; tail -n 4 "runs/convperf2/probe-$1.log" | cut -c1-300; fi
     gpu_state "after p$1"
 }
 probe 0 40
@@ -50,9 +52,12 @@ if [ "$(left)" -gt 25 ]; then
     timeout "$(( $(left) - 3 ))" python -m gems.perf --vendor nvidia --suite core --no-progress --ops convolution \
         --shapes tools/gpu_convperf2.yaml --out runs/convperf2/perf > runs/convperf2/perf.log 2>&1
     echo "gems-perf exit $?"
+    tail -n 3 runs/convperf2/perf.log | cut -c1-300
     python - <<'PY'
 import csv
-for r in csv.DictReader(open("runs/convperf2/perf/perf.csv")):
+import os
+path = "runs/convperf2/perf/perf.csv"
+for r in csv.DictReader(open(path)) if os.path.exists(path) else []:
     if r["status"] == "ok":
         print(f"gems-perf {r['shape']:24} {r['dtype']:9} aten {float(r['aten_ms']):.4f} gems {float(r['gems_ms']):.4f} "
               f"[{float(r['gems_p20_ms']):.4f}-{float(r['gems_p80_ms']):.4f}] {float(r['speedup']):.2f}x")
