@@ -1,78 +1,88 @@
 #!/usr/bin/env bash
-# Issue #16: why gems' conv2d timings differ up to 2x between processes (ATen steady). From the repository
-# root on an H100 (gems installed):   bash tools/gpu_convperf2.sh      (~110 s warm; budget-guarded)
+# Convolution on the H100 after issue #16 (every conv call replayed by the native layer). From the repository
+# root (gems installed):   bash tools/gpu_convperf2.sh     (about 80 s with warm caches; each step time-boxed)
 #
-# 1. warm: tools/conv_probe.py --role warm, one process per (shape, dtype), in parallel: compiles every conv
-#    config into Triton's disk cache and autotunes concurrently (lines "warm ...": chosen config + timings).
-# 2. probe: fresh processes p0, p1, p2 (then gems-perf, then p3 if time is left), one after another, each re-tuning afresh and
-#    timing ATen / gems five ways (see tools/conv_probe.py's docstring); GPU clocks and CPU load between them.
-# 3. summary: per shape and provider, every process's db_f (gems-perf's timer) / dev_f (device time, host
-#    hidden) / dev_nf / host us, with max/min spread: the verdict table.
-# 4. gems-perf itself at the same shapes (tools/gpu_convperf2.yaml), if time is left.
-# 5. quick conformance of the conv operators only with CONVPERF2_CONF=1 (the default path is unchanged).
-# Results: runs/convperf2 (probe-*.json, gems-perf csv); copied under $OUT when it is set.
+# 1. in parallel: the native layer's build (dispatch.cpp changed: None results) and one process per gems-perf
+#    (shape, dtype) that compiles and autotunes the forward into Triton's disk caches (GEMS_NATIVE=0: they do
+#    not wait for the build), plus the backward of tools/conv_host.py's shapes.
+# 2. quick conformance of the conv operators (-n 8; all must pass).
+# 3. gems-perf at tools/gpu_convperf2.yaml (ResNet-50 layers, batch 32, fp16/bf16): ATen / gems / ratio.
+# 4. tools/conv_host.py: host us per call and device time, gems (native replay) vs ATen, forward and backward
+#    3x3 and depthwise; fails if a warm gems call ran in Python.
+# Results: runs/convperf2 (conformance report, gems-perf csv, logs); copied under $OUT when it is set.
 set -uo pipefail
 export GEMS_VENDOR=nvidia
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # tools/conv_probe.py imports this checkout's gems
-BUDGET=${CONVPERF2_BUDGET_S:-115}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the tools import this checkout's gems
+OPS=convolution,convolution_backward,conv_depthwise2d
+D=runs/convperf2
 start=$SECONDS
-left() { echo $(( BUDGET - (SECONDS - start) )); }
-gpu_state() {
-    echo "[$1 t=$((SECONDS - start))s] load $(cut -d' ' -f1-3 /proc/loadavg), python procs $(pgrep -c python || true)," \
-         "gpu $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active \
-               --format=csv,noheader 2>/dev/null || echo '?')"
-}
-rm -rf runs/convperf2 && mkdir -p runs/convperf2
-gpu_state start
-pids=()
-for i in 0 1 2 3 4; do
-    timeout 70 python -u tools/conv_probe.py --role warm --index $i > runs/convperf2/warm-$i.log 2>&1 &
-    pids+=($!)
+stamp() { echo "[$1 t=$((SECONDS - start))s]"; }
+rm -rf "$D" && mkdir -p "$D"
+
+timeout 90 python -c "import torch, gems; from gems import native; native.load('cuda'); print('native', native.status())" \
+    > "$D/native.log" 2>&1 &
+build=$!
+warm_pids=()
+for shape in "64 56 64 3 1" "256 56 64 1 0" "256 14 256 3 1" "128 28 128 3 1" "512 7 512 3 1" bwd; do
+    for dt in float16 bfloat16; do
+        [ "$shape:$dt" = bwd:bfloat16 ] && continue  # tools/conv_host.py times fp16
+        GEMS_NATIVE=0 timeout 60 python - "$shape" "$dt" > "$D/warm-${shape// /_}-$dt.log" 2>&1 <<'PY' &
+import sys
+import torch
+from gems.ops.conv.convolution import convolution
+from gems.ops.conv.convolution_backward import convolution_backward
+shape, dt = sys.argv[1], getattr(torch, sys.argv[2])
+new = lambda *s: torch.randn(*s, device="cuda", dtype=dt)  # noqa: E731
+if shape == "bwd":  # tools/conv_host.py's backward cases
+    for c, groups in ((64, 1), (256, 256)):
+        hw = 56 if groups == 1 else 28
+        x, w, dy = new(32, c, hw, hw), new(c, c // groups, 3, 3), new(32, c, hw, hw)
+        for _ in range(2):
+            convolution_backward(dy, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], groups, [True, True, False])
+else:
+    c, hw, k, r, p = map(int, shape.split())
+    x, w, b = new(32, c, hw, hw), new(k, c, r, r), new(k)
+    for _ in range(2):
+        convolution(x, w, b, [1, 1], [p, p], [1, 1], False, [0, 0], 1)
+torch.cuda.synchronize()
+print("warm ok", shape, dt)
+PY
+        warm_pids+=($!)
+    done
 done
-# The native dispatch layer (C++, built once per machine) is built meanwhile, not inside p0's budget.
-timeout 70 python -c "import torch, gems; from gems import native; native.load('cuda'); print('native', native.status())" \
-    > runs/convperf2/native.log 2>&1 &
-pids+=($!)
-for p in "${pids[@]}"; do wait "$p"; done
-grep -h "^warm\|^native\|Error\|error" runs/convperf2/warm-*.log runs/convperf2/native.log | cut -c1-400
-gpu_state warmed
-probe() {  # probe process $1, if $2 seconds are left
-    if [ "$(left)" -lt "$2" ]; then echo "p$1 skipped (budget: $(left)s left)"; return; fi
-    timeout "$(( $(left) - 3 ))" python -u tools/conv_probe.py --role probe --proc "$1" 2>&1 \
-        | grep -v "Warning\|warn(" | tee "runs/convperf2/probe-$1.log" \
-        | grep "^p$1 \(flush\|nhwc\|.*config\|.*dispatch\|.*tcopy\|.*groupm1\|round\|native\)\|Error" | cut -c1-300
-    local rc=${PIPESTATUS[0]}
-    if [ "$rc" != 0 ]; then echo "p$1 exit $rc:"; tail -n 4 "runs/convperf2/probe-$1.log" | cut -c1-300; fi
-    gpu_state "after p$1"
-}
-probe 0 40
-probe 1 28
-probe 2 28
-if [ "$(left)" -gt 25 ]; then
-    timeout "$(( $(left) - 3 ))" python -m gems.perf --vendor nvidia --suite core --no-progress --ops convolution \
-        --shapes tools/gpu_convperf2.yaml --out runs/convperf2/perf > runs/convperf2/perf.log 2>&1
-    echo "gems-perf exit $?"
-    tail -n 3 runs/convperf2/perf.log | cut -c1-300
-    python - <<'PY'
+for p in "${warm_pids[@]}"; do wait "$p"; done
+wait "$build"
+grep -h "^native\|Error" "$D/native.log" | cut -c1-300
+echo "warm: $(cat "$D"/warm-*.log | grep -c '^warm ok') of ${#warm_pids[@]} ok"; grep -h "Error" "$D"/warm-*.log | sort | uniq -c | head -n 3
+stamp warmed
+
+timeout 60 python -m pytest conformance --vendor nvidia --quick -n 8 -q -p no:randomly -rf --tb=line \
+    --ops "$OPS" --report-dir "$D/conf" 2>&1 | grep -v "Warning\|warn\|^  \|^$" | tail -n 12
+conf=${PIPESTATUS[0]}
+stamp "conformance exit $conf"
+
+timeout 45 python -m gems.perf --vendor nvidia --suite core --no-progress --ops convolution \
+    --shapes tools/gpu_convperf2.yaml --out "$D/perf" > "$D/perf.log" 2>&1
+perf=$?
+[ "$perf" = 0 ] || tail -n 3 "$D/perf.log" | cut -c1-300
+python - "$D/perf/perf.csv" <<'PY'
 import csv
 import os
-path = "runs/convperf2/perf/perf.csv"
+import sys
+path = sys.argv[1]
 for r in csv.DictReader(open(path)) if os.path.exists(path) else []:
     if r["status"] == "ok":
-        print(f"gems-perf {r['shape']:24} {r['dtype']:9} aten {float(r['aten_ms']):.4f} gems {float(r['gems_ms']):.4f} "
-              f"[{float(r['gems_p20_ms']):.4f}-{float(r['gems_p80_ms']):.4f}] {float(r['speedup']):.2f}x")
+        print(f"gems-perf {r['shape']:30} {r['dtype']:9} aten {float(r['aten_ms']):.4f} ms  gems "
+              f"{float(r['gems_ms']):.4f} [{float(r['gems_p20_ms']):.4f}-{float(r['gems_p80_ms']):.4f}]  "
+              f"{float(r['speedup']):.2f}x")
+    else:
+        print(f"gems-perf {r['shape']:30} {r['dtype']:9} {r['status']}")
 PY
-else
-    echo "gems-perf skipped (budget: $(left)s left)"
-fi
-probe 3 28
-python tools/conv_probe.py --role summary 2>&1 | tee runs/convperf2/summary.log
-conf=0
-if [ "${CONVPERF2_CONF:-0}" = 1 ]; then
-    timeout 90 python -m pytest conformance --vendor nvidia --quick -n 8 -q -p no:randomly -rf --tb=line \
-        --ops convolution,convolution_backward,conv_depthwise2d --report-dir runs/convperf2/conf 2>&1 | tail -n 5
-    conf=${PIPESTATUS[0]}
-fi
-if [ -n "${OUT:-}" ]; then mkdir -p "$OUT/convperf2" && cp -r runs/convperf2 "$OUT/convperf2/" 2>/dev/null; fi
-echo "total $((SECONDS - start))s"
-exit "$conf"
+stamp "gems-perf exit $perf"
+
+timeout 30 python -u tools/conv_host.py 2>&1 | grep -v "Warning\|warn(" | tee "$D/host.log" | cut -c1-300
+host=${PIPESTATUS[0]}
+stamp "conv_host exit $host"
+
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT/convperf2" && cp -r "$D" "$OUT/convperf2/" 2>/dev/null; fi
+exit $(( conf || perf || host ))
