@@ -88,3 +88,21 @@ def test_backward_replays(case):
     _replays("convolution_backward",
              lambda dy, x, w: aten.convolution_backward(dy, x, w, [ws[0]] if mask[2] else None, *geo, mask),
              make, expected_none={j for j in range(3) if not mask[j]})
+
+
+def test_split_weight_grad_replays(monkeypatch):
+    """On a GPU the weight grad is split over pixels into a temporary buffer and summed by a second kernel:
+    the plan keeps the buffer as a temporary (the interpreter never splits unless told it has SMs)."""
+    from gems.ops.conv import convolution_backward as cb
+
+    monkeypatch.setattr(cb, "_sm_count", lambda device: 8)
+    geo = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+
+    def make(i):
+        x, w, dy = _tensors(i, (2, 16, 32, 32), (16, 16, 3, 3), (2, 16, 32, 32))
+        return dy, x, w
+
+    _replays("convolution_backward",
+             lambda dy, x, w: aten.convolution_backward(dy, x, w, None, *geo, [False, True, False]),
+             make, expected_none={0, 2})
+    assert native.launch_counts()["convolution_backward"] == 2  # the split dw kernel, then the sum of its parts
