@@ -2,9 +2,9 @@
 # Convolution on the H100 after issue #16 (every conv call replayed by the native layer). From the repository
 # root (gems installed):   bash tools/gpu_convperf2.sh     (about 80 s with warm caches; each step time-boxed)
 #
-# 1. in parallel: the native layer's build (dispatch.cpp changed: None results) and one process per gems-perf
-#    (shape, dtype) that compiles and autotunes the forward into Triton's disk caches (GEMS_NATIVE=0: they do
-#    not wait for the build), plus the backward of tools/conv_host.py's shapes.
+# 1. in parallel: the native layer's build (once per dispatch.cpp, which this branch changed: None results)
+#    and one process per gems-perf (shape, dtype) that compiles and autotunes the forward into Triton's disk
+#    caches (GEMS_NATIVE=0: they do not wait for the build), plus the backward of tools/conv_host.py's shapes.
 # 2. quick conformance of the conv operators (-n 8; all must pass).
 # 3. gems-perf at tools/gpu_convperf2.yaml (ResNet-50 layers, batch 32, fp16/bf16): ATen / gems / ratio.
 # 4. tools/conv_host.py: host us per call and device time, gems (native replay) vs ATen, forward and backward
@@ -19,7 +19,7 @@ start=$SECONDS
 stamp() { echo "[$1 t=$((SECONDS - start))s]"; }
 rm -rf "$D" && mkdir -p "$D"
 
-timeout 90 python -c "import torch, gems; from gems import native; native.load('cuda'); print('native', native.status())" \
+timeout 240 python -c "import torch, gems; from gems import native; native.load('cuda'); print('native', native.status())" \
     > "$D/native.log" 2>&1 &
 build=$!
 warm_pids=()
