@@ -3,7 +3,9 @@ of the implicit-GEMM kernels, their autotuning and the perf declaration.
 
 Every convolution is computed as a 3-d one: a 1-d or 2-d call is a view with unit depth (and height),
 so one kernel of each kind covers conv1d, conv2d and conv3d. Tensors are read through their strides
-(NCHW, channels-last or any view, no copies). The kernels are implicit GEMMs (the im2col matrix is
+(NCHW, channels-last or any view); an operand whose channels the tap-major loops reduce over is first
+copied to NHWC by a gems kernel unless they are innermost already (channels_innermost), so a call
+launches nothing but gems kernels. The kernels are implicit GEMMs (the im2col matrix is
 never built, its entries are gathered as the tiles are loaded):
 
     forward   y[n, g*K + k, o]   = sum over (c, tap) of x[n, g*C + c, o*stride - pad + tap*dil] * w[g*K + k, c, tap]
