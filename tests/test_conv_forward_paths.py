@@ -56,3 +56,39 @@ def test_forward_scheme(monkeypatch, case):
         assert seen[0][2] == xs[2] * xs[3]
     torch.testing.assert_close(got, F.conv2d(x, w, b, stride, padding), rtol=1e-4, atol=1e-4)
     assert got.is_contiguous(memory_format=torch.channels_last if last else torch.contiguous_format)
+
+
+@pytest.mark.parametrize("shape", [(2, 70, 5, 13), (3, 5, 1, 2), (1, 64, 9, 8)])
+@pytest.mark.parametrize("view", ["dense", "strided"])
+def test_nhwc_copy_kernel(shape, view):
+    """The gems NCHW -> NHWC copy (channels_innermost) gives ATen's permuted copy, odd channel and pixel
+    counts included (masked tiles), for dense pixels and for a view whose pixels are not contiguous (every
+    pixel placed through its strides), and the convolution over it agrees with ATen."""
+    from gems.ops.conv import implicit_gemm
+
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(shape, generator=gen)
+    if view == "strided":  # every other row of a wider, channels-sliced parent
+        n, c, h, w = shape
+        x = torch.randn(n, c + 3, 2 * h, w + 2, generator=gen)[:, 1:c + 1, ::2, 1:w + 1]
+        assert not x[0, 0].is_contiguous() or h == 1
+    got = implicit_gemm.channels_innermost(implicit_gemm.as_3d(x, 2))[:, :, 0]
+    assert got.is_contiguous(memory_format=torch.channels_last) and not got.is_contiguous()
+    assert torch.equal(got, x)
+    w, b = torch.randn(4, shape[1], 3, 3, generator=gen), torch.randn(4, generator=gen)
+    out = conv.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    torch.testing.assert_close(out, F.conv2d(x, w, b, 1, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_nhwc_copy_3d_and_empty():
+    """A 3-d (N, C, D, H, W) operand's pixels span depth too; an empty operand is returned as it is
+    (contiguous in any order)."""
+    from gems.ops.conv import implicit_gemm
+
+    x = torch.randn(2, 17, 3, 4, 5, generator=torch.Generator().manual_seed(2))
+    got = implicit_gemm.channels_innermost(x)
+    assert got.is_contiguous(memory_format=torch.channels_last_3d) and torch.equal(got, x)
+    strided = x[:, :, ::2]
+    assert torch.equal(implicit_gemm.channels_innermost(strided), strided)
+    empty = torch.empty(0, 3, 1, 2, 2)
+    assert implicit_gemm.channels_innermost(empty) is empty

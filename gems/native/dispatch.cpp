@@ -73,7 +73,7 @@ struct Launch {
 };
 
 struct OutSpec {
-  int kind;  // 0 fresh, 1 an input tensor
+  int kind;  // 0 fresh, 1 an input tensor, 2 None (an undefined tensor: an optional result not asked for)
   int index;
   std::vector<int64_t> sizes, strides;
   at::ScalarType dtype;
@@ -345,6 +345,8 @@ void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
   for (const OutSpec& o : plan.outs) {
     if (o.kind == 1) {
       outs.push_back(inputs[o.index]);
+    } else if (o.kind == 2) {
+      outs.emplace_back();
     } else {
       auto options = at::TensorOptions().dtype(o.dtype).device(c10::Device(g_device_type, o.device_index));
       outs.push_back(at::empty_strided(o.sizes, o.strides, options));

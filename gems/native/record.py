@@ -8,7 +8,8 @@ call did can be redone from its signature alone:
   a fill, ``.item()``, a nested operator) means "stay in Python" for this signature;
 - every kernel argument is a constant, or a pointer into an input, an output or a temporary buffer
   the call allocated (plus a fixed byte offset);
-- every result is an input tensor (out=, in-place) or a fresh dense allocation;
+- every result is an input tensor (out=, in-place), a fresh dense allocation or None (an optional
+  result not asked for, as in ``convolution_backward``'s output_mask);
 - the random generators' states did not move (no random numbers drawn).
 
 Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count)``.
@@ -113,6 +114,9 @@ class Recording:
         returns = result if isinstance(result, tuple) else (result,)
         outs, fresh = [], {}
         for j, r in enumerate(returns):
+            if r is None:  # an optional result not asked for (an undefined tensor in C++)
+                outs.append((2, j))
+                continue
             if type(r) is not torch.Tensor:
                 raise NotRecordable("a result is not a tensor")
             k = next((i for i, t in enumerate(self.tensors) if r is t), None)
