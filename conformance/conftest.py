@@ -20,6 +20,7 @@ from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
 from gems.testing import compare
 from gems.testing.conformance import dtype_name, list_cases
+from gems.testing.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (--dist loadgroup)
 
 DTYPES = {dtype_name(d): d for d in (
     torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,

@@ -8,6 +8,8 @@ import os
 
 import pytest
 
+from gems.testing.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (--dist loadgroup)
+
 
 @pytest.fixture(scope="session")
 def once_per_run(tmp_path_factory):
