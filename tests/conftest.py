@@ -8,7 +8,14 @@ import os
 
 import pytest
 
-from gems.testing.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (--dist loadgroup)
+from gems.testing.xdist_groups import (
+    keep_collection_order,
+    pytest_collection_modifyitems,  # noqa: F401  (--dist loadgroup)
+)
+
+
+def pytest_configure(config):
+    keep_collection_order(config)
 
 
 @pytest.fixture(scope="session")

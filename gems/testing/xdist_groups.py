@@ -6,6 +6,11 @@ attribute, so every test reached the scheduler without its group and ``loadgroup
 ``load``: a module-scoped fixture ran again in each worker that got one of its tests, and the cases of one
 operator and dtype were spread over the workers. Both conftests import this hook; it is idempotent, and
 it leaves alone an id that already carries its group (pytest 8, where xdist's own assignment works).
+
+Groups are then scheduled as xdist's loadscope schedules scopes, which by default sends the largest first:
+conformance's operator-dtype groups would run before tests/, and tests that expect gems unregistered would
+find the registration a conformance case leaves behind. :func:`keep_collection_order` keeps the order
+``load`` had (each worker runs tests/ before conformance/), called from both conftests' pytest_configure.
 """
 
 from __future__ import annotations
@@ -27,3 +32,9 @@ def pytest_collection_modifyitems(config, items):
         suffix = "@" + "_".join(sorted(names))
         if not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def keep_collection_order(config) -> None:
+    """Schedule groups in collection order, not largest first (see the module's docstring)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
