@@ -22,8 +22,6 @@ import pytest
 def pytest_collection_modifyitems(config, items):
     if not getattr(config.option, "loadgroup", False):  # set on the workers of a --dist loadgroup run
         return
-    from _pytest.nodeid import NodeId
-
     for item in items:
         marks = item.iter_markers("xdist_group")
         names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks}
@@ -31,6 +29,8 @@ def pytest_collection_modifyitems(config, items):
             continue
         suffix = "@" + "_".join(sorted(names))
         if not item.nodeid.endswith(suffix):
+            from _pytest.nodeid import NodeId  # pytest 9 (pytest 8 has no such module, and needs none)
+
             item._id = NodeId.parse(item.nodeid + suffix)
 
 
