@@ -20,6 +20,10 @@ from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
 from gems.testing import compare
 from gems.testing.conformance import dtype_name, list_cases
+from gems.testing.xdist_groups import (
+    keep_collection_order,
+    pytest_collection_modifyitems,  # noqa: F401  (--dist loadgroup)
+)
 
 DTYPES = {dtype_name(d): d for d in (
     torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
@@ -119,6 +123,7 @@ def _group_cases_by_kernels(config):
         config.option.dist = "loadgroup"
     elif getattr(config, "workerinput", {}).get("gems_loadgroup"):
         config.option.loadgroup = True  # workers re-parse the command line: they name their groups too
+    keep_collection_order(config)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -8,6 +8,15 @@ import os
 
 import pytest
 
+from gems.testing.xdist_groups import (
+    keep_collection_order,
+    pytest_collection_modifyitems,  # noqa: F401  (--dist loadgroup)
+)
+
+
+def pytest_configure(config):
+    keep_collection_order(config)
+
 
 @pytest.fixture(scope="session")
 def once_per_run(tmp_path_factory):
@@ -15,10 +24,9 @@ def once_per_run(tmp_path_factory):
     returned to every caller, in any xdist worker: the first to ask runs it, the others wait and read it.
 
     For fixtures that build real runs in a subprocess (a conformance or a perf run) which their tests only
-    read (they copy a run before editing it). xdist's groups cannot keep such a module on one worker: with
-    pytest 9.2 and xdist 3.8 the group suffix xdist gives a test's id is ignored, so ``--dist loadgroup``
-    distributes like ``load``, and a module-scoped fixture ran once in each worker that got one of its tests
-    (and again whenever tests of other modules came between)."""
+    read (they copy a run before editing it). xdist's groups keep such a module on one worker only while
+    the group reaches the scheduler (gems/testing/xdist_groups.py restores that under pytest 9; without it
+    a module-scoped fixture ran once in each worker that got one of its tests): this holds either way."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent  # this run's directory, shared by its workers

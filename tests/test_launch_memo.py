@@ -86,6 +86,41 @@ def test_a_warm_launch_with_one_different_input_byte_misses_and_runs(changed):
     assert not torch.equal(got, _interpreted(x, y, out))  # the cold launch's bytes would have been wrong
 
 
+def _autotuned_axpy(*blocks):
+    return Launcher(triton.autotune([triton.Config({"BLOCK": b}) for b in blocks], key=["n"])(_axpy_accumulate_kernel))
+
+
+def _by_block(meta):
+    return (triton.cdiv(N, meta["BLOCK"]),)
+
+
+def test_a_one_config_autotuned_launch_is_keyed_by_its_config_and_grid():
+    # The interpreter's autotuners hold one config: Triton runs exactly it, so the launch is memoised.
+    tuned, (x, y, out) = _autotuned_axpy(16), _inputs(4)
+    expected = _interpreted(x, y, out)
+    with launch_memo.case() as memo:
+        cold = out.clone()
+        tuned(_by_block, x.clone(), y.clone(), cold, 0.5, N)
+        with memo.replay():
+            warm = out.clone()
+            tuned(_by_block, x.clone(), y.clone(), warm, 0.5, N)
+            other = out.clone()  # a grid function that gives fewer programs: another launch, a miss
+            tuned(lambda meta: (1,), x.clone(), y.clone(), other, 0.5, N)
+    assert (memo.recorded, memo.hits, memo.misses, memo.unkeyed) == (1, 1, 1, 0)
+    assert torch.equal(cold, expected) and torch.equal(warm, expected)
+    assert torch.equal(other[:BLOCK], expected[:BLOCK]) and torch.equal(other[BLOCK:], out[BLOCK:])
+
+
+def test_an_autotuner_with_several_configs_or_a_config_hook_is_not_keyed():
+    x, y, out = _inputs(5)
+    args = (x, y, out, 0.5, N)
+    assert launch_memo._key(_autotuned_axpy(16, 32).kernel, _by_block, args, {}) is None  # a benchmark chooses
+    hooked = _autotuned_axpy(16).kernel
+    hooked.configs[0].pre_hook = lambda nargs: None
+    assert launch_memo._key(hooked, _by_block, args, {}) is None
+    assert launch_memo._key(_autotuned_axpy(16).kernel, _by_block, args, {}) is not None
+
+
 def test_a_different_scalar_misses_to_the_bit():
     x, y, out = _inputs(2)
     memo, got = _cold_then_warm(lambda: _launch(x.clone(), y.clone(), out.clone(), 0.0),

@@ -45,6 +45,12 @@ class NotRecordable(Exception):
 
 
 class _Watch(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # TorchDispatchMode would wrap __torch_dispatch__ in torch._disable_dynamo, importing torch._dynamo
+        # (seconds) at a process's first recorded call; a recording is eager code only, never compiled.
+        return False
+
     def __init__(self, recording):
         super().__init__()
         self.recording = recording

@@ -12,6 +12,7 @@ others to the same wrapper. Calls it replays count in ``gems_calls`` too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from collections import Counter
 from collections.abc import Mapping
@@ -164,6 +165,7 @@ def _scalar_base_kernel(call_boxed):
     return call
 
 
+@functools.cache  # an overload's schema never changes; registering (gems-perf's gems_off per batch) asks often
 def _tensor_positions(overload: str) -> tuple[int, ...]:
     name, _, variant = overload.partition(".")
     schema = getattr(getattr(torch.ops.aten, name), variant or "default")._schema

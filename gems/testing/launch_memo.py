@@ -26,8 +26,12 @@ What the key covers, and why:
   memory with a fixed pattern (c10's ``caffe2_cpu_allocator_do_junk_fill``: NaN as a float, a large
   integer otherwise), the same in both calls. Without that flag (another torch build) the memo misses
   more, and is never wrong;
-- arguments of any other type (tensor descriptors, lists, objects), a launch whose grid is a function
-  (an autotuner's), or a launch that returns something: not memoised, they run;
+- an autotuned launch (its grid a function of the config) is keyed when the autotuner has one config and
+  no config hook, as under the interpreter (which cannot benchmark): Triton then runs exactly that config,
+  so the config and the grid its function gives there join the key. With several configs the choice is a
+  benchmark's, and such a launch runs;
+- arguments of any other type (tensor descriptors, lists, objects), or a launch that returns something:
+  not memoised, they run;
 - an integer that a kernel would turn into an address is a scalar like any other: that memory would not
   be keyed, and gems has no such kernel (Triton kernels read memory only through their arguments).
 
@@ -45,6 +49,7 @@ from collections import Counter
 
 import torch
 import triton
+from triton.runtime.autotuner import Autotuner
 
 from gems.runtime import launch, registration
 
@@ -106,7 +111,11 @@ class LaunchMemo:
 def _key(kernel, grid, args, options):
     """(key, the distinct storages of the tensor arguments in order), or None if not memoisable."""
     if callable(grid):
-        return None
+        known = _autotuned(kernel, grid, args)
+        if known is None:
+            return None
+        grid, config = known
+        options = {**options, "autotuned config": config}
     parts, storages, where = [], [], {}
     for a in args:
         if type(a) is torch.Tensor:
@@ -125,6 +134,22 @@ def _key(kernel, grid, args, options):
             parts.append(value)
     contents = tuple((s.device, s.nbytes(), s.data_ptr() % 64, _read(s)) for s in storages)
     return (id(kernel), tuple(grid), tuple(sorted(options.items())), tuple(parts), contents), storages
+
+
+def _autotuned(kernel, grid, args):
+    """(the grid, the config as a hashable value) of a launch of a one-config autotuner, or None."""
+    configs = getattr(kernel, "configs", None)
+    if not isinstance(kernel, Autotuner) or len(configs) != 1 or configs[0].pre_hook is not None:
+        return None
+    settings = configs[0].all_kwargs()
+    config = _value(tuple(sorted(settings.items())))
+    try:  # what Triton's launch hands the grid function: the arguments by name and the config's values
+        grid = grid({**dict(zip(kernel.arg_names, args)), **settings})
+    except KeyError:
+        return None
+    if config is None or not all(type(g) is int for g in grid):
+        return None
+    return tuple(grid), config
 
 
 def _value(a):

@@ -182,7 +182,17 @@ class Recorder:
                 self._mark(t, marks)
 
 
-class _Mode(TorchDispatchMode):
+class _EagerMode(TorchDispatchMode):
+    """A mode that only ever runs in eager code. TorchDispatchMode wraps a subclass's ``__torch_dispatch__``
+    in ``torch._disable_dynamo`` by default, which imports torch._dynamo (about 4 s on 2 busy cores) in
+    every process at its first dispatch; nothing here is ever compiled, so that wrapper is left off."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+
+class _Mode(_EagerMode):
     def __init__(self, recorder: Recorder):
         super().__init__()
         self.recorder = recorder
@@ -204,7 +214,7 @@ def _overload_name(func) -> str:
     return name if func._overloadname == "default" else f"{name}.{func._overloadname}"
 
 
-class AtenComputed(TorchDispatchMode):
+class AtenComputed(_EagerMode):
     """Around a case's call (and its backward): which tensors ATen computed outside gems. ATen's own
     kernels may be nondeterministic (CUDA's atomics in scatter_add, in cummax's backward), so only what
     gems computed must repeat bit for bit in the warm call.
