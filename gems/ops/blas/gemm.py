@@ -47,6 +47,12 @@ _MAX_GRID_Y = 65535
 _MAX_SPLIT = 64
 # Outputs per program of the GEMV's second pass (a few fp32 adds each: any size that fills the device).
 _FINISH_BLOCK = 1024
+# A TF32 product copies a b whose rows are contiguous (b[k, n] row-major) to one stored K-major first:
+# Hopper's TF32 wgmma reads its B tile from shared memory K-major only (Triton transposes only 16-bit
+# operands), so a row-major b is staged through registers on every K step instead of copied straight
+# in. The copy reads and writes b once (~0.2 ms at 8192^2 fp32, about 7% of the product). NOT YET
+# MEASURED: tools/gpu_blasperf2.py times both (its "tf32 ... kn" lines with and without the copy).
+_TF32_K_MAJOR = True
 
 
 def _gemm_tuned(kernel):
@@ -221,8 +227,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
-    int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     precision = dot_precision(a.dtype, a.device)
+    if precision == "tf32" and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
+        b = _k_major(b)
+    int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     for start in range(0, batches, _MAX_GRID_Y):
         stop = min(start + _MAX_GRID_Y, batches)
         args = [t[start:stop] for t in (a, b, out, bias)]
@@ -231,6 +239,13 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         _gemm_kernel.launch(grid, *args, m, n, k, *strides, alpha, beta,
                             has_bias, scaled, fp64, precision, TL_ACC[out.dtype], int64)
     return out
+
+
+def _k_major(b: torch.Tensor) -> torch.Tensor:
+    """b (batch, K, N) with the same values, stored K-major (stride 1 along K); an expanded batch copied once."""
+    if b.shape[0] > 1 and b.stride(0) == 0:
+        return _k_major(b[:1]).expand(b.shape)
+    return b.transpose(1, 2).contiguous().transpose(1, 2)
 
 
 def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
