@@ -146,3 +146,21 @@ def test_fp32_precision_follows_the_tf32_flag_on_cuda_only():
         assert gemm.dot_precision(torch.float32, cuda) == "ieee"
     finally:
         flags.allow_tf32 = previous
+
+
+def test_a_tf32_product_reads_a_row_major_b_from_a_k_major_copy(monkeypatch):
+    # Hopper's TF32 wgmma reads B K-major only: gemm.py copies a row-major b so before the kernel.
+    monkeypatch.setattr(gemm, "dot_precision", lambda dtype, device: "tf32" if dtype == torch.float32 else "ieee")
+    copied = []
+    real = gemm._k_major
+    monkeypatch.setattr(gemm, "_k_major", lambda b: copied.append(b.stride()) or real(b))
+    a, b = torch.randn(3, 19, 21), torch.randn(1, 21, 17).expand(3, 21, 17)  # an expanded batch: copied once
+    with gems.aten_only():
+        want = torch.bmm(a.double(), b.double()).float()
+    torch.testing.assert_close(torch.bmm(a, b), want, rtol=2e-3, atol=2e-3)
+    assert copied[:1] == [(0, 17, 1)]  # (then once more for its first batch alone)
+    assert real(b).stride() == (0, 1, 21)
+    copied.clear()
+    torch.testing.assert_close(torch.bmm(a, b.transpose(1, 2).contiguous().transpose(1, 2)), want, rtol=2e-3,
+                               atol=2e-3)
+    assert copied == []  # already K-major

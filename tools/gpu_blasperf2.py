@@ -34,12 +34,20 @@ import torch.nn.functional as F
 import triton
 
 import gems
+import gems.native
 from gems.ops.blas import gemm, skinny
 
 START = time.time()
 OPS = ["mm", "bmm", "addmm", "mv"]
 WORKERS = int(os.environ.get("WORKERS", "14"))
 COMPILE_S = float(os.environ.get("COMPILE_S", "40"))
+# A smoke test of this script on the CPU: BLAS_DEVICE=cpu BLAS_SCALE=128 GEMS_VENDOR=interpreter (sizes / SCALE).
+DEVICE = os.environ.get("BLAS_DEVICE", "cuda")
+SCALE = int(os.environ.get("BLAS_SCALE", "1"))
+
+
+def size(n: int) -> int:
+    return max(1, n // SCALE)
 
 
 def cfg(bm, bn, bk, warps, stages, group=8):
@@ -89,13 +97,13 @@ class Case:
 
 
 def mm_case(section, n, tf32, layout="kn", cands=(), spec=None, op="mm", copy=True):
-    def make(n=n, layout=layout, op=op):
-        a = torch.randn(n, n, device="cuda")
-        b = torch.randn(n, n, device="cuda") if layout == "kn" else torch.randn(n, n, device="cuda").t()
+    def make(n=size(n), layout=layout, op=op):
+        a = torch.randn(n, n, device=DEVICE)
+        b = torch.randn(n, n, device=DEVICE) if layout == "kn" else torch.randn(n, n, device=DEVICE).t()
         if op == "bmm":
             return a[None], b[None]
         if op == "addmm":
-            return torch.randn(n, device="cuda"), a, b
+            return torch.randn(n, device=DEVICE), a, b
         return a, b
     call = {"mm": torch.mm, "bmm": torch.bmm, "addmm": torch.addmm}[op]
     return Case(f"{op} fp32 {n}^3 {layout} tf32={'on' if tf32 else 'off'}{'' if copy else ' nocopy'}", section,
@@ -104,12 +112,12 @@ def mm_case(section, n, tf32, layout="kn", cands=(), spec=None, op="mm", copy=Tr
 
 
 def decode_case(dtype, m, layout, cands=(), gemv=False):
-    k, n = 4096, (4096 if layout == "kn" else 11008)
+    k, n = size(4096), size(4096 if layout == "kn" else 11008)
 
     def make():
-        x = torch.randn(m, k, dtype=dtype, device="cuda")
-        w = torch.randn(k, n, dtype=dtype, device="cuda") if layout == "kn" else \
-            torch.randn(n, k, dtype=dtype, device="cuda")
+        x = torch.randn(m, k, dtype=dtype, device=DEVICE)
+        w = torch.randn(k, n, dtype=dtype, device=DEVICE) if layout == "kn" else \
+            torch.randn(n, k, dtype=dtype, device=DEVICE)
         return x, w
     if gemv:  # the GEMV kernel instead of skinny for one row: y = W^T x (kn) or W x (nk)
         def call(x, w, layout=layout):
@@ -129,8 +137,8 @@ def decode_case(dtype, m, layout, cands=(), gemv=False):
 
 def bmm_case(dtype, cands=()):
     def make():
-        return (torch.randn(32, 1024, 128, dtype=dtype, device="cuda"),
-                torch.randn(32, 128, 1024, dtype=dtype, device="cuda"))
+        return (torch.randn(32, size(1024), size(128), dtype=dtype, device=DEVICE),
+                torch.randn(32, size(128), size(1024), dtype=dtype, device=DEVICE))
     return Case(f"bmm {str(dtype)[6:]} 32x1024x128x1024", "bmm", make, torch.bmm, gemm._gemm_kernel,
                 [(c, None) for c in cands], False, 2 * 32 * 1024 * 1024 * 128,
                 (2 * 32 * 1024 * 128 + 32 * 1024 * 1024) * dtype.itemsize, f"bmm{dtype}", dtype=dtype)
@@ -172,7 +180,7 @@ def yaml_configs(tuned, dtype=None):
     prune = tuned.autotuner.early_config_prune
     if dtype is None or prune is None:
         return configs
-    return prune(configs, {"a_ptr": torch.empty(1, dtype=dtype, device="cuda")})
+    return prune(configs, {"a_ptr": torch.empty(1, dtype=dtype, device=DEVICE)})
 
 
 def jobs(all_cases):
@@ -193,6 +201,7 @@ def forced(case, config, split):
     saved, rule = tuned.autotuner.configs, tuned.rules.get("SPLIT_K")
     tuned.autotuner.configs, tuned.chosen = [config], {}
     tuned.autotuner.cache.clear()
+    gems.native.invalidate()  # a stored plan would replay another config's launch
     if split:
         tuned.rules["SPLIT_K"] = lambda args, s=split: s
     try:
@@ -227,17 +236,22 @@ def worker(index, count, sections):
 
 
 def bench(fn) -> float:
+    if DEVICE == "cpu":
+        start = time.perf_counter()
+        fn()
+        return (time.perf_counter() - start) * 1e3
     return triton.testing.do_bench(fn, warmup=5, rep=25, return_mode="median")
 
 
 def copy_ceiling() -> float:
-    x = torch.empty(2**28, dtype=torch.uint8, device="cuda")
+    x = torch.empty(2**28 // SCALE**2, dtype=torch.uint8, device=DEVICE)
     y = torch.empty_like(x)
     return 2 * x.numel() / bench(lambda: y.copy_(x)) / 1e6
 
 
 def measure(case, ceiling):
     args = case.make()
+    gems.native.invalidate()  # plans replay the config they were recorded with
     setup(case)
     reference = getattr(case, "reference", case.call)
     aten_ms = bench(lambda: reference(*args))
@@ -259,6 +273,7 @@ def measure(case, ceiling):
     with gems.use_gems(include=case.include):
         for config, split in case.candidates:
             case.tuned.chosen[key] = config
+            gems.native.invalidate()
             if split:
                 case.tuned.rules["SPLIT_K"] = lambda a, s=split: s
             try:
@@ -268,6 +283,7 @@ def measure(case, ceiling):
             if rule is not None:
                 case.tuned.rules["SPLIT_K"] = rule
         case.tuned.chosen[key] = best
+        gems.native.invalidate()
     listed = {label(c) for c in yaml_configs(case.tuned)}
     print("   cands: " + "  ".join(f"{name}{'*' if name.split('/')[0] in listed else ''}="
                                    f"{'x' if ms == float('inf') else f'{ms * 1e3:.1f}'}"
@@ -280,6 +296,8 @@ def main():
         worker(int(sys.argv[3]), int(sys.argv[4]), sections)
         return
     torch.manual_seed(0)
+    with gems.use_gems(include=OPS):  # builds the native layer once, before the workers load it
+        pass
     procs = [subprocess.Popen([sys.executable, __file__, ",".join(sections), "--compile", str(i), str(WORKERS)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for i in range(WORKERS)]
@@ -294,7 +312,7 @@ def main():
     print(f"compiled in {time.time() - START:.0f}s by {WORKERS} workers; {len(failures)} configs failed to run:"
           + "".join(f"\n{line}" for line in failures[:12]), flush=True)
     ceiling = copy_ceiling()
-    print(f"{torch.cuda.get_device_name()}  torch {torch.__version__} triton {triton.__version__}  "
+    print(f"{torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}  torch {torch.__version__} triton {triton.__version__}  "
           f"copy ceiling {ceiling:.0f} GB/s", flush=True)
     section = None
     for case in cases(sections):
