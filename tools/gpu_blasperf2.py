@@ -97,7 +97,8 @@ class Case:
 
 
 def mm_case(section, n, tf32, layout="kn", cands=(), spec=None, op="mm", copy=True):
-    def make(n=size(n), layout=layout, op=op):
+    def make(layout=layout, op=op, n=n):
+        n = size(n)
         a = torch.randn(n, n, device=DEVICE)
         b = torch.randn(n, n, device=DEVICE) if layout == "kn" else torch.randn(n, n, device=DEVICE).t()
         if op == "bmm":
@@ -312,8 +313,8 @@ def main():
     print(f"compiled in {time.time() - START:.0f}s by {WORKERS} workers; {len(failures)} configs failed to run:"
           + "".join(f"\n{line}" for line in failures[:12]), flush=True)
     ceiling = copy_ceiling()
-    print(f"{torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}  torch {torch.__version__} triton {triton.__version__}  "
-          f"copy ceiling {ceiling:.0f} GB/s", flush=True)
+    device = torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE
+    print(f"{device} torch {torch.__version__} triton {triton.__version__} copy ceiling {ceiling:.0f} GB/s", flush=True)
     section = None
     for case in cases(sections):
         if case.section != section:
