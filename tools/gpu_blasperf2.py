@@ -299,17 +299,21 @@ def main():
     torch.manual_seed(0)
     with gems.use_gems(include=OPS):  # builds the native layer once, before the workers load it
         pass
-    procs = [subprocess.Popen([sys.executable, __file__, ",".join(sections), "--compile", str(i), str(WORKERS)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for i in range(WORKERS)]
-    failures = []
+    logs = os.environ.get("OUT", "runs/blasperf2")
+    os.makedirs(logs, exist_ok=True)
+    procs = []
+    for i in range(WORKERS):  # each worker's stderr to a file: a full pipe would stall it
+        with open(f"{logs}/compile-{i}.log", "w") as err:
+            procs.append(subprocess.Popen([sys.executable, __file__, ",".join(sections), "--compile", str(i),
+                                           str(WORKERS)], stdout=subprocess.DEVNULL, stderr=err))
     for proc in procs:
         try:
-            failures += [line for line in proc.communicate(timeout=max(1.0, COMPILE_S + 15 - (time.time() - START)))[1]
-                         .splitlines() if line.startswith("  compile")]
+            proc.wait(timeout=max(1.0, COMPILE_S + 15 - (time.time() - START)))
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.communicate()
+            proc.wait()
+    failures = [line for i in range(WORKERS) for line in open(f"{logs}/compile-{i}.log").read().splitlines()
+                if line.startswith("  compile")]
     print(f"compiled in {time.time() - START:.0f}s by {WORKERS} workers; {len(failures)} configs failed to run:"
           + "".join(f"\n{line}" for line in failures[:12]), flush=True)
     ceiling = copy_ceiling()
