@@ -19,7 +19,8 @@ in fp16/bf16) goes to skinny.py's kernel instead (:func:`skinny.takes`).
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
 fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
-CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too. ``beta == 0``
+CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too (b then read K-major, from
+a copy where it is row-major: ``_TF32_K_MAJOR``). ``beta == 0``
 ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
 """
 
@@ -50,7 +51,7 @@ _FINISH_BLOCK = 1024
 # A TF32 product copies a b whose rows are contiguous (b[k, n] row-major) to one stored K-major first:
 # Hopper's TF32 wgmma reads its B tile from shared memory K-major only (Triton transposes only 16-bit
 # operands), so a row-major b is staged through registers on every K step instead of copied straight
-# in. The copy reads and writes b once (~0.2 ms at 8192^2 fp32, about 7% of the product). NOT YET
+# in. The copy reads and writes b once (estimated ~0.2 ms at 8192^2 fp32, ~7% of the product). NOT YET
 # MEASURED: tools/gpu_blasperf2.py times both (its "tf32 ... kn" lines with and without the copy).
 _TF32_K_MAJOR = True
 
