@@ -18,7 +18,14 @@ decode  fp16/bf16 x[M, 4096] @ W[4096, 4096] (W row-major, "kn") and F.linear(x[
 bmm     bmm 32 x 1024 x 128 x 1024 fp16 (each candidate tile) and bf16.
 
 Each line: ``case  aten us  gems us  xRATIO (aten/gems: above 1 gems is faster)  TFLOP/s  GB/s (% copy)``;
-then ``cands:`` the candidate times, best first (``*`` marks a config in tune_configs.yaml).
+then ``cands:`` the candidate times in us, best first (``*``: the config is in tune_configs.yaml; ``/kS``: K
+forced into S splits; ``=x``: it failed, e.g. OutOfResources).
+
+What the run decides: (1) the FMA tiles to keep/put in the gemm list (a candidate beating the chosen one at
+both 4096^3 and 8192^3), addmm's cost over mm; (2) whether gemm._TF32_K_MAJOR stays on ("kn" vs "kn nocopy"
+lines) and the TF32 tiles; (3) the skinny tiles and K split rule (split 1 rows beating the split ones mean
+skinny._split should favour fewer, wider-K programs), skinny vs the GEMV kernel for one fp16 row
+("gemv-path" lines); (4) the bmm 32x1024x128x1024 tile.
 """
 
 from __future__ import annotations
