@@ -139,8 +139,10 @@ def decode_case(dtype, m, layout, cands=(), gemv=False):
         return case
     call = torch.mm if layout == "kn" else F.linear
     name = f"{'mm' if layout == 'kn' else 'linear'} {str(dtype)[6:]} {m}x{k}x{n} {layout}"
-    return Case(name, "decode", make, call, skinny._skinny_kernel, list(cands), False, 2 * m * n * k,
+    case = Case(name, "decode", make, call, skinny._skinny_kernel, list(cands), False, 2 * m * n * k,
                 (m * k + k * n + m * n) * dtype.itemsize, f"skinny{dtype}{layout}{m}", dtype=dtype)
+    case.split_args = {"N": n, "K": k}  # the default K split of the chosen tile is printed
+    return case
 
 
 def bmm_case(dtype, cands=()):
@@ -267,12 +269,15 @@ def measure(case, ceiling):
     got = run(case, args).float()  # the first call autotunes
     err = ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
     best = case.tuned.best_config
+    chose = label(best)
+    if hasattr(case, "split_args"):
+        chose += f"/k{skinny._split({**case.split_args, **best.kwargs, 'a_ptr': args[0]})}"
     with gems.use_gems(include=case.include):
         gems_ms = bench(lambda: case.call(*args))
     rate = case.nbytes / gems_ms / 1e6
     print(f"{case.name:<36} aten {aten_ms * 1e3:8.1f}us gems {gems_ms * 1e3:8.1f}us x{aten_ms / gems_ms:5.2f} "
           f"{case.flops / gems_ms / 1e9:6.1f} TFLOP/s {rate:5.0f} GB/s ({100 * rate / ceiling:3.0f}% copy; aten "
-          f"{100 * case.nbytes / aten_ms / 1e6 / ceiling:3.0f}%) err {err:.0e} chose {label(best)}", flush=True)
+          f"{100 * case.nbytes / aten_ms / 1e6 / ceiling:3.0f}%) err {err:.0e} chose {chose}", flush=True)
     if not case.candidates:
         return
     times = []
