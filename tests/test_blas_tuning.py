@@ -1,7 +1,7 @@
 """How the blas kernels launch (gems/ops/blas/tuning.py, gemm.py) on the interpreter vendor: the tuned
 config becomes a plain launch the native layer replays, tuning refuses what Triton's restoring copy
 refuses on a GPU, GEMV splits K when its rows give too few programs, few-row products take the skinny
-kernel (and split K too), and the per-device addmv rule."""
+kernel (and split K too) unless one row reads its matrix along K (the GEMV), and the per-device addmv rule."""
 
 import os
 import shutil
@@ -121,6 +121,20 @@ def test_few_row_products_take_the_skinny_kernel_and_split_k_when_columns_give_t
     assert finished == [2]  # 3 steps over at most 3 runs: a power of two, 2
     assert not skinny.takes(1, 4096, torch.float32) and skinny.takes(1, 4096, torch.bfloat16)
     assert skinny.takes(16, 4096, torch.float32) and not skinny.takes(17, 4096, torch.float16)
+    assert not skinny.takes(1, 4096, torch.float16, along_k=True) and skinny.takes(4, 4096, torch.float16, True)
+
+
+def test_one_fp16_row_takes_the_gemv_when_its_matrix_is_read_along_k(monkeypatch):
+    # linear's x[1, K] @ W[N, K]^T reads W along K: the GEMV; x @ W with W[K, N] row-major: skinny.
+    seen = {"skinny": _counting(monkeypatch, skinny._skinny_kernel), "gemv": _counting(monkeypatch, gemm._gemv_kernel)}
+    for dtype in (torch.float16, torch.bfloat16):
+        x, w = torch.randn(1, 70).to(dtype), torch.randn(40, 70).to(dtype)
+        with gems.aten_only():
+            want = x.double() @ w.double().t()
+        for got in (torch.nn.functional.linear(x, w), torch.mm(x, w.t().contiguous())):
+            torch.testing.assert_close(got.double(), want, rtol=1e-2, atol=5e-2)
+    calls = {name: counts["tuning"] + counts["plain"] for name, counts in seen.items()}
+    assert calls == {"skinny": 2, "gemv": 2}
 
 
 def test_addmv_leaves_a_dtype_mix_to_aten_on_the_devices_whose_aten_computes_it(monkeypatch):

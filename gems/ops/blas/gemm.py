@@ -9,12 +9,15 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and v
   fp64. The configs are autotuned from the vendor's ``tune_configs.yaml``, key "gemm".
 - ``gemv``: y = alpha * (a @ x) + beta * bias for a matrix and a vector: memory-bound, so each program
   reduces BLOCK_M rows with plain multiply-adds instead of a tensor-core tile that would be mostly
-  padding. An fp32/fp64 mm with a single output row or column takes it too. Key "gemv". When the
-  row blocks are too few to fill the device, K is split over more programs and a second kernel adds
-  their partial sums in a fixed order (deterministic).
+  padding. An mm with a single output row or column takes it too: fp32/fp64 always, fp16/bf16 when
+  its matrix is read along K (linear's x @ W^T, 1x4096x11008 fp16 on an H100: 43.3 us, 1.08x ATen;
+  skinny.py's kernel 49.9 us as tuned, 45.4 us at best). Key "gemv". When the row blocks are too few
+  to fill the device, K is split over more programs and a second kernel adds their partial sums in a
+  fixed order (deterministic).
 
 A single product with at most 16 output rows or columns (an LLM's decode step; one row or column only
-in fp16/bf16) goes to skinny.py's kernel instead (:func:`skinny.takes`).
+in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skinny.py's kernel instead
+(:func:`skinny.takes`).
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
@@ -51,9 +54,16 @@ _FINISH_BLOCK = 1024
 # A TF32 product copies a b whose rows are contiguous (b[k, n] row-major) to one stored K-major first:
 # Hopper's TF32 wgmma reads its B tile from shared memory K-major only (Triton transposes only 16-bit
 # operands), so a row-major b is staged through registers on every K step instead of copied straight
-# in. The copy reads and writes b once (estimated ~0.2 ms at 8192^2 fp32, ~7% of the product). NOT YET
-# MEASURED: tools/gpu_blasperf2.py times both (its "tf32 ... kn" lines with and without the copy).
+# in. Measured (H100, tools/gpu_blasperf2.py, round 1): mm fp32 4096^3 0.63x cuBLAS with the copy,
+# 0.43x without; 8192^3 0.77x / 0.36x; b already K-major 0.80x / 0.83x (the copy's whole cost: 544 vs
+# 419 us at 4096^3).
 _TF32_K_MAJOR = True
+# The precision of an fp32 product without TF32: "ieee" (exact fp32 products on FMA units, as ATen
+# computes them). "tf32x3" (each operand split into two TF32 parts, three tensor-core products, the
+# small-by-small one dropped: about 2^-21 relative error per product instead of fp32's exact one) is
+# NOT adopted: it is not ATen's IEEE result. Only tools/gpu_blasperf2.py sets it, to measure its speed
+# and error against the float64 product (round 1: the FMA path is 0.87x cuBLAS at 4096^3 with its best tile).
+_FP32_IEEE_AS = "ieee"
 
 
 def _gemm_tuned(kernel):
@@ -215,7 +225,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     k = a.shape[2]
     has_bias = bias is not None and beta != 0
-    if batches == 1 and skinny.takes(m, n, out.dtype):
+    # A one-row (or one-column) product reads its matrix along K when b's columns (a's rows) are contiguous.
+    along_k = (m == 1 and b.stride(1) == 1) or (n == 1 and a.stride(2) == 1)
+    if batches == 1 and skinny.takes(m, n, out.dtype, along_k):
         skinny.product(a[0], b[0], out[0], bias[0] if has_bias else None, alpha, beta)
         return out
     if batches == 1 and (m == 1 or n == 1):
@@ -229,7 +241,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
     precision = dot_precision(a.dtype, a.device)
-    if precision == "tf32" and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
+    if precision == "ieee" and a.dtype == torch.float32 and a.is_cuda:
+        precision = _FP32_IEEE_AS
+    if precision in ("tf32", "tf32x3") and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
         b = _k_major(b)
     int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     for start in range(0, batches, _MAX_GRID_Y):
