@@ -11,7 +11,8 @@ fp32    mm 4096^3 and 8192^3 and addmm 4096^3 without TF32 (FMA, IEEE: the tuned
         ``gemm._FP32_IEEE_AS = "tf32x3"`` (three TF32 tensor-core products per operand pair, b copied
         K-major): speed, and the error of ATen, gems IEEE and tf32x3 against the float64 product.
 tf32    mm 4096^3 and 8192^3 with TF32: b row-major ("kn": gems copies it K-major) and b already K-major
-        ("nk"); the K-major copy alone (gems' and ATen's), against the copy ceiling.
+        ("nk"); the K-major copy alone (torch's, which gemm.py uses, and a Triton tile transpose defined
+        here, 32x32 and 64x64 tiles), against the copy ceiling.
 decode  fp16/bf16 x[M, 4096] @ W[4096, 4096] ("kn", skinny kernel) and F.linear(x[M, 4096], W[11008, 4096])
         ("nk"; M = 1 now takes the GEMV kernel) for M = 1, 4, 16: GB/s and % of the copy ceiling. For kn
         fp16 M = 1 and 4, every skinny tile under the new K split rule (``skinny._PROGRAMS_PER_SM = 1``,
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 import triton
+import triton.language as tl
 
 import gems
 import gems.native
@@ -270,16 +272,37 @@ def measure(case, ceiling):
                                    for ms, name in sorted(times)), flush=True)
 
 
+@triton.jit
+def _transpose_kernel(src_ptr, dst_ptr, rows, cols, BLOCK: tl.constexpr):
+    """dst[c, r] = src[r, c] for a row-major src (rows, cols): one BLOCK x BLOCK tile per program, read
+    along src's rows and written along dst's rows (tl.trans moves it through shared memory)."""
+    offs_r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offs_c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs_r[:, None] < rows) & (offs_c[None, :] < cols)
+    tile = tl.load(src_ptr + offs_r[:, None] * cols + offs_c[None, :], mask=mask)
+    tl.store(dst_ptr + offs_c[:, None] * rows + offs_r[None, :], tl.trans(tile), mask=tl.trans(mask))
+
+
+def transposed(b, block):
+    """b (rows, cols) row-major, copied K-major (the values of b, stride (1, rows)) by _transpose_kernel."""
+    rows, cols = b.shape
+    out = torch.empty(cols, rows, dtype=b.dtype, device=b.device)
+    _transpose_kernel[(triton.cdiv(rows, block), triton.cdiv(cols, block))](b, out, rows, cols, BLOCK=block)
+    return out.t()
+
+
 def k_major_copy(ceiling):
-    """The TF32 path's K-major copy of b alone (gemm._k_major; under gems its copy is gems' if gems serves it)."""
+    """The TF32 path's K-major copy of b alone (gemm._k_major: torch's copy; gems serves no copy), and a
+    plain Triton tile transpose as the cheaper copy it could use."""
     for n in (4096, 8192):
         b = torch.randn(1, size(n), size(n), device=DEVICE)
-        aten_ms = bench(lambda b=b: gemm._k_major(b))
-        with gems.use_gems():
-            gems_ms = bench(lambda b=b: gemm._k_major(b))
+        times = [f"torch {bench(lambda b=b: gemm._k_major(b)) * 1e3:.1f}us"]
+        for block in (32, 64):
+            got = transposed(b[0], block)
+            assert torch.equal(got, b[0]) and got.stride() == (1, b.shape[1]), "the transpose kernel is wrong"
+            times.append(f"triton {block}x{block} {bench(lambda b=b, k=block: transposed(b[0], k)) * 1e3:.1f}us")
         ideal = 2 * b.numel() * 4 / ceiling / 1e6
-        print(f"k-major copy of b {n}^2 fp32: torch {aten_ms * 1e3:.1f}us, with gems on {gems_ms * 1e3:.1f}us, "
-              f"copy ceiling {ideal * 1e3:.1f}us", flush=True)
+        print(f"k-major copy of b {n}^2 fp32: {', '.join(times)}; copy ceiling {ideal * 1e3:.1f}us", flush=True)
 
 
 def main():
