@@ -9,11 +9,13 @@ OUT=${OUT:-runs/blasperf2}
 mkdir -p "$OUT"
 export GEMS_VENDOR=nvidia PYTHONUNBUFFERED=1 PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
 if [ "${CONF_S:-45}" != 0 ]; then  # CONF_S=0: the benchmark alone
-    timeout "${CONF_S:-45}" python -m pytest conformance --vendor nvidia --quick -n 8 -q -p no:randomly -rf \
+    timeout "${CONF_S:-45}" python -m pytest conformance --vendor nvidia --quick -n 8 -v -p no:randomly -rf \
         --tb=line --ops mm,bmm,addmm,baddbmm,mv,addmv,dot,vdot --report-dir runs/blasperf2-conf \
         > "$OUT/conformance.log" 2>&1
-    echo "conformance: exit status $? (124: its time limit; log $OUT/conformance.log)"
-    grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/conformance.log" | cut -c1-220 | head -20
+    echo "conformance: exit status $? (124: its time limit), $(grep -c ' PASSED ' "$OUT/conformance.log") passed," \
+        "$(grep -c ' FAILED ' "$OUT/conformance.log") failed, $(grep -c ' ERROR ' "$OUT/conformance.log") errors" \
+        "(log $OUT/conformance.log)"
+    grep -E " (FAILED|ERROR) |^(FAILED|ERROR)|^E  " "$OUT/conformance.log" | cut -c1-220 | head -20
 fi
 timeout "${BENCH_S:-55}" python tools/gpu_blasperf2.py "${SECTIONS:-fp32,tf32,decode,bmm}" 2>&1 \
     | tee "$OUT/bench.log" | grep -v -i "warn"
