@@ -165,16 +165,35 @@ def test_fp32_precision_follows_the_tf32_flag_on_cuda_only():
 def test_a_tf32_product_reads_a_row_major_b_from_a_k_major_copy(monkeypatch):
     # Hopper's TF32 wgmma reads B K-major only: gemm.py copies a row-major b so before the kernel.
     monkeypatch.setattr(gemm, "dot_precision", lambda dtype, device: "tf32" if dtype == torch.float32 else "ieee")
+    _check_column_major_copy(monkeypatch, operand=1)
+
+
+def test_an_fma_product_reads_a_row_major_a_from_an_m_major_copy_when_switched_on(monkeypatch):
+    # gemm._FMA_M_MAJOR (off until timed on a GPU): an IEEE fp32 product copies a row-major a M-major.
+    _check_column_major_copy(monkeypatch, operand=0, copies=False)
+    monkeypatch.setattr(gemm, "_FMA_M_MAJOR", True)
+    native.invalidate()  # the plan the native layer recorded for this signature would skip gemm.py (on the CPU)
+    _check_column_major_copy(monkeypatch, operand=0, copies=True)
+
+
+def _check_column_major_copy(monkeypatch, operand, copies=True):
     copied = []
-    real = gemm._k_major
-    monkeypatch.setattr(gemm, "_k_major", lambda b: copied.append(b.stride()) or real(b))
-    a, b = torch.randn(3, 19, 21), torch.randn(1, 21, 17).expand(3, 21, 17)  # an expanded batch: copied once
+    real = gemm._column_major
+    monkeypatch.setattr(gemm, "_column_major", lambda t: copied.append(t.stride()) or real(t))
+    a, b = torch.randn(3, 19, 21), torch.randn(3, 21, 17)
+    operands = [a, b]
+    operands[operand] = operands[operand][:1].expand(3, *operands[operand].shape[1:])  # an expanded batch: copied once
     with gems.aten_only():
-        want = torch.bmm(a.double(), b.double()).float()
-    torch.testing.assert_close(torch.bmm(a, b), want, rtol=2e-3, atol=2e-3)
-    assert copied[:1] == [(0, 17, 1)]  # (then once more for its first batch alone)
-    assert real(b).stride() == (0, 1, 21)
+        want = torch.bmm(operands[0].double(), operands[1].double()).float()
+    tolerance = 1e-5 if operand == 0 else 2e-3
+    torch.testing.assert_close(torch.bmm(*operands), want, rtol=tolerance, atol=tolerance)
+    rows, cols = operands[operand].shape[1:]
+    if not copies:
+        assert copied == []
+        return
+    assert copied[:1] == [(0, cols, 1)]  # (then once more for its first batch alone)
+    operands[operand] = real(operands[operand])
+    assert operands[operand].stride() == (0, 1, rows)
     copied.clear()
-    torch.testing.assert_close(torch.bmm(a, b.transpose(1, 2).contiguous().transpose(1, 2)), want, rtol=2e-3,
-                               atol=2e-3)
-    assert copied == []  # already K-major
+    torch.testing.assert_close(torch.bmm(*operands), want, rtol=tolerance, atol=tolerance)
+    assert copied == []  # already column-major

@@ -8,11 +8,12 @@ compile every config this run will time into Triton's disk cache (each running i
 config forced, no tuning, no timing); then this process tunes and times everything from that cache.
 
 fp32    mm 4096^3 and 8192^3 and addmm 4096^3 without TF32 (FMA, IEEE: the tuned tile), and the VARIANT
-        ``gemm._FP32_IEEE_AS = "tf32x3"`` (three TF32 tensor-core products per operand pair, b copied
-        K-major): speed, and the error of ATen, gems IEEE and tf32x3 against the float64 product.
+        ``gemm._FMA_M_MAJOR = True`` (a copied M-major first: Triton's FMA dot then reads it from shared
+        memory in 16-byte loads instead of mostly scalar ones), and a given M-major ("km": the kernel alone,
+        no copy); the error of ATen and gems against the float64 product.
 tf32    mm 4096^3 and 8192^3 with TF32: b row-major ("kn": gems copies it K-major) and b already K-major
-        ("nk"); the K-major copy alone (torch's, which gemm.py uses, and a Triton tile transpose defined
-        here, 32x32 and 64x64 tiles), against the copy ceiling.
+        ("nk"); the column-major copy alone (torch's, which gemm.py uses for b here and for a under
+        _FMA_M_MAJOR, and a Triton tile transpose defined here, 32x32 and 64x64 tiles) vs the copy ceiling.
 decode  fp16/bf16 x[M, 4096] @ W[4096, 4096] ("kn", skinny kernel) and F.linear(x[M, 4096], W[11008, 4096])
         ("nk"; M = 1 now takes the GEMV kernel) for M = 1, 4, 16: GB/s and % of the copy ceiling. For kn
         fp16 M = 1 and 4, every skinny tile under the new K split rule (``skinny._PROGRAMS_PER_SM = 1``,
@@ -22,11 +23,12 @@ bmm     bmm 32 x 1024 x 128 x 1024 fp16 and bf16 (the tuned tile).
 Each line: ``case  aten us  gems us  xRATIO (aten/gems: above 1 gems is faster)  TFLOP/s  GB/s (% copy)``;
 ``cands:`` candidate times in us, best first (``/kS``: its K split; ``=x``: it failed).
 
-What the run decides: (1) tf32x3 for fp32 without TF32: adopted only if it beats cuBLAS clearly AND its
-error against float64 is close to ATen's (it is not IEEE: a policy decision, see gemm._FP32_IEEE_AS);
-otherwise the FMA target (0.90x at 4096^3) is declared not reachable with tiles (round 1: every tile timed);
-(2) whether the K-major copy of b is worth a Triton kernel (its time vs the copy ceiling); (3) the skinny
-split rule: p1 (default now) vs p4, and the skinny tiles; (4) the GEMV for linear M = 1 (vs round 1's 0.94x).
+What the run decides: (1) gemm._FMA_M_MAJOR: on if "M-major a" beats the plain FMA lines at 4096^3 and
+8192^3 (the "km" line shows what the copy costs); if neither reaches 0.90x cuBLAS at 4096^3, the target is
+declared not reachable with Triton's FMA dot (round 1: every tile timed); (2) whether the K-major copy of b
+is worth a Triton kernel (torch's copy vs the tile transpose vs the copy ceiling); (3) the skinny split
+rule: p1 (default now) vs p4 (round 1's), and the skinny tiles; (4) the GEMV for linear M = 1 (vs round 1's
+0.94x through skinny).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ DEVICE = os.environ.get("BLAS_DEVICE", "cuda")
 SCALE = int(os.environ.get("BLAS_SCALE", "1"))
 # The module switches a case may set (restored to these values before every case).
 MODULES = {"gemm": gemm, "skinny": skinny}
-DEFAULTS = {"gemm._TF32_K_MAJOR": gemm._TF32_K_MAJOR, "gemm._FP32_IEEE_AS": gemm._FP32_IEEE_AS,
+DEFAULTS = {"gemm._TF32_K_MAJOR": gemm._TF32_K_MAJOR, "gemm._FMA_M_MAJOR": gemm._FMA_M_MAJOR,
             "skinny._PROGRAMS_PER_SM": skinny._PROGRAMS_PER_SM}
 P4 = {"skinny._PROGRAMS_PER_SM": 4}
 
@@ -84,16 +86,18 @@ class Case:
     spec: str = ""  # cases with the same spec compile the same kernels: compiled once
 
 
-def mm_case(section, n, tf32, layout="kn", op="mm", flags=None, tag=""):
+def mm_case(section, n, tf32, layout="kn", op="mm", flags=None, tag="", a_layout="mk"):
     def make():
         m = size(n)
-        a = torch.randn(m, m, device=DEVICE)
+        a = torch.randn(m, m, device=DEVICE) if a_layout == "mk" else torch.randn(m, m, device=DEVICE).t()
         b = torch.randn(m, m, device=DEVICE) if layout == "kn" else torch.randn(m, m, device=DEVICE).t()
         return (torch.randn(m, device=DEVICE), a, b) if op == "addmm" else (a, b)
     call = {"mm": torch.mm, "addmm": torch.addmm}[op]
-    name = f"{op} fp32 {n}^3 {layout} tf32={'on' if tf32 else 'off'}{tag}"
-    # A TF32 kn product runs the nk kernel on its K-major copy of b.
-    spec = f"{op} {tf32} {'nk' if tf32 else layout}{tag}"
+    name = f"{op} fp32 {n}^3 {a_layout if a_layout != 'mk' else ''}{layout} tf32={'on' if tf32 else 'off'}{tag}"
+    # The kernel a case compiles: a TF32 kn product runs the nk kernel on its K-major copy of b, an FMA one
+    # with gemm._FMA_M_MAJOR the km kernel on its M-major copy of a.
+    m_major = a_layout == "km" or (flags or {}).get("gemm._FMA_M_MAJOR")
+    spec = f"{op} {tf32} {'km' if m_major else 'mk'} {'nk' if tf32 else layout}"
     return Case(name, section, make, call, gemm._gemm_kernel, tf32, 2 * n**3, 3 * n * n * 4, flags=flags or {},
                 oracle=not tf32, spec=spec)
 
@@ -129,12 +133,13 @@ def bmm_case(dtype):
 
 
 def cases(sections):
-    x3 = {"gemm._FP32_IEEE_AS": "tf32x3"}
+    copy_a = {"gemm._FMA_M_MAJOR": True}
     out = []
     if "fp32" in sections:
         for n in (4096, 8192):
-            out += [mm_case("fp32", n, False), mm_case("fp32", n, False, flags=x3, tag=" TF32X3")]
-        out.append(mm_case("fp32", 4096, False, op="addmm"))
+            out += [mm_case("fp32", n, False), mm_case("fp32", n, False, flags=copy_a, tag=" M-major a")]
+        out += [mm_case("fp32", 4096, False, a_layout="km"), mm_case("fp32", 4096, False, op="addmm"),
+                mm_case("fp32", 4096, False, op="addmm", flags=copy_a, tag=" M-major a")]
     if "tf32" in sections:
         out += [mm_case("tf32", n, True, layout) for n in (4096, 8192) for layout in ("kn", "nk")]
     if "decode" in sections:
@@ -291,18 +296,18 @@ def transposed(b, block):
     return out.t()
 
 
-def k_major_copy(ceiling):
-    """The TF32 path's K-major copy of b alone (gemm._k_major: torch's copy; gems serves no copy), and a
-    plain Triton tile transpose as the cheaper copy it could use."""
+def column_major_copy(ceiling):
+    """The column-major copy alone (gemm._column_major, torch's copy: TF32's K-major b, and the FMA's M-major a
+    under the switch; gems serves no copy), and a plain Triton tile transpose as a cheaper copy it could use."""
     for n in (4096, 8192):
         b = torch.randn(1, size(n), size(n), device=DEVICE)
-        times = [f"torch {bench(lambda b=b: gemm._k_major(b)) * 1e3:.1f}us"]
+        times = [f"torch {bench(lambda b=b: gemm._column_major(b)) * 1e3:.1f}us"]
         for block in (32, 64):
             got = transposed(b[0], block)
             assert torch.equal(got, b[0]) and got.stride() == (1, b.shape[1]), "the transpose kernel is wrong"
             times.append(f"triton {block}x{block} {bench(lambda b=b, k=block: transposed(b[0], k)) * 1e3:.1f}us")
         ideal = 2 * b.numel() * 4 / ceiling / 1e6
-        print(f"k-major copy of b {n}^2 fp32: {', '.join(times)}; copy ceiling {ideal * 1e3:.1f}us", flush=True)
+        print(f"column-major copy {n}^2 fp32: {', '.join(times)}; copy ceiling {ideal * 1e3:.1f}us", flush=True)
 
 
 def main():
@@ -339,7 +344,10 @@ def main():
             if section:
                 print(f"-- {section} done at {time.time() - START:.0f}s", flush=True)
             if case.section == "tf32":
-                k_major_copy(ceiling)
+                try:
+                    column_major_copy(ceiling)
+                except Exception as exc:
+                    print(f"column-major copy: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
             section = case.section
         case.tuned.chosen.clear()
         try:

@@ -23,7 +23,7 @@ Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first
 
 fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
 CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too (b then read K-major, from
-a copy where it is row-major: ``_TF32_K_MAJOR``). ``beta == 0``
+a copy where it is row-major: ``_TF32_K_MAJOR``; ``_FMA_M_MAJOR`` is the like copy of a for IEEE, off). ``beta == 0``
 ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
 """
 
@@ -58,12 +58,14 @@ _FINISH_BLOCK = 1024
 # 0.43x without; 8192^3 0.77x / 0.36x; b already K-major 0.80x / 0.83x (the copy's whole cost: 544 vs
 # 419 us at 4096^3).
 _TF32_K_MAJOR = True
-# The precision of an fp32 product without TF32: "ieee" (exact fp32 products on FMA units, as ATen
-# computes them). "tf32x3" (each operand split into two TF32 parts, three tensor-core products, the
-# small-by-small one dropped: about 2^-21 relative error per product instead of fp32's exact one) is
-# NOT adopted: it is not ATen's IEEE result. Only tools/gpu_blasperf2.py sets it, to measure its speed
-# and error against the float64 product (round 1: the FMA path is 0.87x cuBLAS at 4096^3 with its best tile).
-_FP32_IEEE_AS = "ieee"
+# An fp32 product without TF32 (FMA units, not tensor cores) may copy an a whose rows are contiguous
+# (a[m, k] row-major) to one stored M-major first. Triton's FMA dot gives each thread 4x4 outputs and reads
+# 4 consecutive rows of a per K step from shared memory: row-major, those are 4 scalar loads; M-major,
+# one 16-byte load. Compiled for sm_90 (128x64x32 w4 s4, the tile the H100 tuning chose): 368 shared
+# loads per K step of 32 (192 scalar, 96 2-wide, 80 4-wide) vs 176 4-wide, for 2048 FMAs each. The copy
+# reads and writes a once (~45 us at 4096^2 fp32 at the copy ceiling; the product takes ~3 ms). NOT YET
+# MEASURED, so off: only tools/gpu_blasperf2.py sets it (its "M-major a" lines).
+_FMA_M_MAJOR = False
 
 
 def _gemm_tuned(kernel):
@@ -241,10 +243,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
     precision = dot_precision(a.dtype, a.device)
-    if precision == "ieee" and a.dtype == torch.float32 and a.is_cuda:
-        precision = _FP32_IEEE_AS
-    if precision in ("tf32", "tf32x3") and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
-        b = _k_major(b)
+    if precision == "tf32" and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
+        b = _column_major(b)
+    if precision == "ieee" and a.dtype == torch.float32 and _FMA_M_MAJOR and a.stride(2) == 1 and a.stride(1) != 1:
+        a = _column_major(a)
     int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     for start in range(0, batches, _MAX_GRID_Y):
         stop = min(start + _MAX_GRID_Y, batches)
@@ -256,11 +258,12 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
     return out
 
 
-def _k_major(b: torch.Tensor) -> torch.Tensor:
-    """b (batch, K, N) with the same values, stored K-major (stride 1 along K); an expanded batch copied once."""
-    if b.shape[0] > 1 and b.stride(0) == 0:
-        return _k_major(b[:1]).expand(b.shape)
-    return b.transpose(1, 2).contiguous().transpose(1, 2)
+def _column_major(t: torch.Tensor) -> torch.Tensor:
+    """t (batch, rows, cols) with the same values, each matrix stored column-major (stride 1 along rows: b
+    (batch, K, N) K-major, a (batch, M, K) M-major); an expanded batch copied once."""
+    if t.shape[0] > 1 and t.stride(0) == 0:
+        return _column_major(t[:1]).expand(t.shape)
+    return t.transpose(1, 2).contiguous().transpose(1, 2)
 
 
 def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
