@@ -168,12 +168,23 @@ def test_a_tf32_product_reads_a_row_major_b_from_a_k_major_copy(monkeypatch):
     _check_column_major_copy(monkeypatch, operand=1)
 
 
-def test_an_fma_product_reads_a_row_major_a_from_an_m_major_copy_when_switched_on(monkeypatch):
-    # gemm._FMA_M_MAJOR (off until timed on a GPU): an IEEE fp32 product copies a row-major a M-major.
+def test_an_fma_product_feeds_a_row_major_a_m_major_when_switched_on(monkeypatch):
+    # gemm._FMA_M_MAJOR (None until timed on a GPU): an IEEE fp32 product copies a row-major a M-major
+    # ("copy"), or computes c^T = b^T a^T ("swap": the kernel's M is the product's N).
     _check_column_major_copy(monkeypatch, operand=0, copies=False)
-    monkeypatch.setattr(gemm, "_FMA_M_MAJOR", True)
+    monkeypatch.setattr(gemm, "_FMA_M_MAJOR", "copy")
     native.invalidate()  # the plan the native layer recorded for this signature would skip gemm.py (on the CPU)
     _check_column_major_copy(monkeypatch, operand=0, copies=True)
+    monkeypatch.setattr(gemm, "_FMA_M_MAJOR", "swap")
+    native.invalidate()
+    gemm._gemm_kernel.chosen.clear()
+    a, b, bias = torch.randn(19, 21), torch.randn(21, 17), torch.randn(17)
+    with gems.aten_only():
+        want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
+    got = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
+    torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+    assert got.shape == (19, 17) and got.stride() == (17, 1)
+    assert [key[:3] for key in gemm._gemm_kernel.chosen] == [(17, 19, 21)]  # M and N swapped
 
 
 def _check_column_major_copy(monkeypatch, operand, copies=True):

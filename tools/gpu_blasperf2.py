@@ -7,10 +7,11 @@ Compiling is what limits one GPU run, so it runs in two phases: first ``WORKERS`
 compile every config this run will time into Triton's disk cache (each running its share once with the
 config forced, no tuning, no timing); then this process tunes and times everything from that cache.
 
-fp32    mm 4096^3 and 8192^3 and addmm 4096^3 without TF32 (FMA, IEEE: the tuned tile), and the VARIANT
-        ``gemm._FMA_M_MAJOR = True`` (a copied M-major first: Triton's FMA dot then reads it from shared
-        memory in 16-byte loads instead of mostly scalar ones), and a given M-major ("km": the kernel alone,
-        no copy); the error of ATen and gems against the float64 product.
+fp32    mm 4096^3 and 8192^3 and addmm 4096^3 without TF32 (FMA, IEEE: the tuned tile), and the VARIANTS
+        of ``gemm._FMA_M_MAJOR``: "copy" (a copied M-major first: Triton's FMA dot then reads it from shared
+        memory in 16-byte loads instead of mostly scalar ones), "swap" (c^T = b^T a^T, no copy, fewer
+        scalar loads), and a given M-major ("km": the kernel of "copy" without the copy); the error of ATen
+        and gems against the float64 product.
 tf32    mm 4096^3 and 8192^3 with TF32: b row-major ("kn": gems copies it K-major) and b already K-major
         ("nk"); the column-major copy alone (torch's, which gemm.py uses for b here and for a under
         _FMA_M_MAJOR, and a Triton tile transpose defined here, 32x32 and 64x64 tiles) vs the copy ceiling.
@@ -23,8 +24,8 @@ bmm     bmm 32 x 1024 x 128 x 1024 fp16 and bf16 (the tuned tile).
 Each line: ``case  aten us  gems us  xRATIO (aten/gems: above 1 gems is faster)  TFLOP/s  GB/s (% copy)``;
 ``cands:`` candidate times in us, best first (``/kS``: its K split; ``=x``: it failed).
 
-What the run decides: (1) gemm._FMA_M_MAJOR: on if "M-major a" beats the plain FMA lines at 4096^3 and
-8192^3 (the "km" line shows what the copy costs); if neither reaches 0.90x cuBLAS at 4096^3, the target is
+What the run decides: (1) gemm._FMA_M_MAJOR: "copy" or "swap" if it beats the plain FMA lines at 4096^3
+and 8192^3 (the "km" line shows what the copy costs); if none reaches 0.90x cuBLAS at 4096^3, the target is
 declared not reachable with Triton's FMA dot (round 1: every tile timed); (2) whether the K-major copy of b
 is worth a Triton kernel (torch's copy vs the tile transpose vs the copy ceiling); (3) the skinny split
 rule: p1 (default now) vs p4 (round 1's), and the skinny tiles; (4) the GEMV for linear M = 1 (vs round 1's
@@ -94,10 +95,11 @@ def mm_case(section, n, tf32, layout="kn", op="mm", flags=None, tag="", a_layout
         return (torch.randn(m, device=DEVICE), a, b) if op == "addmm" else (a, b)
     call = {"mm": torch.mm, "addmm": torch.addmm}[op]
     name = f"{op} fp32 {n}^3 {a_layout if a_layout != 'mk' else ''}{layout} tf32={'on' if tf32 else 'off'}{tag}"
-    # The kernel a case compiles: a TF32 kn product runs the nk kernel on its K-major copy of b, an FMA one
-    # with gemm._FMA_M_MAJOR the km kernel on its M-major copy of a.
-    m_major = a_layout == "km" or (flags or {}).get("gemm._FMA_M_MAJOR")
-    spec = f"{op} {tf32} {'km' if m_major else 'mk'} {'nk' if tf32 else layout}"
+    # The kernel a case compiles: a TF32 kn product runs the nk kernel on its K-major copy of b; an FMA one
+    # with gemm._FMA_M_MAJOR "copy" the km kernel on its M-major copy of a, with "swap" b^T a^T.
+    mode = (flags or {}).get("gemm._FMA_M_MAJOR")
+    spec = f"{op} {tf32} {'swap' if mode == 'swap' else 'km' if mode or a_layout == 'km' else 'mk'} " \
+           f"{'nk' if tf32 else layout}"
     return Case(name, section, make, call, gemm._gemm_kernel, tf32, 2 * n**3, 3 * n * n * 4, flags=flags or {},
                 oracle=not tf32, spec=spec)
 
@@ -133,13 +135,13 @@ def bmm_case(dtype):
 
 
 def cases(sections):
-    copy_a = {"gemm._FMA_M_MAJOR": True}
+    copy_a, swap = {"gemm._FMA_M_MAJOR": "copy"}, {"gemm._FMA_M_MAJOR": "swap"}
     out = []
     if "fp32" in sections:
         for n in (4096, 8192):
-            out += [mm_case("fp32", n, False), mm_case("fp32", n, False, flags=copy_a, tag=" M-major a")]
-        out += [mm_case("fp32", 4096, False, a_layout="km"), mm_case("fp32", 4096, False, op="addmm"),
-                mm_case("fp32", 4096, False, op="addmm", flags=copy_a, tag=" M-major a")]
+            out += [mm_case("fp32", n, False), mm_case("fp32", n, False, flags=copy_a, tag=" M-major a"),
+                    mm_case("fp32", n, False, flags=swap, tag=" swapped")]
+        out += [mm_case("fp32", 4096, False, a_layout="km"), mm_case("fp32", 4096, False, op="addmm")]
     if "tf32" in sections:
         out += [mm_case("tf32", n, True, layout) for n in (4096, 8192) for layout in ("kn", "nk")]
     if "decode" in sections:

@@ -23,7 +23,8 @@ Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first
 
 fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
 CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too (b then read K-major, from
-a copy where it is row-major: ``_TF32_K_MAJOR``; ``_FMA_M_MAJOR`` is the like copy of a for IEEE, off). ``beta == 0``
+a copy where it is row-major: ``_TF32_K_MAJOR``; ``_FMA_M_MAJOR``: how IEEE
+ones feed Triton's FMA dot a row-major a, not yet chosen). ``beta == 0``
 ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
 """
 
@@ -58,14 +59,16 @@ _FINISH_BLOCK = 1024
 # 0.43x without; 8192^3 0.77x / 0.36x; b already K-major 0.80x / 0.83x (the copy's whole cost: 544 vs
 # 419 us at 4096^3).
 _TF32_K_MAJOR = True
-# An fp32 product without TF32 (FMA units, not tensor cores) may copy an a whose rows are contiguous
-# (a[m, k] row-major) to one stored M-major first. Triton's FMA dot gives each thread 4x4 outputs and reads
-# 4 consecutive rows of a per K step from shared memory: row-major, those are 4 scalar loads; M-major,
-# one 16-byte load. Compiled for sm_90 (128x64x32 w4 s4, the tile the H100 tuning chose): 368 shared
-# loads per K step of 32 (192 scalar, 96 2-wide, 80 4-wide) vs 176 4-wide, for 2048 FMAs each. The copy
-# reads and writes a once (~45 us at 4096^2 fp32 at the copy ceiling; the product takes ~3 ms). NOT YET
-# MEASURED, so off: only tools/gpu_blasperf2.py sets it (its "M-major a" lines).
-_FMA_M_MAJOR = False
+# How an fp32 product without TF32 (FMA units, not tensor cores) feeds a row-major a (a[m, k]) to Triton's
+# FMA dot, which gives each thread 4x4 outputs and reads 4 consecutive rows of its first operand per K
+# step from shared memory: scalar loads when that operand is row-major, one 16-byte load when M-major.
+# None: as given. "copy": a copied M-major first (reads and writes a once: ~45 us at 4096^2 fp32 at the
+# copy ceiling, the product ~3 ms). "swap": with b row-major too, c^T = b^T a^T (no copy: b^T is N-major).
+# Shared loads per K step of 32 (2048 FMAs per thread) compiled for sm_90 at 128x64x32 w4 s4, the tile
+# the H100 tuning chose: as given 368 (192 scalar, 96 2-wide, 80 4-wide), copy 176 (all 4-wide), swap
+# 224 (152 4-wide); the same ratios at 128x128x32, 128x256x32, 64x128x64, 64x64x64. NOT YET MEASURED,
+# so None: only tools/gpu_blasperf2.py sets it ("M-major a" and "swapped" lines).
+_FMA_M_MAJOR = None
 
 
 def _gemm_tuned(kernel):
@@ -242,11 +245,16 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
+    result = out
     precision = dot_precision(a.dtype, a.device)
     if precision == "tf32" and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
         b = _column_major(b)
     if precision == "ieee" and a.dtype == torch.float32 and _FMA_M_MAJOR and a.stride(2) == 1 and a.stride(1) != 1:
-        a = _column_major(a)
+        if _FMA_M_MAJOR == "copy":
+            a = _column_major(a)
+        elif b.stride(2) == 1:  # "swap": c^T = b^T a^T
+            a, b, out, bias, m, n = (b.transpose(1, 2), a.transpose(1, 2), out.transpose(1, 2), bias.transpose(1, 2),
+                                     n, m)
     int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     for start in range(0, batches, _MAX_GRID_Y):
         stop = min(start + _MAX_GRID_Y, batches)
@@ -255,7 +263,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731
         _gemm_kernel.launch(grid, *args, m, n, k, *strides, alpha, beta,
                             has_bias, scaled, fp64, precision, TL_ACC[out.dtype], int64)
-    return out
+    return result
 
 
 def _column_major(t: torch.Tensor) -> torch.Tensor:
