@@ -52,7 +52,7 @@ from gems.ops.blas import gemm, skinny
 START = time.time()
 OPS = ["mm", "bmm", "addmm", "mv"]
 WORKERS = int(os.environ.get("WORKERS", "14"))
-COMPILE_S = float(os.environ.get("COMPILE_S", "25"))
+COMPILE_S = float(os.environ.get("COMPILE_S", "22"))
 # A smoke test of this script on the CPU: BLAS_DEVICE=cpu BLAS_SCALE=128 GEMS_VENDOR=interpreter (sizes / SCALE).
 DEVICE = os.environ.get("BLAS_DEVICE", "cuda")
 SCALE = int(os.environ.get("BLAS_SCALE", "1"))
