@@ -23,9 +23,9 @@ Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first
 
 fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
 CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too (b then read K-major, from
-a copy where it is row-major: ``_TF32_K_MAJOR``; ``_FMA_M_MAJOR``: how IEEE
-ones feed Triton's FMA dot a row-major a, not yet chosen). ``beta == 0``
-ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
+a copy where it is row-major: ``_TF32_K_MAJOR``; ``_FMA_M_MAJOR``: how an IEEE one could feed Triton's FMA
+dot a row-major a, not yet chosen). ``beta == 0`` ignores bias entirely (NaN in it does not propagate), as
+BLAS and ATen do.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ _TF32_K_MAJOR = True
 # copy ceiling, the product ~3 ms). "swap": with b row-major too, c^T = b^T a^T (no copy: b^T is N-major).
 # Shared loads per K step of 32 (2048 FMAs per thread) compiled for sm_90 at 128x64x32 w4 s4, the tile
 # the H100 tuning chose: as given 368 (192 scalar, 96 2-wide, 80 4-wide), copy 176 (all 4-wide), swap
-# 224 (152 4-wide); the same ratios at 128x128x32, 128x256x32, 64x128x64, 64x64x64. NOT YET MEASURED,
-# so None: only tools/gpu_blasperf2.py sets it ("M-major a" and "swapped" lines).
+# 224 (152 4-wide); copy all 4-wide at 128x128x32, 128x256x32, 64x128x64 and 64x64x64 too (as given:
+# 368, 704, 815, 439). NOT YET MEASURED, so None: only tools/gpu_blasperf2.py sets it ("M-major a" and
+# "swapped" lines).
 _FMA_M_MAJOR = None
 
 
