@@ -10,7 +10,7 @@ config forced, no tuning, no timing); then this process tunes and times everythi
 fp32    mm 4096^3 and 8192^3 and addmm 4096^3 without TF32 (FMA, IEEE: the tuned tile), and the VARIANTS
         of ``gemm._FMA_M_MAJOR``: "copy" (a copied M-major first: Triton's FMA dot then reads it from shared
         memory in 16-byte loads instead of mostly scalar ones), "swap" (c^T = b^T a^T, no copy, fewer
-        scalar loads), and a given M-major ("km": the kernel of "copy" without the copy); the error of ATen
+        scalar loads), and a given M-major ("a-km": the kernel of "copy" without the copy); the error of ATen
         and gems against the float64 product.
 tf32    mm 4096^3 and 8192^3 with TF32: b row-major ("kn": gems copies it K-major) and b already K-major
         ("nk"); the column-major copy alone (torch's, which gemm.py uses for b here and for a under
@@ -25,7 +25,7 @@ Each line: ``case  aten us  gems us  xRATIO (aten/gems: above 1 gems is faster) 
 ``cands:`` candidate times in us, best first (``/kS``: its K split; ``=x``: it failed).
 
 What the run decides: (1) gemm._FMA_M_MAJOR: "copy" or "swap" if it beats the plain FMA lines at 4096^3
-and 8192^3 (the "km" line shows what the copy costs); if none reaches 0.90x cuBLAS at 4096^3, the target is
+and 8192^3 (the "a-km" line shows what the copy costs); if none reaches 0.90x cuBLAS at 4096^3, the target is
 declared not reachable with Triton's FMA dot (round 1: every tile timed); (2) whether the K-major copy of b
 is worth a Triton kernel (torch's copy vs the tile transpose vs the copy ceiling); (3) the skinny split
 rule: p1 (default now) vs p4 (round 1's), and the skinny tiles; (4) the GEMV for linear M = 1 (vs round 1's
@@ -94,7 +94,7 @@ def mm_case(section, n, tf32, layout="kn", op="mm", flags=None, tag="", a_layout
         b = torch.randn(m, m, device=DEVICE) if layout == "kn" else torch.randn(m, m, device=DEVICE).t()
         return (torch.randn(m, device=DEVICE), a, b) if op == "addmm" else (a, b)
     call = {"mm": torch.mm, "addmm": torch.addmm}[op]
-    name = f"{op} fp32 {n}^3 {a_layout if a_layout != 'mk' else ''}{layout} tf32={'on' if tf32 else 'off'}{tag}"
+    name = f"{op} fp32 {n}^3 {'a-km ' if a_layout == 'km' else ''}{layout} tf32={'on' if tf32 else 'off'}{tag}"
     # The kernel a case compiles: a TF32 kn product runs the nk kernel on its K-major copy of b; an FMA one
     # with gemm._FMA_M_MAJOR "copy" the km kernel on its M-major copy of a, with "swap" b^T a^T.
     mode = (flags or {}).get("gemm._FMA_M_MAJOR")
