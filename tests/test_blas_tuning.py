@@ -13,7 +13,7 @@ import triton.language as tl
 
 import gems
 from gems import native
-from gems.ops.blas import addmv, gemm, skinny, tuning
+from gems.ops.blas import addmv, gemm, products, skinny, tuning
 from gems.runtime import configs, registration
 
 
@@ -168,29 +168,62 @@ def test_a_tf32_product_reads_a_row_major_b_from_a_k_major_copy(monkeypatch):
     _check_column_major_copy(monkeypatch, operand=1)
 
 
-def test_an_fma_product_feeds_a_row_major_a_m_major_when_switched_on(monkeypatch):
-    # gemm._FMA_M_MAJOR (None until timed on a GPU): an IEEE fp32 product copies a row-major a M-major
-    # ("copy"), or computes c^T = b^T a^T ("swap": the kernel's M is the product's N).
-    _check_column_major_copy(monkeypatch, operand=0, copies=False)
-    monkeypatch.setattr(gemm, "_FMA_M_MAJOR", "copy")
-    native.invalidate()  # the plan the native layer recorded for this signature would skip gemm.py (on the CPU)
-    _check_column_major_copy(monkeypatch, operand=0, copies=True)
-    monkeypatch.setattr(gemm, "_FMA_M_MAJOR", "swap")
+def test_an_fma_product_reads_a_row_major_a_from_an_m_major_copy(monkeypatch):
+    # Triton's FMA dot reads its first operand 16 bytes at a time only when it is M-major: an IEEE fp32
+    # product copies a row-major a so before the kernel (bmm, addmm and baddbmm all go through gemm.py).
+    _check_column_major_copy(monkeypatch, operand=0)
     native.invalidate()
-    gemm._gemm_kernel.chosen.clear()
+    copied = []
+    real = gemm.column_major
+    monkeypatch.setattr(gemm, "column_major", lambda t: copied.append(t.shape) or real(t))
     a, b, bias = torch.randn(19, 21), torch.randn(21, 17), torch.randn(17)
     with gems.aten_only():
         want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
-    got = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
-    torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
-    assert got.shape == (19, 17) and got.stride() == (17, 1)
-    assert [key[:3] for key in gemm._gemm_kernel.chosen] == [(17, 19, 21)]  # M and N swapped
+        want_b = torch.baddbmm(bias.double(), a[None].double(), b[None].double(), beta=0.5, alpha=2.0)
+    torch.testing.assert_close(torch.addmm(bias, a, b, beta=0.5, alpha=2.0).double(), want, rtol=1e-5, atol=1e-5)
+    got = torch.baddbmm(bias, a[None], b[None], beta=0.5, alpha=2.0)
+    torch.testing.assert_close(got.double(), want_b, rtol=1e-5, atol=1e-5)
+    assert copied == [(1, 19, 21), (1, 19, 21)]
+    copied.clear()
+    torch.mm(a.double(), b.double())  # fp64 reads a as given
+    torch.mm(a.t().contiguous().t(), b)  # already M-major
+    assert copied == []
 
 
-def _check_column_major_copy(monkeypatch, operand, copies=True):
+@pytest.mark.parametrize("shape, view", [
+    ((1, 1, 1), None), ((1, 5, 3), None), ((2, 65, 130), None), ((3, 64, 64), None), ((2, 7, 1), None),
+    ((2, 70, 3, 9), "strided"), ((3, 5, 67), "batch-last"), ((4, 0, 5), None), ((3, 9, 6), "expanded"),
+])
+def test_the_column_major_copy_matches_torchs(shape, view):
+    # Odd shapes (tiles cut at both edges), a matrix with gaps between rows, a batch that is not the outer
+    # dim, an empty one and an expanded one: the same values as torch's copy, column-major, the batch
+    # stride of an expanded input kept 0 (one copy).
+    if view == "strided":
+        t = torch.randn(shape)[:, :, 1, :]  # rows 3 * 9 apart
+    elif view == "batch-last":
+        t = torch.randn(shape[1], shape[2], shape[0]).permute(2, 0, 1)  # strides (1, 67 * 3, 3)
+    elif view == "expanded":
+        t = torch.randn(1, *shape[1:]).expand(shape)
+    else:
+        t = torch.randn(shape)
+    got = products.column_major(t)
+    want = t.transpose(1, 2).contiguous().transpose(1, 2)
+    assert torch.equal(got, want)
+    assert got.shape == t.shape and got[:1].transpose(1, 2).is_contiguous()
+    assert got.stride(0) == 0 if view == "expanded" else got.transpose(1, 2).is_contiguous()
+
+
+def test_the_column_major_copy_launches_batches_in_chunks(monkeypatch):
+    monkeypatch.setattr(gems.ops.blas.products, "MAX_GRID_Y", 2)
+    t = torch.randn(5, 33, 17)
+    assert torch.equal(products.column_major(t), t)
+
+
+def _check_column_major_copy(monkeypatch, operand):
+    native.invalidate()  # a plan the native layer recorded for a signature would skip gemm.py (on the CPU)
     copied = []
-    real = gemm._column_major
-    monkeypatch.setattr(gemm, "_column_major", lambda t: copied.append(t.stride()) or real(t))
+    real = gemm.column_major
+    monkeypatch.setattr(gemm, "column_major", lambda t: copied.append(t.stride()) or real(t))
     a, b = torch.randn(3, 19, 21), torch.randn(3, 21, 17)
     operands = [a, b]
     operands[operand] = operands[operand][:1].expand(3, *operands[operand].shape[1:])  # an expanded batch: copied once
@@ -199,9 +232,6 @@ def _check_column_major_copy(monkeypatch, operand, copies=True):
     tolerance = 1e-5 if operand == 0 else 2e-3
     torch.testing.assert_close(torch.bmm(*operands), want, rtol=tolerance, atol=tolerance)
     rows, cols = operands[operand].shape[1:]
-    if not copies:
-        assert copied == []
-        return
     assert copied[:1] == [(0, cols, 1)]  # (then once more for its first batch alone)
     operands[operand] = real(operands[operand])
     assert operands[operand].stride() == (0, 1, rows)

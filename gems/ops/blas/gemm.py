@@ -21,11 +21,11 @@ in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skin
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
-fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
-CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too (b then read K-major, from
-a copy where it is row-major: ``_TF32_K_MAJOR``; ``_FMA_M_MAJOR``: how an IEEE one could feed Triton's FMA
-dot a row-major a, not yet chosen). ``beta == 0`` ignores bias entirely (NaN in it does not propagate), as
-BLAS and ATen do.
+fp32 products are exact IEEE products (``input_precision="ieee"``) on the FMA units unless the user
+allowed TF32 for CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too. Either
+way one operand is first copied column-major when it is row-major (:func:`products.column_major`, a Triton
+tile transpose): b K-major for TF32, a M-major for the FMA dot (why: :func:`gemm`). ``beta == 0`` ignores bias
+entirely (NaN in it does not propagate), as BLAS and ATen do.
 """
 
 from __future__ import annotations
@@ -35,7 +35,16 @@ import triton
 import triton.language as tl
 
 from gems.ops.blas import skinny
-from gems.ops.blas.products import INT32_SAFE, TL_ACC, dot_precision, epilogue, kernel_scalars, span
+from gems.ops.blas.products import (
+    INT32_SAFE,
+    MAX_GRID_Y,
+    TL_ACC,
+    column_major,
+    dot_precision,
+    epilogue,
+    kernel_scalars,
+    span,
+)
 from gems.ops.blas.tuning import Tuned, fitting_configs, multiprocessors
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
@@ -46,30 +55,10 @@ from gems.spec import PerfSpec, lazy
 # The dtypes gems multiplies; ATen refuses integer products on CUDA and computes them on the CPU, so
 # for those it runs its own kernel (a Fallback) and refuses or computes as it does.
 GEMM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-# One launch covers at most this many batches (the grid's second axis).
-_MAX_GRID_Y = 65535
 # At most this many programs share a GEMV row block (their partial sums: SPLIT_K x M values in ACC).
 _MAX_SPLIT = 64
 # Outputs per program of the GEMV's second pass (a few fp32 adds each: any size that fills the device).
 _FINISH_BLOCK = 1024
-# A TF32 product copies a b whose rows are contiguous (b[k, n] row-major) to one stored K-major first:
-# Hopper's TF32 wgmma reads its B tile from shared memory K-major only (Triton transposes only 16-bit
-# operands), so a row-major b is staged through registers on every K step instead of copied straight
-# in. Measured (H100, tools/gpu_blasperf2.py, round 1): mm fp32 4096^3 0.63x cuBLAS with the copy,
-# 0.43x without; 8192^3 0.77x / 0.36x; b already K-major 0.80x / 0.83x (the copy's whole cost: 544 vs
-# 419 us at 4096^3).
-_TF32_K_MAJOR = True
-# How an fp32 product without TF32 (FMA units, not tensor cores) feeds a row-major a (a[m, k]) to Triton's
-# FMA dot, which gives each thread 4x4 outputs and reads 4 consecutive rows of its first operand per K
-# step from shared memory: scalar loads when that operand is row-major, one 16-byte load when M-major.
-# None: as given. "copy": a copied M-major first (reads and writes a once: ~45 us at 4096^2 fp32 at the
-# copy ceiling, the product ~3 ms). "swap": with b row-major too, c^T = b^T a^T (no copy: b^T is N-major).
-# Shared loads per K step of 32 (2048 FMAs per thread) compiled for sm_90 at 128x64x32 w4 s4, the tile
-# the H100 tuning chose: as given 368 (192 scalar, 96 2-wide, 80 4-wide), copy 176 (all 4-wide), swap
-# 224 (152 4-wide); copy all 4-wide at 128x128x32, 128x256x32, 64x128x64 and 64x64x64 too (as given:
-# 368, 704, 815, 439). NOT YET MEASURED, so None: only tools/gpu_blasperf2.py sets it ("M-major a" and
-# "swapped" lines).
-_FMA_M_MAJOR = None
 
 
 def _gemm_tuned(kernel):
@@ -139,6 +128,7 @@ def _gemm_kernel(
     acc = epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
     c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
 
 
 def _gemv_split(args) -> int:
@@ -246,33 +236,32 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
-    result = out
     precision = dot_precision(a.dtype, a.device)
-    if precision == "tf32" and _TF32_K_MAJOR and b.stride(2) == 1 and b.stride(1) != 1:
-        b = _column_major(b)
-    if precision == "ieee" and a.dtype == torch.float32 and _FMA_M_MAJOR and a.stride(2) == 1 and a.stride(1) != 1:
-        if _FMA_M_MAJOR == "copy":
-            a = _column_major(a)
-        elif b.stride(2) == 1:  # "swap": c^T = b^T a^T
-            a, b, out, bias, m, n = (b.transpose(1, 2), a.transpose(1, 2), out.transpose(1, 2), bias.transpose(1, 2),
-                                     n, m)
+    # A TF32 product reads a b whose rows are contiguous (b[k, n] row-major) from a K-major copy: Hopper's
+    # TF32 wgmma reads its B tile from shared memory K-major only (Triton transposes only 16-bit operands), so
+    # a row-major b is staged through registers on every K step instead of copied straight in. Measured (H100,
+    # tools/gpu_blasperf2.py): mm fp32 4096^3 0.43x cuBLAS without a copy, 0.61x with torch's copy; 8192^3
+    # 0.36x / 0.80x; b already K-major ("nk") 0.81x / 0.85x, the bound of any copy.
+    # An fp32 product without TF32 (FMA units) reads a row-major a (a[m, k]) from an M-major copy: Triton's FMA
+    # dot gives each thread 4x4 outputs and reads 4 consecutive rows of its first operand per K step from
+    # shared memory, scalar loads when that operand is row-major, one 16-byte load when M-major (compiled for
+    # sm_90 at 128x64x32 w4 s4, the H100's tuned tile: 368 shared loads per K step of 32 as given, 176 from
+    # the copy). Measured (H100): mm 4096^3 0.87x cuBLAS as given (3052 vs 2660 us), 0.90x with the copy
+    # (torch's copy, 2944 us), a already M-major 0.95x; 8192^3 0.90x / 0.93x (22966 us); addmm 4096^3 0.89x as
+    # given. Swapping the operands instead (c^T = b^T a^T, no copy) ran 0.57x.
+    if precision == "tf32" and b.stride(2) == 1 and b.stride(1) != 1:
+        b = column_major(b)
+    if precision == "ieee" and a.dtype == torch.float32 and a.stride(2) == 1 and a.stride(1) != 1:
+        a = column_major(a)
     int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
-    for start in range(0, batches, _MAX_GRID_Y):
-        stop = min(start + _MAX_GRID_Y, batches)
+    for start in range(0, batches, MAX_GRID_Y):
+        stop = min(start + MAX_GRID_Y, batches)
         args = [t[start:stop] for t in (a, b, out, bias)]
         strides = [s for t in args for s in t.stride()]
         grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731
         _gemm_kernel.launch(grid, *args, m, n, k, *strides, alpha, beta,
                             has_bias, scaled, fp64, precision, TL_ACC[out.dtype], int64)
-    return result
-
-
-def _column_major(t: torch.Tensor) -> torch.Tensor:
-    """t (batch, rows, cols) with the same values, each matrix stored column-major (stride 1 along rows: b
-    (batch, K, N) K-major, a (batch, M, K) M-major); an expanded batch copied once."""
-    if t.shape[0] > 1 and t.stride(0) == 0:
-        return _column_major(t[:1]).expand(t.shape)
-    return t.transpose(1, 2).contiguous().transpose(1, 2)
+    return out
 
 
 def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
