@@ -1,35 +1,21 @@
-"""Issue #16 (round 2): blas speed on one NVIDIA GPU after round 1's decisions, ATen and gems side by side in
-one process (triton's do_bench, L2 flushed before each call, median), plus the two variants round 2 adds.
+"""Issue #16 (round 3): a short check of blas speed on one NVIDIA GPU, ATen and gems side by side in one
+process (triton's do_bench, L2 flushed before each call, median).
 
-    GEMS_VENDOR=nvidia PYTHONPATH=. python tools/gpu_blasperf2.py [fp32,tf32,decode,bmm]
+    GEMS_VENDOR=nvidia PYTHONPATH=. python tools/gpu_blasperf2.py [fp32,tf32,decode]
 
 Compiling is what limits one GPU run, so it runs in two phases: first ``WORKERS`` processes (default 14)
 compile every config this run will time into Triton's disk cache (each running its share once with the
 config forced, no tuning, no timing); then this process tunes and times everything from that cache.
 
-fp32    mm 4096^3 and 8192^3 and addmm 4096^3 without TF32 (FMA, IEEE: the tuned tile), and the VARIANTS
-        of ``gemm._FMA_M_MAJOR``: "copy" (a copied M-major first: Triton's FMA dot then reads it from shared
-        memory in 16-byte loads instead of mostly scalar ones), "swap" (c^T = b^T a^T, no copy, fewer
-        scalar loads), and a given M-major ("a-km": the kernel of "copy" without the copy); the error of ATen
-        and gems against the float64 product.
-tf32    mm 4096^3 and 8192^3 with TF32: b row-major ("kn": gems copies it K-major) and b already K-major
-        ("nk"); the column-major copy alone (torch's, which gemm.py uses for b here and for a under
-        _FMA_M_MAJOR, and a Triton tile transpose defined here, 32x32 and 64x64 tiles) vs the copy ceiling.
+fp32    mm 4096^3 and 8192^3 without TF32 (FMA, IEEE): "plain" (a read as given: gemm.column_major off for
+        the case, round 2's behaviour) vs now (a copied M-major by products.column_major, a Triton tile
+        transpose), a already M-major ("a-km": the bound of any copy), addmm 4096^3; the error of ATen and
+        gems against the float64 product. Then the column-major copy alone, torch's vs gems', and the ceiling.
+tf32    mm 4096^3 and 8192^3 with TF32: b row-major ("kn": gems copies it K-major) and already K-major ("nk").
 decode  fp16/bf16 x[M, 4096] @ W[4096, 4096] ("kn", skinny kernel) and F.linear(x[M, 4096], W[11008, 4096])
-        ("nk"; M = 1 now takes the GEMV kernel) for M = 1, 4, 16: GB/s and % of the copy ceiling. For kn
-        fp16 M = 1 and 4, every skinny tile under the new K split rule (``skinny._PROGRAMS_PER_SM = 1``,
-        "/p1") and round 1's (4, "/p4"); for the other kn rows the tuned tile under p4 as well.
-bmm     bmm 32 x 1024 x 128 x 1024 fp16 and bf16 (the tuned tile).
+        ("nk"; M = 1 takes the GEMV kernel) for M = 1, 4, 16: GB/s and % of the copy ceiling.
 
-Each line: ``case  aten us  gems us  xRATIO (aten/gems: above 1 gems is faster)  TFLOP/s  GB/s (% copy)``;
-``cands:`` candidate times in us, best first (``/kS``: its K split; ``=x``: it failed).
-
-What the run decides: (1) gemm._FMA_M_MAJOR: "copy" or "swap" if it beats the plain FMA lines at 4096^3
-and 8192^3 (the "a-km" line shows what the copy costs); if none reaches 0.90x cuBLAS at 4096^3, the target is
-declared not reachable with Triton's FMA dot (round 1: every tile timed); (2) whether the K-major copy of b
-is worth a Triton kernel (torch's copy vs the tile transpose vs the copy ceiling); (3) the skinny split
-rule: p1 (default now) vs p4 (round 1's), and the skinny tiles; (4) the GEMV for linear M = 1 (vs round 1's
-0.94x through skinny).
+Each line: ``case  aten us  gems us  xRATIO (aten/gems: above 1 gems is faster)  TFLOP/s  GB/s (% copy)``.
 """
 
 from __future__ import annotations
@@ -43,7 +29,6 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 import triton
-import triton.language as tl
 
 import gems
 import gems.native
@@ -52,15 +37,14 @@ from gems.ops.blas import gemm, skinny
 START = time.time()
 OPS = ["mm", "bmm", "addmm", "mv"]
 WORKERS = int(os.environ.get("WORKERS", "14"))
-COMPILE_S = float(os.environ.get("COMPILE_S", "22"))
+COMPILE_S = float(os.environ.get("COMPILE_S", "14"))
 # A smoke test of this script on the CPU: BLAS_DEVICE=cpu BLAS_SCALE=128 GEMS_VENDOR=interpreter (sizes / SCALE).
 DEVICE = os.environ.get("BLAS_DEVICE", "cuda")
 SCALE = int(os.environ.get("BLAS_SCALE", "1"))
 # The module switches a case may set (restored to these values before every case).
 MODULES = {"gemm": gemm, "skinny": skinny}
-DEFAULTS = {"gemm._TF32_K_MAJOR": gemm._TF32_K_MAJOR, "gemm._FMA_M_MAJOR": gemm._FMA_M_MAJOR,
-            "skinny._PROGRAMS_PER_SM": skinny._PROGRAMS_PER_SM}
-P4 = {"skinny._PROGRAMS_PER_SM": 4}
+DEFAULTS = {"gemm.column_major": gemm.column_major}
+PLAIN = {"gemm.column_major": lambda t: t}  # no column-major copy: an fp32 IEEE product reads a as given
 
 
 def size(n: int) -> int:
@@ -79,8 +63,6 @@ class Case:
     nbytes: float = 0
     dtype: torch.dtype = torch.float32
     flags: dict = field(default_factory=dict)  # switches (DEFAULTS' names) set while the case runs
-    candidates: list = field(default_factory=list)  # [(triton.Config, switches)] timed after the tuned one
-    variants: list = field(default_factory=list)  # [switches]: the tuned config timed under each
     oracle: bool = False  # print the error of ATen and gems against the float64 product
     reference: object = None  # the ATen call, when it differs from ``call``
     split_args: dict | None = None  # skinny cases: N, K (the K split of a config is printed)
@@ -96,10 +78,8 @@ def mm_case(section, n, tf32, layout="kn", op="mm", flags=None, tag="", a_layout
     call = {"mm": torch.mm, "addmm": torch.addmm}[op]
     name = f"{op} fp32 {n}^3 {'a-km ' if a_layout == 'km' else ''}{layout} tf32={'on' if tf32 else 'off'}{tag}"
     # The kernel a case compiles: a TF32 kn product runs the nk kernel on its K-major copy of b; an FMA one
-    # with gemm._FMA_M_MAJOR "copy" the km kernel on its M-major copy of a, with "swap" b^T a^T.
-    mode = (flags or {}).get("gemm._FMA_M_MAJOR")
-    spec = f"{op} {tf32} {'swap' if mode == 'swap' else 'km' if mode or a_layout == 'km' else 'mk'} " \
-           f"{'nk' if tf32 else layout}"
+    # the km kernel on its M-major copy of a (the mk kernel when plain).
+    spec = f"{op} {tf32} {'mk' if tf32 or flags == PLAIN else 'km'} {'nk' if tf32 else layout}"
     return Case(name, section, make, call, gemm._gemm_kernel, tf32, 2 * n**3, 3 * n * n * 4, flags=flags or {},
                 oracle=not tf32, spec=spec)
 
@@ -118,46 +98,29 @@ def decode_case(dtype, m, layout):
                 (m * k + k * n + m * n) * dtype.itemsize, dtype, spec=name)
     if layout == "kn":
         case.split_args = {"N": n, "K": k}
-        if dtype == torch.float16 and m in (1, 4):
-            case.candidates = [(c, f) for f in ({}, P4) for c in yaml_configs(case.tuned)]
-        else:
-            case.variants = [P4]
     return case
 
 
-def bmm_case(dtype):
-    def make():
-        return (torch.randn(32, size(1024), size(128), dtype=dtype, device=DEVICE),
-                torch.randn(32, size(128), size(1024), dtype=dtype, device=DEVICE))
-    return Case(f"bmm {str(dtype)[6:]} 32x1024x128x1024", "bmm", make, torch.bmm, gemm._gemm_kernel, False,
-                2 * 32 * 1024 * 1024 * 128, (2 * 32 * 1024 * 128 + 32 * 1024 * 1024) * dtype.itemsize, dtype,
-                spec=f"bmm {dtype}")
-
-
 def cases(sections):
-    copy_a, swap = {"gemm._FMA_M_MAJOR": "copy"}, {"gemm._FMA_M_MAJOR": "swap"}
     out = []
     if "fp32" in sections:
         for n in (4096, 8192):
-            out += [mm_case("fp32", n, False), mm_case("fp32", n, False, flags=copy_a, tag=" M-major a"),
-                    mm_case("fp32", n, False, flags=swap, tag=" swapped")]
+            out += [mm_case("fp32", n, False, flags=PLAIN, tag=" plain"), mm_case("fp32", n, False)]
         out += [mm_case("fp32", 4096, False, a_layout="km"), mm_case("fp32", 4096, False, op="addmm")]
     if "tf32" in sections:
         out += [mm_case("tf32", n, True, layout) for n in (4096, 8192) for layout in ("kn", "nk")]
     if "decode" in sections:
         out += [decode_case(dtype, m, layout) for dtype in (torch.float16, torch.bfloat16)
                 for layout in ("kn", "nk") for m in (1, 4, 16)]
-    if "bmm" in sections:
-        out += [bmm_case(torch.float16), bmm_case(torch.bfloat16)]
     return out
 
 
-def label(config, case=None, args=None, flags=None) -> str:
+def label(config, case=None, args=None) -> str:
     meta = "x".join(str(v) for k, v in config.kwargs.items() if k.startswith("BLOCK_"))
     out = f"{meta}w{config.num_warps}s{config.num_stages}"
     if case is not None and case.split_args and args is not None:
         out += f"/k{skinny._split({**case.split_args, **config.kwargs, 'a_ptr': args[0]})}"
-    return out + ("" if flags is None else "/p4" if flags == P4 else "/p1")
+    return out
 
 
 def yaml_configs(tuned, dtype=None):
@@ -169,50 +132,47 @@ def yaml_configs(tuned, dtype=None):
     return prune(configs, {"a_ptr": torch.empty(1, dtype=dtype, device=DEVICE)})
 
 
-def setup(case, flags=None):
+def setup(case):
     torch.backends.cuda.matmul.allow_tf32 = case.tf32
-    for name, value in {**DEFAULTS, **case.flags, **(flags or {})}.items():
+    for name, value in {**DEFAULTS, **case.flags}.items():
         module, attr = name.split(".")
         setattr(MODULES[module], attr, value)
 
 
-def run(case, args, flags=None):
-    setup(case, flags)
+def run(case, args):
+    setup(case)
     with gems.use_gems(include=OPS):
         return case.call(*args)
 
 
 def jobs(all_cases):
-    """(case, config, switches) to compile: every tuned config of each case, under the case's switches and
-    under each of its variants' and candidates'."""
+    """(case, config) to compile: every tuned config of each case (under the case's switches)."""
     seen, out = set(), []
     for case in all_cases:
-        tuned = [(c, f) for c in yaml_configs(case.tuned, case.dtype) for f in ({}, *case.variants)]
-        for config, flags in [*tuned, *case.candidates]:
-            key = (case.spec, label(config), tuple(sorted(flags.items())))
-            if key not in seen:
-                seen.add(key)
-                out.append((case, config, flags))
+        for config in yaml_configs(case.tuned, case.dtype):
+            if (case.spec, label(config)) not in seen:
+                seen.add((case.spec, label(config)))
+                out.append((case, config))
     return out
 
 
-def forced(case, config, flags):
-    """Run the case once with ``config`` forced (autotuner bypassed) under ``flags``."""
+def forced(case, config):
+    """Run the case once with ``config`` forced (autotuner bypassed)."""
     tuned = case.tuned
     saved = tuned.autotuner.configs
     tuned.autotuner.configs, tuned.chosen = [config], {}
     tuned.autotuner.cache.clear()
     gems.native.invalidate()  # a stored plan would replay another config's launch
     try:
-        run(case, case.make(), flags)
+        run(case, case.make())
     finally:
         tuned.autotuner.configs, tuned.chosen = saved, {}
 
 
 def worker(index, count, sections):
-    for case, config, flags in jobs(cases(sections))[index::count]:
+    for case, config in jobs(cases(sections))[index::count]:
         try:
-            forced(case, config, flags)
+            forced(case, config)
         except Exception as exc:  # a config this dtype cannot run: the timing phase says so
             print(f"  compile {case.name} {label(config)}: {type(exc).__name__}", file=sys.stderr)
         if time.time() - START > COMPILE_S:
@@ -257,63 +217,22 @@ def measure(case, ceiling):
     print(f"{case.name:<38} aten {aten_ms * 1e3:8.1f}us gems {gems_ms * 1e3:8.1f}us x{aten_ms / gems_ms:5.2f} "
           f"{case.flops / gems_ms / 1e9:6.1f} TFLOP/s {rate:5.0f} GB/s ({100 * rate / ceiling:3.0f}% copy; aten "
           f"{100 * case.nbytes / aten_ms / 1e6 / ceiling:3.0f}%) {err} chose {label(best, case, args)}", flush=True)
-    others = [(best, f) for f in case.variants] + case.candidates
-    if not others:
-        return
-    (key,) = list(case.tuned.chosen)  # this case's key alone (chosen reset per case)
-    times = []
-    for config, flags in others:
-        case.tuned.chosen[key] = config
-        gems.native.invalidate()
-        setup(case, flags)
-        name = label(config, case, args, flags) if case.split_args else label(config)
-        try:
-            with gems.use_gems(include=OPS):
-                times.append((bench(lambda: case.call(*args)), name))
-        except Exception as exc:
-            times.append((float("inf"), f"{name}:{type(exc).__name__}"))
-    case.tuned.chosen[key] = best
-    gems.native.invalidate()
-    setup(case)
-    print("   cands: " + "  ".join(f"{name}={'x' if ms == float('inf') else f'{ms * 1e3:.1f}'}"
-                                   for ms, name in sorted(times)), flush=True)
-
-
-@triton.jit
-def _transpose_kernel(src_ptr, dst_ptr, rows, cols, BLOCK: tl.constexpr):
-    """dst[c, r] = src[r, c] for a row-major src (rows, cols): one BLOCK x BLOCK tile per program, read
-    along src's rows and written along dst's rows (tl.trans moves it through shared memory)."""
-    offs_r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    offs_c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    mask = (offs_r[:, None] < rows) & (offs_c[None, :] < cols)
-    tile = tl.load(src_ptr + offs_r[:, None] * cols + offs_c[None, :], mask=mask)
-    tl.store(dst_ptr + offs_c[:, None] * rows + offs_r[None, :], tl.trans(tile), mask=tl.trans(mask))
-
-
-def transposed(b, block):
-    """b (rows, cols) row-major, copied K-major (the values of b, stride (1, rows)) by _transpose_kernel."""
-    rows, cols = b.shape
-    out = torch.empty(cols, rows, dtype=b.dtype, device=b.device)
-    _transpose_kernel[(triton.cdiv(rows, block), triton.cdiv(cols, block))](b, out, rows, cols, BLOCK=block)
-    return out.t()
 
 
 def column_major_copy(ceiling):
-    """The column-major copy alone (gemm._column_major, torch's copy: TF32's K-major b, and the FMA's M-major a
-    under the switch; gems serves no copy), and a plain Triton tile transpose as a cheaper copy it could use."""
+    """The column-major copy alone (the FMA's M-major a, TF32's K-major b): torch's vs gems' (products.column_major)."""
     for n in (4096, 8192):
         b = torch.randn(1, size(n), size(n), device=DEVICE)
-        times = [f"torch {bench(lambda b=b: gemm._column_major(b)) * 1e3:.1f}us"]
-        for block in (32, 64):
-            got = transposed(b[0], block)
-            assert torch.equal(got, b[0]) and got.stride() == (1, b.shape[1]), "the transpose kernel is wrong"
-            times.append(f"triton {block}x{block} {bench(lambda b=b, k=block: transposed(b[0], k)) * 1e3:.1f}us")
+        assert torch.equal(gemm.column_major(b), b) and gemm.column_major(b).stride(1) == 1, "the copy is wrong"
+        torch_ms = bench(lambda b=b: b.transpose(1, 2).contiguous().transpose(1, 2))
+        gems_ms = bench(lambda b=b: gemm.column_major(b))
         ideal = 2 * b.numel() * 4 / ceiling / 1e6
-        print(f"column-major copy {n}^2 fp32: {', '.join(times)}; copy ceiling {ideal * 1e3:.1f}us", flush=True)
+        print(f"column-major copy {n}^2 fp32: torch {torch_ms * 1e3:.1f}us gems {gems_ms * 1e3:.1f}us; copy ceiling "
+              f"{ideal * 1e3:.1f}us ({100 * ideal / gems_ms:.0f}% of it)", flush=True)
 
 
 def main():
-    sections = (sys.argv[1] if len(sys.argv) > 1 else "fp32,tf32,decode,bmm").split(",")
+    sections = (sys.argv[1] if len(sys.argv) > 1 else "fp32,tf32,decode").split(",")
     if len(sys.argv) > 2 and sys.argv[2] == "--compile":
         worker(int(sys.argv[3]), int(sys.argv[4]), sections)
         return
@@ -357,7 +276,7 @@ def main():
         except Exception as exc:
             print(f"{case.name}: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
     print(f"-- {section} done at {time.time() - START:.0f}s", flush=True)
-    setup(cases(sections)[0], {})
+    setup(cases(sections)[0])
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
