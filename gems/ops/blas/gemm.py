@@ -246,9 +246,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
     # dot gives each thread 4x4 outputs and reads 4 consecutive rows of its first operand per K step from
     # shared memory, scalar loads when that operand is row-major, one 16-byte load when M-major (compiled for
     # sm_90 at 128x64x32 w4 s4, the H100's tuned tile: 368 shared loads per K step of 32 as given, 176 from
-    # the copy). Measured (H100): mm 4096^3 0.87x cuBLAS as given (3052 vs 2660 us), 0.90x with the copy
-    # (torch's copy, 2944 us), a already M-major 0.95x; 8192^3 0.90x / 0.93x (22966 us); addmm 4096^3 0.89x as
-    # given. Swapping the operands instead (c^T = b^T a^T, no copy) ran 0.57x.
+    # the copy). Measured (H100): mm 4096^3 0.87x cuBLAS as given (3052 vs 2660 us), 0.90x with torch's copy
+    # (2944 us), a already M-major 0.95x; 8192^3 0.90x / 0.93x (22966 us); addmm 4096^3 0.89x as given. Both
+    # copies are now products.column_major's tile transpose (4096^2 fp32: 50 us vs torch's 141). Swapping the
+    # operands instead (c^T = b^T a^T, no copy) ran 0.57x.
     if precision == "tf32" and b.stride(2) == 1 and b.stride(1) != 1:
         b = column_major(b)
     if precision == "ieee" and a.dtype == torch.float32 and a.stride(2) == 1 and a.stride(1) != 1:
