@@ -1,7 +1,7 @@
 """How the blas kernels launch (gems/ops/blas/tuning.py, gemm.py) on the interpreter vendor: the tuned
 config becomes a plain launch the native layer replays, tuning refuses what Triton's restoring copy
 refuses on a GPU, GEMV splits K when its rows give too few programs, few-row products take the skinny
-kernel (and split K too), and the per-device addmv rule."""
+kernel (and split K too) unless one row reads its matrix along K (the GEMV), and the per-device addmv rule."""
 
 import os
 import shutil
@@ -13,7 +13,7 @@ import triton.language as tl
 
 import gems
 from gems import native
-from gems.ops.blas import addmv, gemm, skinny, tuning
+from gems.ops.blas import addmv, gemm, products, skinny, tuning
 from gems.runtime import configs, registration
 
 
@@ -121,6 +121,20 @@ def test_few_row_products_take_the_skinny_kernel_and_split_k_when_columns_give_t
     assert finished == [2]  # 3 steps over at most 3 runs: a power of two, 2
     assert not skinny.takes(1, 4096, torch.float32) and skinny.takes(1, 4096, torch.bfloat16)
     assert skinny.takes(16, 4096, torch.float32) and not skinny.takes(17, 4096, torch.float16)
+    assert not skinny.takes(1, 4096, torch.float16, along_k=True) and skinny.takes(4, 4096, torch.float16, True)
+
+
+def test_one_fp16_row_takes_the_gemv_when_its_matrix_is_read_along_k(monkeypatch):
+    # linear's x[1, K] @ W[N, K]^T reads W along K: the GEMV; x @ W with W[K, N] row-major: skinny.
+    seen = {"skinny": _counting(monkeypatch, skinny._skinny_kernel), "gemv": _counting(monkeypatch, gemm._gemv_kernel)}
+    for dtype in (torch.float16, torch.bfloat16):
+        x, w = torch.randn(1, 70).to(dtype), torch.randn(40, 70).to(dtype)
+        with gems.aten_only():
+            want = x.double() @ w.double().t()
+        for got in (torch.nn.functional.linear(x, w), torch.mm(x, w.t().contiguous())):
+            torch.testing.assert_close(got.double(), want, rtol=1e-2, atol=5e-2)
+    calls = {name: counts["tuning"] + counts["plain"] for name, counts in seen.items()}
+    assert calls == {"skinny": 2, "gemv": 2}
 
 
 def test_addmv_leaves_a_dtype_mix_to_aten_on_the_devices_whose_aten_computes_it(monkeypatch):
@@ -146,3 +160,81 @@ def test_fp32_precision_follows_the_tf32_flag_on_cuda_only():
         assert gemm.dot_precision(torch.float32, cuda) == "ieee"
     finally:
         flags.allow_tf32 = previous
+
+
+def test_a_tf32_product_reads_a_row_major_b_from_a_k_major_copy(monkeypatch):
+    # Hopper's TF32 wgmma reads B K-major only: gemm.py copies a row-major b so before the kernel.
+    monkeypatch.setattr(gemm, "dot_precision", lambda dtype, device: "tf32" if dtype == torch.float32 else "ieee")
+    _check_column_major_copy(monkeypatch, operand=1)
+
+
+def test_an_fma_product_reads_a_row_major_a_from_an_m_major_copy(monkeypatch):
+    # Triton's FMA dot reads its first operand 16 bytes at a time only when it is M-major: an IEEE fp32
+    # product copies a row-major a so before the kernel (bmm, addmm and baddbmm all go through gemm.py).
+    _check_column_major_copy(monkeypatch, operand=0)
+    native.invalidate()
+    copied = []
+    real = gemm.column_major
+    monkeypatch.setattr(gemm, "column_major", lambda t: copied.append(t.shape) or real(t))
+    a, b, bias = torch.randn(19, 21), torch.randn(21, 17), torch.randn(17)
+    with gems.aten_only():
+        want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
+        want_b = torch.baddbmm(bias.double(), a[None].double(), b[None].double(), beta=0.5, alpha=2.0)
+    torch.testing.assert_close(torch.addmm(bias, a, b, beta=0.5, alpha=2.0).double(), want, rtol=1e-5, atol=1e-5)
+    got = torch.baddbmm(bias, a[None], b[None], beta=0.5, alpha=2.0)
+    torch.testing.assert_close(got.double(), want_b, rtol=1e-5, atol=1e-5)
+    assert copied == [(1, 19, 21), (1, 19, 21)]
+    copied.clear()
+    torch.mm(a.double(), b.double())  # fp64 reads a as given
+    torch.mm(a.t().contiguous().t(), b)  # already M-major
+    assert copied == []
+
+
+@pytest.mark.parametrize("shape, view", [
+    ((1, 1, 1), None), ((1, 5, 3), None), ((2, 65, 130), None), ((3, 64, 64), None), ((2, 7, 1), None),
+    ((2, 70, 3, 9), "strided"), ((3, 5, 67), "batch-last"), ((4, 0, 5), None), ((3, 9, 6), "expanded"),
+])
+def test_the_column_major_copy_matches_torchs(shape, view):
+    # Odd shapes (tiles cut at both edges), a matrix with gaps between rows, a batch that is not the outer
+    # dim, an empty one and an expanded one: the same values as torch's copy, column-major, the batch
+    # stride of an expanded input kept 0 (one copy).
+    if view == "strided":
+        t = torch.randn(shape)[:, :, 1, :]  # rows 3 * 9 apart
+    elif view == "batch-last":
+        t = torch.randn(shape[1], shape[2], shape[0]).permute(2, 0, 1)  # strides (1, 67 * 3, 3)
+    elif view == "expanded":
+        t = torch.randn(1, *shape[1:]).expand(shape)
+    else:
+        t = torch.randn(shape)
+    got = products.column_major(t)
+    want = t.transpose(1, 2).contiguous().transpose(1, 2)
+    assert torch.equal(got, want)
+    assert got.shape == t.shape and got[:1].transpose(1, 2).is_contiguous()
+    assert got.stride(0) == 0 if view == "expanded" else got.transpose(1, 2).is_contiguous()
+
+
+def test_the_column_major_copy_launches_batches_in_chunks(monkeypatch):
+    monkeypatch.setattr(gems.ops.blas.products, "MAX_GRID_Y", 2)
+    t = torch.randn(5, 33, 17)
+    assert torch.equal(products.column_major(t), t)
+
+
+def _check_column_major_copy(monkeypatch, operand):
+    native.invalidate()  # a plan the native layer recorded for a signature would skip gemm.py (on the CPU)
+    copied = []
+    real = gemm.column_major
+    monkeypatch.setattr(gemm, "column_major", lambda t: copied.append(t.stride()) or real(t))
+    a, b = torch.randn(3, 19, 21), torch.randn(3, 21, 17)
+    operands = [a, b]
+    operands[operand] = operands[operand][:1].expand(3, *operands[operand].shape[1:])  # an expanded batch: copied once
+    with gems.aten_only():
+        want = torch.bmm(operands[0].double(), operands[1].double()).float()
+    tolerance = 1e-5 if operand == 0 else 2e-3
+    torch.testing.assert_close(torch.bmm(*operands), want, rtol=tolerance, atol=tolerance)
+    rows, cols = operands[operand].shape[1:]
+    assert copied[:1] == [(0, cols, 1)]  # (then once more for its first batch alone)
+    operands[operand] = real(operands[operand])
+    assert operands[operand].stride() == (0, 1, rows)
+    copied.clear()
+    torch.testing.assert_close(torch.bmm(*operands), want, rtol=tolerance, atol=tolerance)
+    assert copied == []  # already column-major

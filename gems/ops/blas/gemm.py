@@ -9,18 +9,23 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and v
   fp64. The configs are autotuned from the vendor's ``tune_configs.yaml``, key "gemm".
 - ``gemv``: y = alpha * (a @ x) + beta * bias for a matrix and a vector: memory-bound, so each program
   reduces BLOCK_M rows with plain multiply-adds instead of a tensor-core tile that would be mostly
-  padding. An fp32/fp64 mm with a single output row or column takes it too. Key "gemv". When the
-  row blocks are too few to fill the device, K is split over more programs and a second kernel adds
-  their partial sums in a fixed order (deterministic).
+  padding. An mm with a single output row or column takes it too: fp32/fp64 always, fp16/bf16 when
+  its matrix is read along K (linear's x @ W^T, 1x4096x11008 fp16 on an H100: 43.3 us, 1.08x ATen;
+  skinny.py's kernel 49.9 us as tuned, 45.4 us at best). Key "gemv". When the row blocks are too few
+  to fill the device, K is split over more programs and a second kernel adds their partial sums in a
+  fixed order (deterministic).
 
 A single product with at most 16 output rows or columns (an LLM's decode step; one row or column only
-in fp16/bf16) goes to skinny.py's kernel instead (:func:`skinny.takes`).
+in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skinny.py's kernel instead
+(:func:`skinny.takes`).
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
-fp32 products are exact IEEE products (``input_precision="ieee"``) unless the user allowed TF32 for
-CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too. ``beta == 0``
-ignores bias entirely (NaN in it does not propagate), as BLAS and ATen do.
+fp32 products are exact IEEE products (``input_precision="ieee"``) on the FMA units unless the user
+allowed TF32 for CUDA matmuls (``torch.backends.cuda.matmul.allow_tf32``), where ATen uses TF32 too. Either
+way one operand is first copied column-major when it is row-major (:func:`products.column_major`, a Triton
+tile transpose): b K-major for TF32, a M-major for the FMA dot (why: :func:`gemm`). ``beta == 0`` ignores bias
+entirely (NaN in it does not propagate), as BLAS and ATen do.
 """
 
 from __future__ import annotations
@@ -30,7 +35,16 @@ import triton
 import triton.language as tl
 
 from gems.ops.blas import skinny
-from gems.ops.blas.products import INT32_SAFE, TL_ACC, dot_precision, epilogue, kernel_scalars, span
+from gems.ops.blas.products import (
+    INT32_SAFE,
+    MAX_GRID_Y,
+    TL_ACC,
+    column_major,
+    dot_precision,
+    epilogue,
+    kernel_scalars,
+    span,
+)
 from gems.ops.blas.tuning import Tuned, fitting_configs, multiprocessors
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
@@ -41,8 +55,6 @@ from gems.spec import PerfSpec, lazy
 # The dtypes gems multiplies; ATen refuses integer products on CUDA and computes them on the CPU, so
 # for those it runs its own kernel (a Fallback) and refuses or computes as it does.
 GEMM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-# One launch covers at most this many batches (the grid's second axis).
-_MAX_GRID_Y = 65535
 # At most this many programs share a GEMV row block (their partial sums: SPLIT_K x M values in ACC).
 _MAX_SPLIT = 64
 # Outputs per program of the GEMV's second pass (a few fp32 adds each: any size that fills the device).
@@ -116,6 +128,7 @@ def _gemm_kernel(
     acc = epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS, SCALED, FP64_SCALARS, ACC)
     c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
 
 
 def _gemv_split(args) -> int:
@@ -208,7 +221,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     k = a.shape[2]
     has_bias = bias is not None and beta != 0
-    if batches == 1 and skinny.takes(m, n, out.dtype):
+    # A one-row (or one-column) product reads its matrix along K when b's columns (a's rows) are contiguous.
+    along_k = (m == 1 and b.stride(1) == 1) or (n == 1 and a.stride(2) == 1)
+    if batches == 1 and skinny.takes(m, n, out.dtype, along_k):
         skinny.product(a[0], b[0], out[0], bias[0] if has_bias else None, alpha, beta)
         return out
     if batches == 1 and (m == 1 or n == 1):
@@ -221,10 +236,27 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         return out
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out
-    int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
     precision = dot_precision(a.dtype, a.device)
-    for start in range(0, batches, _MAX_GRID_Y):
-        stop = min(start + _MAX_GRID_Y, batches)
+    # A TF32 product reads a b whose rows are contiguous (b[k, n] row-major) from a K-major copy: Hopper's
+    # TF32 wgmma reads its B tile from shared memory K-major only (Triton transposes only 16-bit operands), so
+    # a row-major b is staged through registers on every K step instead of copied straight in. Measured (H100,
+    # tools/gpu_blasperf2.py): mm fp32 4096^3 0.43x cuBLAS without a copy, 0.61x with torch's copy; 8192^3
+    # 0.36x / 0.80x; b already K-major ("nk") 0.81x / 0.85x, the bound of any copy.
+    # An fp32 product without TF32 (FMA units) reads a row-major a (a[m, k]) from an M-major copy: Triton's FMA
+    # dot gives each thread 4x4 outputs and reads 4 consecutive rows of its first operand per K step from
+    # shared memory, scalar loads when that operand is row-major, one 16-byte load when M-major (compiled for
+    # sm_90 at 128x64x32 w4 s4, the H100's tuned tile: 368 shared loads per K step of 32 as given, 176 from
+    # the copy). Measured (H100): mm 4096^3 0.87x cuBLAS as given (3052 vs 2660 us), 0.90x with torch's copy
+    # (2944 us), a already M-major 0.95x; 8192^3 0.90x / 0.93x (22966 us); addmm 4096^3 0.89x as given. Both
+    # copies are now products.column_major's tile transpose (4096^2 fp32: 50 us vs torch's 141). Swapping the
+    # operands instead (c^T = b^T a^T, no copy) ran 0.57x.
+    if precision == "tf32" and b.stride(2) == 1 and b.stride(1) != 1:
+        b = column_major(b)
+    if precision == "ieee" and a.dtype == torch.float32 and a.stride(2) == 1 and a.stride(1) != 1:
+        a = column_major(a)
+    int64 = max(span(t) for t in (a[0], b[0], out[0], bias[0])) > INT32_SAFE
+    for start in range(0, batches, MAX_GRID_Y):
+        stop = min(start + MAX_GRID_Y, batches)
         args = [t[start:stop] for t in (a, b, out, bias)]
         strides = [s for t in args for s in t.stride()]
         grid = lambda meta, count=stop - start: (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), count)  # noqa: E731

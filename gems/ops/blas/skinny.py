@@ -3,10 +3,11 @@
 out = alpha * (a @ b) + beta * bias with M <= MAX_ROWS. Memory-bound on ``b``: each program owns BLOCK_N
 output columns for all M rows (one 16-row tensor-core tile, rows past M masked to zero) and reads its
 columns of ``b`` once, BLOCK_K rows a step with wide loads along whichever of b's dimensions is contiguous,
-accumulating in fp32 (fp64 for fp64). N / BLOCK_N programs are far too few to fill a device (4096 columns
+accumulating in fp32 (fp64 for fp64). N / BLOCK_N programs are too few to fill a device (4096 columns
 in 128-wide blocks: 32 programs for 132 multiprocessors), so K is split over SPLIT_K programs per column
-block; they write partial sums and a second kernel adds them in a fixed order (deterministic, as ATen's
-split-K GEMMs are) and applies alpha, beta and the bias. Key "skinny" of the vendor's tune_configs.yaml.
+block (:func:`_split`); they write partial sums and a second kernel adds them in a fixed order
+(deterministic, as ATen's split-K GEMMs are) and applies alpha, beta and the bias. Key "skinny" of the
+vendor's tune_configs.yaml.
 """
 
 from __future__ import annotations
@@ -30,15 +31,23 @@ _MAX_SPLIT = 32
 _MIN_STEPS = 2
 # Outputs per program of the second pass (a few adds each: any size that fills the device).
 _FINISH_BLOCK = 1024
+# K is split until the programs fill about this many per multiprocessor. Measured (H100, round 1,
+# x[1, 4096] @ W[4096, 4096] fp16): splits giving ~one program per multiprocessor won (64-wide blocks
+# in 2 runs 22.8 us, 128-wide in 4 runs 23.1 us; 128-wide in 16 runs 25.6 us; ATen 21.2 us); round 1's
+# four per multiprocessor split M = 4 into 32 runs (0.70x ATen). Round 2 (H100, this rule vs four): every
+# skinny tile was slower under four for fp16 M = 1 and 4; mm fp16 M = 1/4/16 0.93/0.89/0.95x ATen, bf16
+# 0.91/0.91/0.95x.
+_PROGRAMS_PER_SM = 1
 
 
 def _split(args) -> int:
-    """Programs per column block: enough for about four per multiprocessor, each at least _MIN_STEPS
-    BLOCK_K steps of K, a power of two (few compiled variants). 1 on the interpreter (one "multiprocessor")
-    unless the column blocks are fewer than four."""
+    """Programs per column block: the largest power of two (few compiled variants) that keeps all programs
+    within _PROGRAMS_PER_SM per multiprocessor, each run at least _MIN_STEPS BLOCK_K steps of K (1 on the
+    interpreter, one "multiprocessor": tests/test_blas_tuning.py sets an H100's count to reach the split)."""
     programs = cdiv(args["N"], args["BLOCK_N"])
     steps = cdiv(args["K"], args["BLOCK_K"])
-    split = min(cdiv(4 * multiprocessors(args["a_ptr"].device), programs), steps // _MIN_STEPS, _MAX_SPLIT)
+    split = min(_PROGRAMS_PER_SM * multiprocessors(args["a_ptr"].device) // programs, steps // _MIN_STEPS,
+                _MAX_SPLIT)
     return 1 << (max(split, 1).bit_length() - 1)
 
 
@@ -127,12 +136,13 @@ def _finish_kernel(
 _finish = Launcher(_finish_kernel).flat
 
 
-def takes(m: int, n: int, dtype: torch.dtype) -> bool:
+def takes(m: int, n: int, dtype: torch.dtype, along_k: bool = False) -> bool:
     """Whether a single product of m x n outputs takes this path (else gemm.py's GEMM or GEMV): a few
     rows or columns, more than one of each; one row or column of fp16/bf16 too (tensor cores keep the
-    16-row padding free; an fp32 or fp64 one stays on the FMA GEMV, which does not pay 16x the math)."""
+    16-row padding free; an fp32 or fp64 one stays on the FMA GEMV, which does not pay 16x the math)
+    unless its matrix is read ``along_k`` (contiguous along K), which the GEMV reads faster."""
     few = min(m, n)
-    return few <= MAX_ROWS and (few > 1 or dtype in (torch.float16, torch.bfloat16))
+    return few <= MAX_ROWS and (few > 1 or (dtype in (torch.float16, torch.bfloat16) and not along_k))
 
 
 def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
