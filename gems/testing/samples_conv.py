@@ -75,6 +75,15 @@ def _convolution_samples(dtype, device, quick):
         case("groups", 2, (n, 4, s, s), (6, 2, 3, 3), groups=2, padding=1),
         case("depthwise", 2, (n, 4, s, s), (4, 1, 3, 3), groups=4, padding=1),
         case("depthwise-multiplier", 2, (n, 4, s, s), (8, 1, 3, 3), groups=4, stride=2),
+        # Depthwise (gems/ops/conv/depthwise.py's direct kernels): dilation, 1-d, 3-d, layouts, views.
+        case("depthwise-dilation", 2, (n, 4, s + 2, s + 1), (4, 1, 3, 2), groups=4, dilation=2, padding=(2, 1)),
+        case("depthwise-conv1d", 1, (n, 4, s + 3), (8, 1, 3), groups=4, stride=2, padding=1),
+        case("depthwise-conv3d", 3, (1, 2, 4, s - 1, s - 1), (2, 1, 3, 3, 3), groups=2, padding=1),
+        Sample("depthwise-channels-last", lambda: (t(n, 4, s, s).to(memory_format=torch.channels_last),
+                                                   t(4, 1, 3, 3), t(4)),
+               {"padding": 1, "groups": 4}, call=F.conv2d, expects="convolution", reduction_size=9),
+        Sample("depthwise-noncontiguous", lambda: (t(n, 8, s, 2 * s)[:, ::2, :, ::2], t(8, 1, 3, 3)[::2], t(8)[1::2]),
+               {"stride": (2, 1), "groups": 4}, call=F.conv2d, expects="convolution", reduction_size=9),
         case("wide-3x3", 2, (1, WIDE, s - 1, s - 1), (WIDE - 2, WIDE, 3, 3), padding=1),
         case("wide-1x1", 2, (n, WIDE, s - 1, s - 1), (8, WIDE, 1, 1)),
         # convolution.py's one-image tiles (NCHW stores along pixels): 3x3 from PER_IMAGE_MIN_PIXELS (1024)
@@ -116,6 +125,11 @@ def _convolution_samples(dtype, device, quick):
         case("grad-stride-dilation", 2, (n, 3, s + 2, s + 1), (4, 3, 3, 2), grad=True, stride=2, dilation=(1, 2)),
         case("grad-groups", 2, (n, 4, s, s), (6, 2, 3, 3), grad=True, groups=2, padding=(0, 1)),
         case("grad-depthwise", 2, (n, 4, s, s), (8, 1, 3, 3), grad=True, groups=4, padding=1),
+        case("grad-depthwise-stride-dilation", 2, (n, 4, s + 1, s), (4, 1, 3, 3), grad=True, groups=4, stride=2,
+             dilation=(2, 1), padding=1),
+        Sample("grad-depthwise-channels-last",
+               lambda: (_rg(t(n, 4, s, s).to(memory_format=torch.channels_last)), _rg(t(8, 1, 3, 3)), _rg(t(8))),
+               {"padding": 1, "groups": 4}, call=F.conv2d, expects=BOTH, reduction_size=n * s * s, grad=True),
         case("grad-wide", 2, (1, WIDE, s - 1, s - 1), (WIDE - 2, WIDE, 3, 3), grad=True, stride=2, padding=1),
         case("grad-no-bias", 2, (n, 3, s, s), (4, 3, 1, 1), bias=False, grad=True),
         case("grad-conv1d", 1, (n, 3, s + 3), (5, 3, 3), grad=True, stride=2, padding=2),
@@ -154,6 +168,10 @@ def _convolution_backward_samples(dtype, device, quick):
         case("conv1d", (n, 3, s), (4, 3, 3), (n, 4, s), [True, True, True], stride=(1,), padding=(1,),
              dilation=(1,)),
         case("wide", (1, WIDE, s, s), (WIDE, WIDE, 3, 3), (1, WIDE, s, s), [True, True, True], padding=(1, 1)),
+        case("depthwise", (n, 4, s, s), (8, 1, 3, 3), (n, 8, (s - 1) // 2 + 1, (s - 1) // 2 + 1), [True, True, True],
+             stride=(2, 2), padding=(1, 1), groups=4),
+        case("depthwise-dilation", (n, 4, s, s), (4, 1, 3, 3), (n, 4, s, s - 2), [True, True, False],
+             padding=(2, 1), dilation=(2, 2), groups=4),
         case("empty-batch", (0, 3, s, s), (4, 3, 3, 3), (0, 4, o, o), [True, True, True]),
         case("transposed", (n, 4, o, o), (4, 3, 3, 3), (n, 3, s, s), [True, True, True], transposed=True),
     ]
@@ -174,6 +192,8 @@ def _conv_depthwise2d_samples(dtype, device, quick):
                reduction_size=9),
         Sample("dilation", lambda: (t(n, c, s + 2, s), t(c, 1, 3, 2), [3, 2], t(c), [1, 1], [1, 0], [2, 1]),
                reduction_size=6),
+        Sample("channels-last", lambda: (t(n, c, s, s).to(memory_format=torch.channels_last), t(c, 1, 3, 3), [3, 3],
+                                         t(c), [1, 1], [1, 1], [1, 1]), reduction_size=9),
     ]
 
 
