@@ -71,8 +71,8 @@ def test_split_grad_weight_matches_aten_and_is_deterministic():
 def test_tile_follows_layout():
     nchw = torch.empty(2, 96, 28, 28)
     assert depthwise._blocks(as_3d(nchw, 2), 784, 96) == (depthwise.NCHW_BLOCK_P,
-                                                          depthwise.TILE // depthwise.NCHW_BLOCK_P)
+                                                          depthwise.TILE // depthwise.NCHW_BLOCK_P, False)
     last = as_3d(nchw.to(memory_format=torch.channels_last), 2)
     assert depthwise._blocks(last, 784, 96) == (depthwise.TILE // depthwise.CHANNELS_LAST_BLOCK_C,
-                                                depthwise.CHANNELS_LAST_BLOCK_C)
-    assert depthwise._blocks(as_3d(torch.empty(2, 8, 7, 7), 2), 49, 8) == (64, 8)  # small: bounded by the sizes
+                                                depthwise.CHANNELS_LAST_BLOCK_C, True)
+    assert depthwise._blocks(as_3d(torch.empty(2, 8, 7, 7), 2), 49, 8) == (64, 8, False)  # small: bounded by the sizes
