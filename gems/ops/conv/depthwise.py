@@ -25,8 +25,10 @@ from gems.ops.conv.implicit_gemm import TL_ACC, needs_int64, split_pixel, sum_sp
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv
 
-# Elements of a (pixels x channels) tile: 8 per thread at 4 warps, 9 taps' loads in flight each.
-TILE = 1024
+# Elements of a (pixels x channels) tile: 16 per thread at 4 warps. A thread then holds one or two pixels
+# of 8 or 16 channels, so that the index math of a pixel and its taps (per pixel, not per element) is
+# shared by 8 to 16 products; a guess to be settled by tools/dwconv_bench.py's variants on the H100.
+TILE = 2048
 # Channel block of a channels-last operand: 64 fp16 channels are one 128-byte line per pixel.
 CHANNELS_LAST_BLOCK_C = 64
 # NCHW operands: pixel block of one image (784 = 28 x 28 pixels in 7 blocks of 128: 12% padding).
