@@ -192,8 +192,6 @@ def _conv_depthwise2d_samples(dtype, device, quick):
                reduction_size=9),
         Sample("dilation", lambda: (t(n, c, s + 2, s), t(c, 1, 3, 2), [3, 2], t(c), [1, 1], [1, 0], [2, 1]),
                reduction_size=6),
-        Sample("channels-last", lambda: (t(n, c, s, s).to(memory_format=torch.channels_last), t(c, 1, 3, 3), [3, 3],
-                                         t(c), [1, 1], [1, 1], [1, 1]), reduction_size=9),
     ]
 
 
