@@ -17,8 +17,9 @@ never built, its entries are gathered as the tiles are loaded):
 
 A reduction over channels with several taps runs tap-major ("per tap" loop: one tap, a BLOCK_K slice of
 channels per step, so only BLOCK_M / BLOCK_N index vectors are recomputed per step); when the channels
-of a group are fewer than a dot's smallest K (the RGB stem, depthwise), the reduction is flattened over
-(channel, tap) instead so that the tiles are not mostly padding (FLAT).
+of a group are fewer than a dot's smallest K (the RGB stem, small groups), the reduction is flattened
+over (channel, tap) instead so that the tiles are not mostly padding (FLAT). Depthwise convolutions (one
+input channel per group) do not come here: depthwise.py has direct kernels for them.
 
 fp32 products are exact IEEE products (``input_precision="ieee"``): cuDNN's default TF32 for fp32
 convolutions (``torch.backends.cudnn.conv.fp32_precision``) would miss fp32 tolerances against the
