@@ -1,6 +1,6 @@
 """conv_depthwise2d: ``aten::_conv_depthwise2d``, ATen's CUDA kernel for 2-d convolutions with one group per
-input channel (it has no CPU kernel), served by the implicit-GEMM forward of convolution.py with
-groups = input channels. F.conv2d never reaches it while gems serves ``convolution``; it is registered
+input channel (it has no CPU kernel), served by convolution.py's forward, which takes the direct depthwise
+kernel of depthwise.py for it. F.conv2d never reaches it while gems serves ``convolution``; it is registered
 for direct callers. Its autograd derivative is ``convolution_backward`` (convolution_backward.py).
 """
 

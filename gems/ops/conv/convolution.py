@@ -3,7 +3,8 @@
 ``conv1d``, ``conv2d``, ``conv3d`` and their ``.padding`` overloads ("same"/"valid") are
 CompositeImplicitAutograd: they decompose into ``convolution`` (ATen would then take ``_convolution``
 and a backend kernel such as cuDNN), which gems serves here with one implicit-GEMM kernel for 1-d, 2-d
-and 3-d (gems/ops/conv/implicit_gemm.py); its samples expect ``convolution``. Autograd's derivative of
+and 3-d (gems/ops/conv/implicit_gemm.py), depthwise ones (one input channel per group) with the direct
+kernel of gems/ops/conv/depthwise.py; its samples expect ``convolution``. Autograd's derivative of
 ``convolution`` is ``convolution_backward`` (convolution_backward.py). Transposed convolution is left
 to ATen (a deliberate fallback).
 """
@@ -16,6 +17,7 @@ import triton.language as tl
 
 from gems.dtypes import FLOATS
 from gems.ops.blas.tuning import launch_tuned
+from gems.ops.conv.depthwise import depthwise_forward, is_depthwise
 from gems.ops.conv.implicit_gemm import (
     TL_ACC,
     as_3d,
@@ -172,6 +174,9 @@ def conv_forward(geo, bias, layout_of) -> torch.Tensor:
     if y.numel() == 0:
         return y
     y5 = as_3d(y, y.dim() - 2)
+    if is_depthwise(geo):
+        depthwise_forward(geo, bias, y5)
+        return y
     od, oh, ow = geo.out
     pixels = od * oh * ow
     y_pixels = y5[0, 0].is_contiguous()  # NCHW result: a tile's rows are consecutive addresses

@@ -1,6 +1,7 @@
 """convolution_backward: the gradients autograd takes of ``convolution`` (F.conv1d/2d/3d, nn.Conv*d).
 
-Three kernels, each run only where ``output_mask`` asks (the GEMM shapes are in implicit_gemm.py):
+Three kernels, each run only where ``output_mask`` asks (the GEMM shapes are in implicit_gemm.py; depthwise
+convolutions, one input channel per group, take the direct kernels of depthwise.py instead):
 
     grad_input   implicit GEMM over input pixels x input channels of a group, reduced over (k, tap)
                  where o * stride == i + pad - tap * dil has an integer solution inside the output
@@ -18,6 +19,7 @@ import triton.language as tl
 
 from gems.dtypes import FLOATS
 from gems.ops.blas.tuning import launch_tuned
+from gems.ops.conv.depthwise import depthwise_grad_input, depthwise_grad_weight, is_depthwise
 from gems.ops.conv.implicit_gemm import (
     FLAT_BELOW,
     TL_ACC,
@@ -31,6 +33,7 @@ from gems.ops.conv.implicit_gemm import (
     precision,
     split_pixel,
     split_tap,
+    sum_splits,
 )
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv
@@ -42,8 +45,6 @@ from gems.spec import OpSpec, lazy
 PROGRAMS_PER_SM, MIN_PIXELS_PER_SPLIT, NOMINAL_TILE = 2, 1024, 128
 # grad_bias: channels x pixels per step (8 x 256 fp32 values: 16 per thread at 4 warps).
 BIAS_BLOCK_C, BIAS_BLOCK_P = 8, 256
-# The split sums: elements per program.
-SUM_BLOCK = 1024
 
 # --------------------------------------------------------------------------- kernels
 
@@ -184,17 +185,6 @@ def _conv_dw_kernel(
 
 
 @triton.jit
-def _sum_splits_kernel(part_ptr, out_ptr, numel, SPLIT, BLOCK: tl.constexpr):
-    """out[i] = sum over s < SPLIT of part[s, i], in split order (deterministic)."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < numel
-    acc = tl.load(part_ptr + offs, mask=mask, other=0)
-    for s in range(1, SPLIT):
-        acc += tl.load(part_ptr + s * numel + offs, mask=mask, other=0)
-    tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
 def _conv_db_kernel(dy_ptr, db_ptr, P, K, OD, OH, OW, sy_n, sy_c, sy_d, sy_h, sy_w, ACC: tl.constexpr,
                     INT64: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
     """db[k] = sum over n and output pixels of dy[n, k, o]: BLOCK_C channels per program."""
@@ -213,7 +203,6 @@ def _conv_db_kernel(dy_ptr, db_ptr, P, K, OD, OH, OW, sy_n, sy_c, sy_d, sy_h, sy
     tl.store(db_ptr + offs_c, reduce_sum(acc, 1).to(db_ptr.dtype.element_ty), mask=mask_c)
 
 
-_sum_launcher = Launcher(_sum_splits_kernel)
 _db_launcher = Launcher(_conv_db_kernel)
 
 
@@ -252,7 +241,7 @@ def _grad_weight(geo, dy5, dw):
                  *geo.stride, *geo.padding, *geo.dilation, *dy5.stride(), *x5.stride(), split, geo.groups,
                  precision(dy5.dtype, dy5.device), TL_ACC[dy5.dtype], needs_int64(dy5, x5, part))
     if split > 1:
-        _sum_launcher((cdiv(dw.numel(), SUM_BLOCK),), part, dw, dw.numel(), split, SUM_BLOCK)
+        sum_splits(part, dw, split)
 
 
 def _grad_bias(dy5, db):
@@ -277,10 +266,12 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         dx = torch.empty(input.shape, dtype=input.dtype, device=input.device,
                          memory_format=channels_last(input, weight))
         if dx.numel():
-            _grad_input(geo, dy5, as_3d(dx, dx.dim() - 2))
+            (depthwise_grad_input if is_depthwise(geo) else _grad_input)(geo, dy5, as_3d(dx, dx.dim() - 2))
     if output_mask[1]:
         dw = torch.empty(weight.shape, dtype=weight.dtype, device=weight.device)
-        if dw.numel():
+        if dw.numel() and is_depthwise(geo):
+            depthwise_grad_weight(geo, dy5, dw, _sm_count(dw.device))
+        elif dw.numel():
             _grad_weight(geo, dy5, dw)
     if output_mask[2]:
         db = torch.empty(weight.shape[0], dtype=grad_output.dtype, device=grad_output.device)

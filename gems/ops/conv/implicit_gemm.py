@@ -17,8 +17,9 @@ never built, its entries are gathered as the tiles are loaded):
 
 A reduction over channels with several taps runs tap-major ("per tap" loop: one tap, a BLOCK_K slice of
 channels per step, so only BLOCK_M / BLOCK_N index vectors are recomputed per step); when the channels
-of a group are fewer than a dot's smallest K (the RGB stem, depthwise), the reduction is flattened over
-(channel, tap) instead so that the tiles are not mostly padding (FLAT).
+of a group are fewer than a dot's smallest K (the RGB stem, small groups), the reduction is flattened
+over (channel, tap) instead so that the tiles are not mostly padding (FLAT). Depthwise convolutions (one
+input channel per group) do not come here: depthwise.py has direct kernels for them.
 
 fp32 products are exact IEEE products (``input_precision="ieee"``): cuDNN's default TF32 for fp32
 convolutions (``torch.backends.cudnn.conv.fp32_precision``) would miss fp32 tolerances against the
@@ -59,6 +60,8 @@ _INT32_SAFE = 2**31 - 1 - 2**20
 # 64/4 12.7, 64/8 13.1, 128/4 14.0; 256ch 14x14 ATen 15.5, 64/4 7.2, 64/8 7.3, 128/4 14.5. Whole 3x3
 # conv (batch 32): 64->64 56x56 0.057 ms vs ATen 0.077; 256->256 14x14 0.047 vs 0.046.
 BLOCK_NHWC, NHWC_WARPS = 64, 4
+# The sums of split reductions (grad_weight): elements per program.
+SUM_BLOCK = 1024
 TL_ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32,
           torch.float64: tl.float64}
 
@@ -122,6 +125,25 @@ def _nhwc_copy_kernel(src_ptr, dst_ptr, C, P, H, W, s_n, s_c, s_d, s_h, s_w, TIL
 
 
 _nhwc_copy = Launcher(_nhwc_copy_kernel)
+
+
+@triton.jit
+def _sum_splits_kernel(part_ptr, out_ptr, numel, SPLIT, BLOCK: tl.constexpr):
+    """out[i] = sum over s < SPLIT of part[s, i], in split order (deterministic)."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < numel
+    acc = tl.load(part_ptr + offs, mask=mask, other=0)
+    for s in range(1, SPLIT):
+        acc += tl.load(part_ptr + s * numel + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+_sum_launcher = Launcher(_sum_splits_kernel)
+
+
+def sum_splits(part: torch.Tensor, out: torch.Tensor, split: int) -> None:
+    """out = part.sum(0) in split order, part (split, *out.shape) in the accumulator type."""
+    _sum_launcher((cdiv(out.numel(), SUM_BLOCK),), part, out, out.numel(), split, SUM_BLOCK)
 
 
 # --------------------------------------------------------------------------- geometry and ATen's checks
