@@ -25,10 +25,11 @@ from gems.ops.conv.implicit_gemm import TL_ACC, needs_int64, split_pixel, sum_sp
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv
 
-# Elements of a (pixels x channels) tile: 16 per thread at 4 warps. A thread then holds one or two pixels
-# of 8 or 16 channels, so that the index math of a pixel and its taps (per pixel, not per element) is
-# shared by 8 to 16 products; a guess to be settled by tools/dwconv_bench.py's variants on the H100.
-TILE = 2048
+# Elements of a (pixels x channels) tile, 8 per thread at 4 warps. H100, batch 32, fp16 3x3 stride 1 NCHW
+# (tools/dwconv_bench.py, ms forward / backward): 1024 beat 2048 and 4096 at every shape: 144ch 56x56 0.163 /
+# 0.696 against 0.334 / 0.985 (2048) and 0.681 / 1.977 (4096); 256ch 28x28 0.058 / 0.327 against 0.095 / 0.354;
+# 960ch 7x7 0.021 / 0.082 against 0.039 / 0.107; 32ch 112x112 0.057 / 0.631 against 0.066 / 0.695.
+TILE = 1024
 # Channel block of a channels-last operand: 64 fp16 channels are one 128-byte line per pixel.
 CHANNELS_LAST_BLOCK_C = 64
 # NCHW operands: pixel block of one image (784 = 28 x 28 pixels in 7 blocks of 128: 12% padding).
