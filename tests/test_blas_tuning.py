@@ -238,3 +238,15 @@ def _check_column_major_copy(monkeypatch, operand):
     copied.clear()
     torch.testing.assert_close(torch.bmm(*operands), want, rtol=tolerance, atol=tolerance)
     assert copied == []  # already column-major
+
+
+def test_product_perf_inputs_declare_k_as_the_reduction_size():
+    # gems-perf's check scales the fp32 tolerance by sqrt(reduction_size): without K there, a correct fp32
+    # product at K = 8192 (as accurate as cuBLAS's own mm) was reported as a mismatch on the H100.
+    from gems.testing.samples_blas import perf_inputs
+
+    shapes = {"mm": (3, 40, 5), "bmm": (2, 3, 40, 5), "addmm": (3, 40, 5), "baddbmm": (2, 3, 40, 5),
+              "mv": (3, 40), "addmv": (3, 40), "dot": (40,)}
+    for kind, shape in shapes.items():
+        sample = perf_inputs(kind)(shape, torch.float32, "cpu").built()
+        assert sample.reduction_size == 40, kind
