@@ -13,8 +13,6 @@ elementwise instead, each program a block of pixels x a block of channels with t
 Tensors are read through their strides. Channels-last operands take wide channel blocks (a pixel's channels
 are consecutive addresses), NCHW ones wide pixel blocks of one image (consecutive output pixels of a row are
 consecutive addresses); fp16/bf16/fp32 accumulate in fp32, fp64 in fp64. 1-d, 2-d and 3-d alike (as_3d).
-These are the "flat" design; with DESIGN "tiled" operands that are not channels-last take depthwise_tiled.py's
-kernels (spatial tiles; all taps of grad weight in one program) instead.
 """
 
 from __future__ import annotations
