@@ -5,9 +5,9 @@
                  per-row and a per-column term (no division per element) and the R*S taps of neighbouring
                  pixels read the same cache lines. grad input at stride 1 with one output channel per input
                  channel is this forward on dy with the taps flipped (FLIP) and padding dil*(k-1) - pad.
-    grad weight  all taps in one program: a (taps x channels x columns) accumulator, each segment of an
-                 output row of dy read once and multiplied by the taps' shifted segments of x (L1 hits); a
-                 split's segments are summed in a fixed order, the splits by sum_splits (deterministic).
+    grad weight  all taps in one program: a (taps x channels x columns) accumulator, each output row of dy read
+                 once and multiplied by the taps' shifted rows of x (L1 hits); the split's rows are summed in a
+                 fixed order, the splits by sum_splits (deterministic).
 """
 
 from __future__ import annotations
@@ -83,14 +83,14 @@ def _tiled_forward_kernel(
 @triton.jit
 def _tiled_grad_weight_kernel(
     dy_ptr, x_ptr, part_ptr,
-    SEGS, w_blocks, KT, MULT, D, H, W, OD, OH, OW,
+    ROWS, KT, MULT, D, H, W, OD, OH, OW,
     stride_d, stride_h, stride_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
     sy_n, sy_c, sy_d, sy_h, sy_w, sx_n, sx_c, sx_d, sx_h, sx_w, CHUNK,
     T: tl.constexpr, R: tl.constexpr, S: tl.constexpr, TAPS: tl.constexpr, ACC: tl.constexpr,
     INT64: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
-    """part[split, oc, tap] = the sum over the row segments (n, od, oh, BLOCK_W columns; SEGS in all) of
-    split program_id(1) of dy * x, for every tap and the channels of block program_id(0)."""
+    """part[split, oc, tap] = the sum over output rows (n, od, oh) of split program_id(1) (ROWS in all) of
+    dy * x, for every tap and the channels of block program_id(0)."""
     split = tl.program_id(1)
     tap = tl.arange(0, TAPS)[:, None, None]
     s_t = tap % S
@@ -103,13 +103,11 @@ def _tiled_grad_weight_kernel(
         split, ch, lane = split.to(tl.int64), ch.to(tl.int64), lane.to(tl.int64)
     c_ok = ch < KT
     dy_cols = dy_ptr + ch * sy_c
-    x_cols = x_ptr + (ch // MULT) * sx_c  # (1, BLOCK_C, 1)
+    x_cols = x_ptr + (ch // MULT) * sx_c
     acc = tl.zeros([TAPS, BLOCK_C, BLOCK_W], ACC)
     start = split * CHUNK
-    stop = tl.minimum(SEGS, start + CHUNK)
-    for seg in range(start, stop):
-        ow = seg % w_blocks * BLOCK_W + lane
-        row = seg // w_blocks
+    stop = tl.minimum(ROWS, start + CHUNK)
+    for row in range(start, stop):
         oh = row % OH
         q = row // OH
         od = q % OD
@@ -117,12 +115,15 @@ def _tiled_grad_weight_kernel(
         di = od * stride_d - pad_d + t_t * dil_d
         hi = oh * stride_h - pad_h + r_t * dil_h
         taps_ok = tap_ok & (di >= 0) & (di < D) & (hi >= 0) & (hi < H)
-        ok = c_ok & (ow < OW)
-        g = tl.load(dy_cols + n * sy_n + od * sy_d + oh * sy_h + ow * sy_w, mask=ok, other=0)
-        wi = ow * stride_w - pad_w + s_t * dil_w
-        xv = tl.load(x_cols + n * sx_n + di * sx_d + hi * sx_h + wi * sx_w,
-                     mask=ok & taps_ok & (wi >= 0) & (wi < W), other=0)
-        acc += g.to(ACC) * xv.to(ACC)
+        dy_row = dy_cols + n * sy_n + od * sy_d + oh * sy_h
+        x_rows = x_cols + n * sx_n + di * sx_d + hi * sx_h
+        for w0 in range(0, OW, BLOCK_W):
+            ow = w0 + lane
+            ok = c_ok & (ow < OW)
+            g = tl.load(dy_row + ow * sy_w, mask=ok, other=0)
+            wi = ow * stride_w - pad_w + s_t * dil_w
+            xv = tl.load(x_rows + wi * sx_w, mask=ok & taps_ok & (wi >= 0) & (wi < W), other=0)
+            acc += g.to(ACC) * xv.to(ACC)
     total = reduce_sum(acc, 2)
     tap2 = tl.arange(0, TAPS)[:, None]
     oc2 = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)[None, :]
@@ -181,17 +182,18 @@ def tiled_grad_weight(geo, dy5: torch.Tensor, dw: torch.Tensor, sm_count: int, p
     x5 = geo.x5
     kt, ntaps = dw.shape[0], geo.taps[0] * geo.taps[1] * geo.taps[2]
     out = geo.out
+    rows = x5.shape[0] * out[0] * out[1]
     taps_p2 = triton.next_power_of_2(ntaps)
     block_w = min(MAX_BLOCK_W, triton.next_power_of_2(out[2]), max(1, GRAD_WEIGHT_TILE // taps_p2))
     block_c = max(1, min(GRAD_WEIGHT_TILE // (taps_p2 * block_w), triton.next_power_of_2(kt)))
-    c_blocks, w_blocks = cdiv(kt, block_c), cdiv(out[2], block_w)
-    segs = x5.shape[0] * out[0] * out[1] * w_blocks
-    split = max(1, min(cdiv(programs_per_sm * sm_count, c_blocks), segs // cdiv(min_pixels, block_w), 65535))
-    chunk = max(1, cdiv(segs, split))
-    split = max(1, cdiv(segs, chunk))  # no empty split (one when there are no segments: dw = 0)
+    c_blocks = cdiv(kt, block_c)
+    split = max(1, min(cdiv(programs_per_sm * sm_count, c_blocks), rows // max(1, cdiv(min_pixels, out[2])),
+                       65535))
+    chunk = max(1, cdiv(rows, split))
+    split = max(1, cdiv(rows, chunk))  # no empty split (one when there are no rows: dw = 0)
     acc_dtype = torch.float64 if dw.dtype == torch.float64 else torch.float32
     part = dw if split == 1 else torch.empty((split, *dw.shape), dtype=acc_dtype, device=dw.device)
-    _grad_weight((c_blocks, split), dy5, x5, part, segs, w_blocks, kt, geo.k, *x5.shape[2:], *out, *geo.stride,
+    _grad_weight((c_blocks, split), dy5, x5, part, rows, kt, geo.k, *x5.shape[2:], *out, *geo.stride,
                  *geo.padding, *geo.dilation, *dy5.stride(), *x5.stride(), chunk, *geo.taps, taps_p2,
                  TL_ACC[dy5.dtype], needs_int64(dy5, x5, part), block_c, block_w)
     if split > 1:
