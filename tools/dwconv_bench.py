@@ -1,18 +1,14 @@
 """Device time of depthwise 3x3 convolutions, ATen (cuDNN / its depthwise kernels) beside gems' direct kernels
-in both designs of gems/ops/conv/depthwise.py (DESIGN "flat": depthwise.py's kernels; "tiled":
-depthwise_tiled.py's, which NCHW operands take), forward and backward (grad input + grad weight, no bias, as
-after a BatchNorm).
+(gems/ops/conv/depthwise.py), forward and backward (grad input + grad weight, no bias, as after a BatchNorm).
 
     python tools/dwconv_bench.py            (NVIDIA GPU; run by tools/gpu_dwconv.sh)
     python tools/dwconv_bench.py --warm I/M (one call of every M-th case from I: compiles into Triton's cache)
 
 Shapes: batch 32, MobileNetV2/ResNet-like (32ch 112x112, 144ch 56x56, 256ch 28x28, 960ch 7x7), stride 1 and 2;
-fp16 everywhere, bf16 and fp32 at stride 1 at two shapes, fp16 channels-last at two shapes (flat in both
-designs: the columns should agree). Each rep: L2 flushed (a 256 MiB
+fp16 everywhere, bf16 and fp32 at stride 1, fp16 channels-last at two shapes. Each rep: L2 flushed (a 256 MiB
 write), then one call between CUDA events; all reps are enqueued behind a GPU sleep, so the events time the
 device alone (gems' calls replay natively, but a Python call would not show either). Median of REPS.
-Then the variants (fp16, stride 1, NCHW): both designs and depthwise_tiled.py's constants, forward, grad input
-alone and grad weight alone, to choose in one run.
+Then the tile variants of depthwise.py (fp16, stride 1, NCHW), to choose its constants in one run.
 """
 
 from __future__ import annotations
@@ -25,22 +21,13 @@ import torch
 
 import gems
 from gems import native
-from gems.ops.conv import depthwise, depthwise_tiled
+from gems.ops.conv import depthwise
 
 aten = torch.ops.aten
 N, REPS = 32, 10
 SHAPES = [(32, 112), (144, 56), (256, 28), (960, 7)]
-DESIGNS = ("flat", "tiled")
-# name: (DESIGN, depthwise_tiled's TILE, MAX_BLOCK_H, GRAD_WEIGHT_TILE); the first two are the defaults.
-VARIANTS = {"flat": ("flat", 1024, 8, 4096), "tiled": ("tiled", 1024, 8, 4096),
-            "tiled t512": ("tiled", 512, 8, 4096), "tiled t2048": ("tiled", 2048, 8, 4096),
-            "tiled h4": ("tiled", 1024, 4, 4096), "tiled gw2048": ("tiled", 1024, 8, 2048),
-            "tiled gw8192": ("tiled", 1024, 8, 8192)}
-
-
-def set_variant(name: str) -> None:
-    depthwise.DESIGN, depthwise_tiled.TILE, depthwise_tiled.MAX_BLOCK_H, depthwise_tiled.GRAD_WEIGHT_TILE = (
-        VARIANTS[name])
+VARIANTS = {"tile2048/p128": (2048, 128, 64), "tile1024/p128": (1024, 128, 64), "tile4096/p128": (4096, 128, 64),
+            "tile2048/p256": (2048, 256, 64), "tile4096/p64": (4096, 64, 128)}
 
 
 def cases():
@@ -48,7 +35,7 @@ def cases():
         for stride in (1, 2):
             yield c, hw, stride, torch.float16, False
     for dt in (torch.bfloat16, torch.float32):
-        for c, hw in SHAPES[1:3]:
+        for c, hw in SHAPES:
             yield c, hw, 1, dt, False
     for c, hw in SHAPES[1:3]:
         yield c, hw, 1, torch.float16, True
@@ -89,9 +76,8 @@ def make(c, hw, stride, dt, cl):
         dy = dy.to(memory_format=torch.channels_last)
     geo = ([stride] * 2, [1, 1], [1, 1], False, [0, 0], c)
     fwd = functools.partial(aten.convolution, x, w, None, *geo)
-    bwd = [functools.partial(aten.convolution_backward, dy, x, w, None, *geo, mask)
-           for mask in ([True, True, False], [True, False, False], [False, True, False])]
-    return fwd, *bwd  # forward, backward, grad input alone, grad weight alone
+    bwd = functools.partial(aten.convolution_backward, dy, x, w, None, *geo, [True, True, False])
+    return fwd, bwd
 
 
 def _err(got, want) -> float:
@@ -111,57 +97,46 @@ def gems_ms(fn, overload, cycles, flush):
 
 def warm_up(part: int, parts: int) -> None:
     """Compile this process's share (every parts-th item from part) of the cases and the variants."""
-    items = [(v, case) for case in cases() for v in DESIGNS]
-    items += [(v, (c, hw, 1, torch.float16, False)) for v in list(VARIANTS)[2:] for c, hw in SHAPES]
+    items = [(None, case) for case in cases()]
+    items += [(v, (c, hw, 1, torch.float16, False)) for v in list(VARIANTS)[1:] for c, hw in SHAPES]
     for variant, case in items[part::parts]:
-        set_variant(variant)
+        if variant is not None:
+            depthwise.TILE, depthwise.NCHW_BLOCK_P, depthwise.CHANNELS_LAST_BLOCK_C = VARIANTS[variant]
+        fwd, bwd = make(*case)
         native.invalidate()
         with gems.use_gems(include=["convolution", "convolution_backward"]):
-            for fn in make(*case):
-                fn()
+            fwd(), bwd()
     torch.cuda.synchronize()
     print(f"warm ok {part}/{parts}: {len(items[part::parts])} items")
 
 
 def main() -> int:
-    defaults = (depthwise.DESIGN, depthwise_tiled.TILE, depthwise_tiled.MAX_BLOCK_H, depthwise_tiled.GRAD_WEIGHT_TILE)
-    assert defaults == VARIANTS[defaults[0]], f"VARIANTS[{defaults[0]!r}] is not the module's defaults {defaults}"
     cycles = _cycles_per_ms()
     flush = torch.empty(2**28, dtype=torch.int8, device="cuda")
     bad = False
-    print("ms; x = ATen / gems (>1: gems faster); err: max relative error of either design against ATen")
-    print(f"{'case':26} {'aten fwd':>8} {'flat':>7} {'tiled':>7} {'x flat':>6} {'x tiled':>7}   {'aten bwd':>8} "
-          f"{'flat':>7} {'tiled':>7} {'x flat':>6} {'x tiled':>7}  err")
+    print(f"{'case':30} {'aten fwd':>9} {'gems fwd':>9} {'x':>5}   {'aten bwd':>9} {'gems bwd':>9} {'x':>5}  err")
     for c, hw, stride, dt, cl in cases():
-        fwd, bwd = make(c, hw, stride, dt, cl)[:2]
+        fwd, bwd = make(c, hw, stride, dt, cl)
         row, err = [], 0.0
         for fn, overload in ((fwd, "convolution"), (bwd, "convolution_backward")):
             want = fn()
             a = device_ms(fn, cycles, flush)
-            ms = []
-            for design in DESIGNS:
-                set_variant(design)
-                g, got = gems_ms(fn, overload, cycles, flush)
-                err = max(err, _err(got, want))
-                ms.append(g)
-            row.append(f"{a:8.4f} {ms[0]:7.4f} {ms[1]:7.4f} {a / ms[0]:6.2f} {a / ms[1]:7.2f}")
+            g, got = gems_ms(fn, overload, cycles, flush)
+            err = max(err, _err(got, want))
+            row.append(f"{a:9.4f} {g:9.4f} {a / g:5.2f}")
         tol = 2e-2 if dt != torch.float32 else 2e-3  # ATen's fp32 may use TF32 (cuDNN's default)
         bad |= err > tol
         name = f"{c}ch {hw}x{hw} s{stride} {str(dt)[6:]}{' cl' if cl else ''}"
-        print(f"{name:26} {row[0]}   {row[1]}  {err:.1e}{'' if err <= tol else ' BAD'}", flush=True)
-    set_variant("tiled")
-    print("variants (fp16, stride 1, NCHW): DESIGN, tiled TILE/MAX_BLOCK_H/GRAD_WEIGHT_TILE; ms fwd / grad input "
-          "alone / grad weight alone")
-    for name in VARIANTS:
-        set_variant(name)
+        print(f"{name:30} {row[0]}   {row[1]}  {err:.1e}{'' if err <= tol else ' BAD'}", flush=True)
+    print("variants (fp16, stride 1, NCHW): TILE/NCHW_BLOCK_P/CHANNELS_LAST_BLOCK_C, gems fwd / bwd ms")
+    for name, (tile, block_p, block_c) in VARIANTS.items():
+        depthwise.TILE, depthwise.NCHW_BLOCK_P, depthwise.CHANNELS_LAST_BLOCK_C = tile, block_p, block_c
         cols = []
         for c, hw in SHAPES:
-            fwd, _, gi, gw = make(c, hw, 1, torch.float16, False)
-            ms = [gems_ms(fn, overload, cycles, flush)[0] for fn, overload in
-                  ((fwd, "convolution"), (gi, "convolution_backward"), (gw, "convolution_backward"))]
-            cols.append(f"{c}/{hw} " + " ".join(f"{m:.4f}" for m in ms))
-        print(f"  {name:13} " + "  ".join(cols), flush=True)
-    set_variant("tiled")
+            fwd, bwd = make(c, hw, 1, torch.float16, False)
+            cols.append(f"{c}/{hw} {gems_ms(fwd, 'convolution', cycles, flush)[0]:.4f} "
+                        f"{gems_ms(bwd, 'convolution_backward', cycles, flush)[0]:.4f}")
+        print(f"  {name:14} " + "  ".join(cols), flush=True)
     return 1 if bad else 0
 
 

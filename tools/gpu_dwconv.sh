@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
-# Depthwise convolutions on the H100 (issue #16: direct kernels, gems/ops/conv/depthwise.py and
-# depthwise_tiled.py). From the repository root (gems installed):   bash tools/gpu_dwconv.sh
-# (about 90 s with warm caches; each step time-boxed)
+# Depthwise convolutions on the H100 (issue #16: direct kernels, gems/ops/conv/depthwise.py). From the repository
+# root (gems installed):   bash tools/gpu_dwconv.sh     (about 90 s with warm caches; each step time-boxed)
 #
-# 1. in parallel: the native layer's build and 6 processes (niced: conformance comes first) compiling
-#    tools/dwconv_bench.py's cases, both designs, and variants into Triton's disk cache (GEMS_NATIVE=0); once
-#    built, quick conformance of the conv ops (-n 8) in the default design (depthwise.DESIGN).
-# 2. tools/dwconv_bench.py: device time (L2 flushed) ATen vs gems' "flat" (the first design) and "tiled" (the
-#    default) designs side by side, forward and backward, MobileNetV2-like depthwise 3x3 shapes at batch 32
-#    (a row's err > tolerance prints BAD, exit 1), then the variants: fwd / grad input / grad weight alone.
+# 1. in parallel: the native layer's build and 6 processes compiling tools/dwconv_bench.py's cases and tile
+#    variants into Triton's disk cache (GEMS_NATIVE=0); once built, quick conformance of the conv ops (-n 8).
+# 2. tools/dwconv_bench.py: device time (L2 flushed) ATen vs gems, forward and backward, MobileNetV2-like
+#    depthwise 3x3 shapes at batch 32, then the tile variants (the constants of depthwise.py).
 # 3. tools/conv_host.py: host time and native replay of the conv calls (fails if a warm call ran in Python).
 # Results: runs/dwconv; copied under $OUT when it is set.
 set -uo pipefail
@@ -25,7 +22,7 @@ timeout 120 python -c "import torch, gems; from gems import native; native.load(
 build=$!
 pids=()
 for i in 0 1 2 3 4 5; do
-    GEMS_NATIVE=0 timeout 60 nice -n 10 python tools/dwconv_bench.py --warm "$i/6" > "$D/warm-$i.log" 2>&1 &
+    GEMS_NATIVE=0 timeout 60 python tools/dwconv_bench.py --warm "$i/6" > "$D/warm-$i.log" 2>&1 &
     pids+=($!)
 done
 wait "$build"
@@ -42,7 +39,7 @@ stamp "conformance exit $conf"
 grep -h "^native\|Error" "$D/native.log" | cut -c1-300
 echo "warm: $(cat "$D"/warm-*.log | grep -c '^warm ok') of 6 ok"; grep -h "Error" "$D"/warm-*.log | sort | uniq -c | head -n 3
 
-timeout 50 python -u tools/dwconv_bench.py 2>&1 | grep -v "Warning\|warn(" | tee "$D/bench.log" | cut -c1-300
+timeout 45 python -u tools/dwconv_bench.py 2>&1 | grep -v "Warning\|warn(" | tee "$D/bench.log" | cut -c1-300
 bench=${PIPESTATUS[0]}
 stamp "bench exit $bench"
 
