@@ -1,8 +1,7 @@
-"""Depthwise convolutions (one input channel per group) take the direct kernels of gems/ops/conv/depthwise.py
-(and depthwise_tiled.py), never the implicit GEMM, forward and backward, in both designs; the split grad_weight
-(partial sums added in a fixed order) agrees with ATen; the tile follows the operand's layout. Conformance
-checks the results of its samples; this checks the routing and the paths the interpreter's one-SM plan does
-not take."""
+"""Depthwise convolutions (one input channel per group) take the direct kernels of gems/ops/conv/depthwise.py,
+never the implicit GEMM, forward and backward; the split grad_weight (several programs per tap, summed in
+a fixed order) agrees with ATen; the tile follows the operand's layout. Conformance checks the results of
+its samples; this checks the routing and the paths the interpreter's one-SM plan does not take."""
 
 import pytest
 import torch
@@ -10,7 +9,7 @@ import torch
 import gems
 from gems.ops.conv import convolution as conv
 from gems.ops.conv import convolution_backward as conv_bwd
-from gems.ops.conv import depthwise, depthwise_tiled
+from gems.ops.conv import depthwise
 from gems.ops.conv.implicit_gemm import as_3d, geometry
 
 
@@ -18,12 +17,6 @@ from gems.ops.conv.implicit_gemm import as_3d, geometry
 def _interpreter():
     if gems.vendor().name != "interpreter":
         pytest.skip("checks the interpreter vendor (CPU tensors)")
-
-
-@pytest.fixture(params=["tiled", "flat"])
-def design(request, monkeypatch):
-    monkeypatch.setattr(depthwise, "DESIGN", request.param)
-    return request.param
 
 
 def _no_gemm(monkeypatch):
@@ -39,10 +32,8 @@ def _no_gemm(monkeypatch):
     ((2, 4, 7, 6), (8, 1, 3, 3), 2, 0, 1, 4, True),  # multiplier 2, channels-last
     ((1, 3, 9, 9), (3, 1, 3, 2), 1, 2, 2, 3, False),
     ((2, 1, 5, 5), (2, 1, 3, 3), 1, 1, 1, 1, False),  # one input channel: depthwise with groups 1
-    ((1, 3, 6, 5), (3, 1, 2, 2), 1, 3, 1, 3, False),  # padding wider than the taps: negative flipped padding
-    ((1, 2, 4, 9), (2, 1, 1, 3), 1, 0, 2, 2, False),  # 1 x 3 taps, dilation 2
 ])
-def test_depthwise_routes_to_direct_kernels(monkeypatch, design, case):
+def test_depthwise_routes_to_direct_kernels(monkeypatch, case):
     xs, ws, stride, padding, dilation, groups, last = case
     gen = torch.Generator().manual_seed(0)
     x, w, b = torch.randn(xs, generator=gen), torch.randn(ws, generator=gen), torch.randn(ws[0], generator=gen)
@@ -61,7 +52,7 @@ def test_depthwise_routes_to_direct_kernels(monkeypatch, design, case):
         torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4)
 
 
-def test_split_grad_weight_matches_aten_and_is_deterministic(design):
+def test_split_grad_weight_matches_aten_and_is_deterministic():
     gen = torch.Generator().manual_seed(1)
     x, w = torch.randn(1, 2, 64, 66, generator=gen), torch.randn(4, 1, 3, 3, generator=gen)
     args = ([2, 2], [1, 1], [1, 1], False, [0, 0], 2)
@@ -70,7 +61,7 @@ def test_split_grad_weight_matches_aten_and_is_deterministic(design):
     results = []
     for _ in range(2):
         dw = torch.empty_like(w)
-        depthwise.depthwise_grad_weight(geo, as_3d(dy, 2), dw, sm_count=100)  # 2 splits
+        depthwise.depthwise_grad_weight(geo, as_3d(dy, 2), dw, sm_count=100)  # 2 splits of 1056 pixels
         results.append(dw)
     want = torch.ops.aten.convolution_backward(dy, x, w, None, *args, [False, True, False])[1]
     torch.testing.assert_close(results[0], want, rtol=1e-4, atol=1e-4)
@@ -85,36 +76,3 @@ def test_tile_follows_layout():
     assert depthwise._blocks(last, 784, 96) == (depthwise.TILE // depthwise.CHANNELS_LAST_BLOCK_C,
                                                 depthwise.CHANNELS_LAST_BLOCK_C, True)
     assert depthwise._blocks(as_3d(torch.empty(2, 8, 7, 7), 2), 49, 8) == (64, 8, False)  # small: bounded by the sizes
-
-
-def test_tiled_design_takes_the_tiled_kernels(monkeypatch, design):
-    """NCHW operands take depthwise_tiled.py's kernels in the tiled design (grad input only at stride 1 with
-    one output channel per input channel), never in the flat one; channels-last ones never."""
-    calls = []
-    for name in ("tiled_forward", "tiled_grad_input", "tiled_grad_weight"):
-        real = getattr(depthwise, name)
-        monkeypatch.setattr(depthwise, name, lambda *a, _n=name, _f=real, **k: (calls.append(_n), _f(*a, **k))[1])
-    gen = torch.Generator().manual_seed(2)
-    for stride, mult, last, tiled in ((1, 1, False, 3), (2, 1, False, 2), (1, 2, False, 2), (1, 1, True, 0)):
-        x, w = torch.randn(2, 3, 6, 7, generator=gen), torch.randn(3 * mult, 1, 3, 3, generator=gen)
-        if last:
-            x = x.to(memory_format=torch.channels_last)
-        geo = ([stride] * 2, [1, 1], [1, 1], False, [0, 0], 3)
-        calls.clear()
-        y = conv.convolution(x, w, None, *geo)
-        dy = torch.randn(y.shape, generator=gen)
-        if last:
-            dy = dy.to(memory_format=torch.channels_last)
-        grads = conv_bwd.convolution_backward(dy, x, w, None, *geo, [True, True, False])
-        wants = torch.ops.aten.convolution_backward(dy, x, w, None, *geo, [True, True, False])
-        for g, r in zip(grads[:2], wants[:2]):
-            torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4)
-        torch.testing.assert_close(y, torch.ops.aten.convolution(x, w, None, *geo), rtol=1e-4, atol=1e-4)
-        assert len(calls) == (tiled if design == "tiled" else 0), (stride, mult, last, calls)
-
-
-def test_tiled_forward_tiles():
-    assert depthwise_tiled._forward_tiles((1, 56, 56), 144) == (2, 8, 64)
-    assert depthwise_tiled._forward_tiles((1, 7, 7), 960) == (16, 8, 8)
-    assert depthwise_tiled._forward_tiles((1, 112, 112), 32) == (1, 8, 128)
-    assert depthwise_tiled._forward_tiles((1, 1, 3), 2) == (2, 1, 4)  # small: bounded by the sizes

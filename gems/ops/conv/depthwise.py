@@ -21,15 +21,10 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.ops.conv.depthwise_tiled import tiled_forward, tiled_grad_input, tiled_grad_input_applies, tiled_grad_weight
 from gems.ops.conv.implicit_gemm import TL_ACC, needs_int64, split_pixel, sum_splits
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv
 
-# Operands that are not channels-last: "tiled" takes depthwise_tiled.py's kernels (spatial tiles, all taps of
-# grad weight in one program), "flat" this module's (flat pixel blocks, one tap per grad-weight program), which
-# channels-last operands always take. tools/dwconv_bench.py times both.
-DESIGN = "tiled"
 # Elements of a (pixels x channels) tile, 8 per thread at 4 warps. H100, batch 32, fp16 3x3 stride 1 NCHW
 # (tools/dwconv_bench.py, ms forward / backward): 1024 beat 2048 and 4096 at every shape: 144ch 56x56 0.163 /
 # 0.696 against 0.334 / 0.985 (2048) and 0.681 / 1.977 (4096); 256ch 28x28 0.058 / 0.327 against 0.095 / 0.354;
@@ -205,18 +200,12 @@ def _blocks(t5: torch.Tensor, pixels: int, channels: int) -> tuple[int, int, boo
     return block_p, min(TILE // block_p, triton.next_power_of_2(channels)), False
 
 
-def _tiled(t5: torch.Tensor) -> bool:
-    return DESIGN == "tiled" and not (t5.shape[1] > 1 and t5.stride(1) == 1)
-
-
 def is_depthwise(geo) -> bool:
     """One input channel per group: groups == input channels, output channels a multiple of them."""
     return geo.c == 1
 
 
 def depthwise_forward(geo, bias, y5: torch.Tensor) -> None:
-    if _tiled(geo.x5):
-        return tiled_forward(geo, bias, y5)
     x5, w5 = geo.x5, geo.w5
     kt, pixels = w5.shape[0], geo.out[0] * geo.out[1] * geo.out[2]
     block_p, block_c, ch_fast = _blocks(x5, pixels, kt)
@@ -228,8 +217,6 @@ def depthwise_forward(geo, bias, y5: torch.Tensor) -> None:
 
 
 def depthwise_grad_input(geo, dy5: torch.Tensor, dx5: torch.Tensor) -> None:
-    if _tiled(dx5) and tiled_grad_input_applies(geo):
-        return tiled_grad_input(geo, dy5, dx5)
     w5 = geo.w5
     c, pixels = dx5.shape[1], dx5.shape[2] * dx5.shape[3] * dx5.shape[4]
     block_p, block_c, ch_fast = _blocks(dx5, pixels, c)
@@ -241,8 +228,6 @@ def depthwise_grad_input(geo, dy5: torch.Tensor, dx5: torch.Tensor) -> None:
 
 def depthwise_grad_weight(geo, dy5: torch.Tensor, dw: torch.Tensor, sm_count: int) -> None:
     """dw (contiguous, (M*C, 1, *taps)) from dy5 and the input, split over programs as the SMs ask."""
-    if _tiled(dy5):
-        return tiled_grad_weight(geo, dy5, dw, sm_count, PROGRAMS_PER_SM, MIN_PIXELS_PER_SPLIT)
     x5 = geo.x5
     kt, taps = dw.shape[0], geo.taps[0] * geo.taps[1] * geo.taps[2]
     np_ = x5.shape[0] * geo.out[0] * geo.out[1] * geo.out[2]
