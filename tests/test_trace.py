@@ -58,3 +58,21 @@ def test_cli_runs_the_script_and_writes_csv_and_json(tmp_path):
 
 def test_module_exports_the_context_manager():
     assert gems.trace is tracing.trace and isinstance(gems.trace(), tracing.Trace)
+
+
+def test_views_metadata_and_transfers_are_not_compute_calls():
+    x = torch.randn(4, 8)
+    with gems.use_gems(include=["add"]), gems.trace() as t:
+        y = torch.add(x, x)          # compute, served by gems
+        y.t().expand(1, 8, 4)        # views
+        torch.empty_like(y)          # an allocation
+        y.sum().item()               # compute (sum; ATen's here: not included) and a host read-back
+        y.to("meta")                 # a copy to another device
+    kinds = {r["overload"]: r["kind"] for r in t.summary()}
+    assert kinds["add.Tensor"] == "compute" and kinds["sum"] == "compute"
+    assert kinds["t"] == kinds["expand"] == "view"
+    assert kinds["empty_like"] == kinds["_local_scalar_dense"] == "metadata"
+    assert kinds["_to_copy (transfer)"] == "transfer"
+    assert t.compute_share() == (1, 2)
+    assert [r.overload for r in t.unserved()] == ["sum"]
+    assert "2 compute calls, 1 of them ran a gems kernel (50.0%)" in t.table()
