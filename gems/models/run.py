@@ -79,8 +79,18 @@ def _can_time(backend) -> str:
     return ""
 
 
-def plan(model=None, config_file=None, size=None, dtype=None, measure=None, vendor=None):
-    """Check every option and return (backend, spec, dtype, measures) before anything heavy runs."""
+def _selection(option, known: tuple, flag: str) -> tuple:
+    chosen = tuple(m.strip() for m in option.split(",") if m.strip()) if isinstance(option, str) else tuple(option)
+    unknown = [m for m in chosen if m not in known]
+    if unknown or not chosen:
+        raise ModelError(f"{flag}: {'unknown ' + ', '.join(unknown) if unknown else 'empty selection'}; choose from "
+                         f"{', '.join(known)}")
+    return chosen
+
+
+def plan(model=None, config_file=None, size=None, dtype=None, measure=None, vendor=None, workloads=None):
+    """Check every option and return (backend, spec, dtype, measures, workload kinds) before anything heavy
+    runs."""
     if bool(model) == bool(config_file):
         raise ModelError("give one of --model NAME and --model-config FILE.json")
     try:
@@ -94,25 +104,24 @@ def plan(model=None, config_file=None, size=None, dtype=None, measure=None, vend
     spec = build.from_preset(model, size) if model else build.from_config_file(config_file)
     dtype = build.dtype_of(dtype or ("float32" if on_cpu_interpreter else "bfloat16"))
     default = ("answers", "coverage") if _can_time(backend) else MEASURES
-    measures = tuple(m.strip() for m in measure.split(",") if m.strip()) if isinstance(measure, str) else \
-        tuple(measure or default)
-    unknown = [m for m in measures if m not in MEASURES]
-    if unknown or not measures:
-        raise ModelError(f"--model-measure: unknown {unknown or 'empty selection'}; choose from {', '.join(MEASURES)}")
+    measures = _selection(default if measure is None else measure, MEASURES, "--model-measure")
+    kinds = speed.KINDS if workloads is None else _selection(workloads, speed.KINDS, "--model-workloads")
     if "speed" in measures and _can_time(backend):
         raise ModelError(f"--model-measure speed: {_can_time(backend)}")
     if dtype in (torch.float16, torch.bfloat16) and not backend.capabilities.supports(dtype):
         raise ModelError(f"--model-dtype: vendor {backend.name} does not support {dtype}")
-    return backend, spec, dtype, measures
+    return backend, spec, dtype, measures, kinds
 
 
 def run_model(model=None, config_file=None, size=None, dtype=None, measure=None, vendor=None, out=None,
-              rounds: int = 5, progress: bool = True) -> ModelRun:
+              rounds: int = 5, progress: bool = True, workloads=None) -> ModelRun:
     """Run one model as the module docstring says; write models.json/.md/.csv into ``out``."""
-    backend, spec, dtype, measures = plan(model, config_file, size, dtype, measure, vendor)
+    backend, spec, dtype, measures, kinds = plan(model, config_file, size, dtype, measure, vendor, workloads)
     out = report.check_out_dir(Path(out) if out else report.default_dir(backend.name))
-    say = (lambda text: print(f"gems-perf --model: {text}", file=sys.stderr, flush=True)) if progress else \
-        (lambda text: None)
+    def say(text):  # progress: one line per step, on stderr
+        if progress:
+            print(f"gems-perf --model: {text}", file=sys.stderr, flush=True)
+
     started = time.perf_counter()
     say(f"{spec.name} ({spec.source}, {spec.kind}) in {str(dtype).removeprefix('torch.')} on vendor {backend.name} "
         f"({backend.device}): {', '.join(measures)}")
@@ -131,12 +140,22 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
             result.answers = [a.as_dict() for a in found]
     if "speed" in measures:
         tested = model_cpu.to(backend.device, dtype)
-        for workload in speed.workloads(tested, spec, backend.device):
+        for workload in speed.workloads(tested, spec, backend.device, kinds):
             say(f"speed: {workload.name}, batch {workload.batch}, {workload.tokens} tokens")
-            if trace is not None and not workload.graph:
-                with trace:  # once more under gems, untimed: what this workload dispatches
-                    workload.run(workload.prepare())
-            times = speed.time_workload(workload, backend.device, {"aten": aten, "gems": _gems_context}, rounds)
+            try:
+                if trace is not None and not workload.graph:
+                    with trace:  # once more under gems, untimed: what this workload dispatches
+                        workload.run(workload.prepare())
+                times = speed.time_workload(workload, backend.device, {"aten": aten, "gems": _gems_context},
+                                            rounds)
+            except Exception as exc:  # a failing workload is a result; the device may be unusable after it
+                row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens,
+                       "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
+                result.speed.append(row)
+                say(f"  error: {row['error']}")
+                if "device-side assert" in str(exc) or "illegal" in str(exc):
+                    break
+                continue
             row = speed.summarize(workload, times)
             result.speed.append(row)
             say(f"  ATen {row['aten_ms']:.2f} ms, gems {row['gems_ms']:.2f} ms: {row['speedup']:.3f}x")

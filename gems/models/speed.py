@@ -33,6 +33,11 @@ class Workload:
     fresh: bool = False            # a run consumes its state (a growing KV cache): prepare before every run
     graph: bool = False            # replays a CUDA graph: nothing to trace
 
+    @property
+    def kind(self) -> str:
+        """prefill, decode, graph, train or forward (--model-workloads)."""
+        return "graph" if self.graph else self.name.split()[0]
+
 
 def synchronize(device: str) -> None:
     module = getattr(torch, device, None)
@@ -40,9 +45,16 @@ def synchronize(device: str) -> None:
         module.synchronize()
 
 
-def workloads(model: torch.nn.Module, spec: ModelSpec, device: str) -> list[Workload]:
+KINDS = ("prefill", "decode", "graph", "train", "forward")
+
+
+def workloads(model: torch.nn.Module, spec: ModelSpec, device: str, kinds=None) -> list[Workload]:
     """The workloads of a decoder (prefill, decode at each batch, CUDA-graph decode, training steps) or of
-    an encoder (forward with a padding mask, training steps)."""
+    an encoder (forward with a padding mask, training steps); ``kinds`` (of KINDS) selects some."""
+    return [w for w in _all_workloads(model, spec, device) if not kinds or w.kind in kinds]
+
+
+def _all_workloads(model, spec, device) -> list[Workload]:
     w = spec.workloads
     found = []
     if spec.kind == DECODER:
