@@ -94,6 +94,9 @@ def speed_lines(model: dict) -> list[str]:
     lines = ["| workload | batch | tokens | ATen ms | gems ms | ATen / gems time | gems tokens/s |",
              "|---|---|---|---|---|---|---|"]
     for r in model["speed"]:
+        if "error" in r:
+            lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | error: {r['error']} | | | |")
+            continue
         lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | {r['aten_ms']:.2f} | {r['gems_ms']:.2f} | "
                      f"{r['speedup']:.3f}x | {r['gems_tokens_per_s']:.0f} |")
     return lines
@@ -143,7 +146,7 @@ def table_csv(data: dict) -> str:
                              a["gems_error"], "", a["ok"]])
         for r in m.get("speed", ()):
             writer.writerow([m["name"], m["dtype"], m["vendor"], "speed ms", r["workload"], r["batch"], r["tokens"],
-                             r["aten_ms"], r["gems_ms"], r["speedup"], ""])
+                             r.get("aten_ms"), r.get("gems_ms"), r.get("speedup"), "error" not in r])
         if m.get("compute_calls"):
             writer.writerow([m["name"], m["dtype"], m["vendor"], "coverage", "compute calls served", "", "",
                              m["compute_calls"], m["gems_compute_calls"], m["gems_compute_calls"] / m["compute_calls"],

@@ -147,10 +147,12 @@ def _graph_decode(model, spec, device, batch, prompt, tokens) -> Workload:
             with torch.cuda.graph(graph):
                 logits = model(input_ids=token, use_cache=True, cache_position=position, **{keyword: cache}).logits
                 next_token = logits[:, -1:].argmax(-1)
-        return graph, token, position, next_token
+        return graph, token, position, next_token, cache
 
     def run(state):
-        graph, token, position, next_token = state
+        graph, token, position, next_token, cache = state
+        for layer in cache.layers:  # each replayed update advances the layer's own write position: rewind it
+            layer.cumulative_length.fill_(prompt)
         for step in range(tokens):
             position.fill_(prompt + step)
             graph.replay()
