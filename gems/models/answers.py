@@ -125,8 +125,9 @@ def check(model: torch.nn.Module, spec: ModelSpec, dtype: torch.dtype, device: s
                                             _on(inputs, ref_device)))
     aten_device = device if aten_on_device else "cpu"
     with aten_context():
-        aten = _to_reference_form(_run(copy.deepcopy(model).to(aten_device, dtype), spec, _on(inputs, aten_device)))
-    tested = copy.deepcopy(model).to(device, dtype)
+        aten = _to_reference_form(_run(copy.deepcopy(model).to(dtype).to(aten_device), spec,
+                                       _on(inputs, aten_device)))
+    tested = copy.deepcopy(model).to(dtype).to(device)  # converted on the CPU, then moved: a transfer only
     device_inputs = _on(inputs, device)
     with gems_context(), (trace if trace is not None else contextlib.nullcontext()):
         gems = _run(tested, spec, device_inputs)
