@@ -161,3 +161,22 @@ def console(model: dict) -> str:
         if part:
             parts.append("\n".join(part))
     return "\n\n".join(parts)
+
+
+def perf_summary_lines(out: Path) -> list[str]:
+    """The models section of perf_summary.md: one row per model and workload (models.md has the rest)."""
+    path = Path(out) / "models.json"
+    if not path.is_file():
+        return []
+    data = load(out)
+    lines = ["", "## Models", "", "From models.json in this folder (`gems-perf --model`; models.md has answers and "
+             "coverage).", "", "| model | dtype | answers | compute calls served by gems | workload | ATen / gems "
+             "time |", "|---|---|---|---|---|---|"]
+    for m in data["models"]:
+        verdict = ("✅" if all(a["ok"] for a in m["answers"]) else "❌") if m.get("answers") else "—"
+        share = f"{100 * m['gems_compute_calls'] / m['compute_calls']:.1f}%" if m.get("compute_calls") else "—"
+        for r in m.get("speed") or [{"workload": "—"}]:
+            ratio = f"{r['speedup']:.3f}x" if "speedup" in r else r.get("error", "—")
+            batch = f" (batch {r['batch']})" if "batch" in r else ""
+            lines.append(f"| {m['name']} | {m['dtype']} | {verdict} | {share} | {r['workload']}{batch} | {ratio} |")
+    return lines
