@@ -126,3 +126,18 @@ def test_unwritable_out_is_refused_before_the_model_is_built(tmp_path):
     blocker.write_text("")
     with pytest.raises(ModelError, match="--out: cannot write to"):
         report.check_out_dir(blocker / "sub")
+
+
+def test_tensor_parallel_over_two_processes_matches_one_device(tmp_path):
+    run = run_model("llama", devices=2, out=tmp_path, progress=False)
+    assert run.name == "llama-tiny x2" and run.answers_ok(), run.answers
+    assert [a["quantity"] for a in run.answers] == ["logits: 2 devices vs one", "loss: 2 devices vs one"]
+
+
+def test_tensor_parallel_refuses_what_it_cannot_split(tmp_path):
+    with pytest.raises(ModelError, match="tensor parallelism covers decoders; bert-tiny is an encoder"):
+        run_model("bert", devices=2, out=tmp_path, progress=False)
+    with pytest.raises(ModelError, match="--model-devices: 0 is not a number of devices"):
+        run_model("llama", devices=0, out=tmp_path, progress=False)
+    with pytest.raises(ModelError, match=r"heads \(4\), key/value heads \(2\) .* must all divide"):
+        run_model("llama", devices=3, out=tmp_path, progress=False)

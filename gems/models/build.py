@@ -32,6 +32,7 @@ class ModelSpec:
     kind: str
     workloads: presets.Workloads
     source: str  # "preset llama (full)" or the config file's path
+    size: str = ""  # a preset's size
 
 
 def transformers():
@@ -55,7 +56,7 @@ def from_preset(name: str, size: str = "full") -> ModelSpec:
         raise ModelError(f"--model-size: unknown size {size!r}; choose one of {', '.join(presets.SIZES)}")
     config = transformers().AutoConfig.for_model(preset.model_type, **preset.config_kwargs(size))
     return ModelSpec(f"{name}-{size}" if size != "full" else name, config, kind_of(config),
-                     preset.workloads_for(size), f"preset {name} ({size})")
+                     preset.workloads_for(size), f"preset {name} ({size})", size)
 
 
 def from_config_file(path: str) -> ModelSpec:

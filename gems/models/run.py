@@ -61,12 +61,6 @@ def _aten_context(backend):
     return lambda: gems_off(backend.dispatch_key)
 
 
-def _gems_context():
-    import contextlib
-
-    return contextlib.nullcontext()
-
-
 def _can_time(backend) -> str:
     """'' when the vendor's device can time a model against ATen, else why not."""
     from gems.perf.timing import interpreted
@@ -113,11 +107,31 @@ def plan(model=None, config_file=None, size=None, dtype=None, measure=None, vend
     return backend, spec, dtype, measures, kinds
 
 
+def _check_devices(devices: int, backend, spec) -> None:
+    if devices < 1:
+        raise ModelError(f"--model-devices: {devices} is not a number of devices")
+    if devices == 1:
+        return
+    if spec.kind != build.DECODER:
+        raise ModelError(f"--model-devices {devices}: tensor parallelism covers decoders; {spec.name} is an encoder")
+    from gems.models.parallel import check_splittable
+
+    check_splittable(spec.config, devices)
+    module = getattr(torch, backend.device, None)
+    count = module.device_count() if backend.device != "cpu" and hasattr(module, "device_count") else None
+    if count is not None and count < devices:
+        raise ModelError(f"--model-devices {devices}: this machine has {count} {backend.device} device(s)")
+
+
 def run_model(model=None, config_file=None, size=None, dtype=None, measure=None, vendor=None, out=None,
-              rounds: int = 5, progress: bool = True, workloads=None) -> ModelRun:
-    """Run one model as the module docstring says; write models.json/.md/.csv into ``out``."""
+              rounds: int = 5, progress: bool = True, workloads=None, devices: int = 1) -> ModelRun:
+    """Run one model as the module docstring says; write models.json/.md/.csv into ``out``. ``devices`` > 1:
+    tensor parallel over that many devices (:mod:`gems.models.parallel`): answers against one device, speed."""
     backend, spec, dtype, measures, kinds = plan(model, config_file, size, dtype, measure, vendor, workloads)
+    _check_devices(devices, backend, spec)
     out = report.check_out_dir(Path(out) if out else report.default_dir(backend.name))
+    if devices > 1:
+        return _run_parallel(devices, model, config_file, size, dtype, measures, backend, spec, out, rounds)
     def say(text):  # progress: one line per step, on stderr
         if progress:
             print(f"gems-perf --model: {text}", file=sys.stderr, flush=True)
@@ -133,7 +147,7 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
     trace = gems.trace(backend.device) if "coverage" in measures else None
     if "answers" in measures or trace is not None:
         say("answers: reference, ATen, gems")
-        found = answers_module.check(model_cpu, spec, dtype, backend.device, aten, _gems_context,
+        found = answers_module.check(model_cpu, spec, dtype, backend.device, aten, speed.gems_context,
                                      aten_on_device=backend.capabilities.aten_kernels,
                                      reference_on_device=backend.device == "cuda", trace=trace)
         if "answers" in measures:
@@ -146,7 +160,7 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
                 if trace is not None and not workload.graph:
                     with trace:  # once more under gems, untimed: what this workload dispatches
                         workload.run(workload.prepare())
-                times = speed.time_workload(workload, backend.device, {"aten": aten, "gems": _gems_context},
+                times = speed.time_workload(workload, backend.device, {"aten": aten, "gems": speed.gems_context},
                                             rounds)
             except Exception as exc:  # a failing workload is a result; the device may be unusable after it
                 row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens,
@@ -164,6 +178,25 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
         result.gems_compute_calls, result.compute_calls = trace.compute_share()
     result.seconds = time.perf_counter() - started
     result.notes = _notes(backend, registration)
+    report.write(out, result)
+    return result
+
+
+def _run_parallel(devices, model, config_file, size, dtype, measures, backend, spec, out, rounds) -> ModelRun:
+    from gems.models.parallel_run import run_parallel
+
+    started = time.perf_counter()
+    print(f"gems-perf --model: {spec.name} tensor parallel over {devices} {backend.device} devices: "
+          f"{', '.join(m for m in measures if m != 'coverage')}", file=sys.stderr, flush=True)
+    found = run_parallel(devices, {"model": model, "config_file": config_file, "size": spec.size,
+                                   "dtype": str(dtype).removeprefix("torch."), "vendor": backend.name,
+                                   "measures": measures, "rounds": rounds})
+    result = ModelRun(f"{spec.name} x{devices}", f"{spec.source}, tensor parallel over {devices} devices",
+                      spec.kind, str(dtype).removeprefix("torch."), backend.name, found["device"],
+                      answers=found["answers"], speed=found["speed"])
+    result.notes = ["column-parallel q/k/v/gate/up and row-parallel o/down projections with all-reduce; answers "
+                    "compare the sharded model with the same model on one device"]
+    result.seconds = time.perf_counter() - started
     report.write(out, result)
     return result
 

@@ -9,6 +9,7 @@ drift hits both alike; the median of each side is reported.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -39,8 +40,13 @@ class Workload:
         return "graph" if self.graph else self.name.split()[0]
 
 
+def gems_context():
+    """gems as registered (the harness enables it once): the gems side of a comparison."""
+    return contextlib.nullcontext()
+
+
 def synchronize(device: str) -> None:
-    module = getattr(torch, device, None)
+    module = getattr(torch, torch.device(device).type, None)
     if module is not None and hasattr(module, "synchronize"):
         module.synchronize()
 
@@ -61,7 +67,7 @@ def _all_workloads(model, spec, device) -> list[Workload]:
         found.append(_prefill(model, spec, device, *w.prefill))
         for batch in w.decode_batches:
             found.append(_decode(model, spec, device, batch, w.decode_prompt, w.decode_tokens))
-        if device == "cuda":
+        if torch.device(device).type == "cuda":
             for batch in w.decode_batches:
                 found.append(_graph_decode(model, spec, device, batch, w.decode_prompt, w.decode_tokens))
     else:

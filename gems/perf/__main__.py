@@ -40,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     models.add_argument("--model-measure", help="comma-separated: answers, coverage, speed (default: all that the "
                         "vendor's device can measure)")
     models.add_argument("--model-rounds", type=int, default=5, help="alternating timing rounds (default 5)")
+    models.add_argument("--model-devices", type=int, default=1, help="tensor parallel over N devices, one process "
+                        "each (decoders; NCCL on GPUs, gloo on the CPU interpreter)")
     models.add_argument("--model-workloads", help="comma-separated: prefill, decode, graph (CUDA-graph decode), "
                         "train, forward (default: all of the model's)")
     return p
@@ -52,7 +54,8 @@ def run_models(args) -> int:
 
     try:
         run = run_model(args.model, args.model_config, args.model_size, args.model_dtype, args.model_measure,
-                        args.vendor, args.out, rounds=args.model_rounds, workloads=args.model_workloads)
+                        args.vendor, args.out, rounds=args.model_rounds, workloads=args.model_workloads,
+                        devices=args.model_devices)
     except ModelError as exc:
         print(f"gems-perf: error: {exc}", file=sys.stderr)
         return 2
