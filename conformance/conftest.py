@@ -60,7 +60,7 @@ def _select_vendor(name):
     try:
         backend = selection.select(name, why="the --vendor option") if name else selection.current()
     except gems.VendorError as exc:
-        raise pytest.UsageError(f"--vendor: {exc}") from exc
+        raise pytest.UsageError(f"--vendor: {exc}" if name else str(exc)) from exc
     return backend
 
 

@@ -76,3 +76,16 @@ def test_views_metadata_and_transfers_are_not_compute_calls():
     assert t.compute_share() == (1, 2)
     assert [r.overload for r in t.unserved()] == ["sum"]
     assert "2 compute calls, 1 of them ran a gems kernel (50.0%)" in t.table()
+
+
+def test_cli_refuses_a_missing_script_or_an_unwritable_table_before_running(tmp_path):
+    script = tmp_path / "model.py"
+    script.write_text("open(__file__ + '.ran', 'w')\n")
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    for argv, words in (([str(tmp_path / "missing.py")], "script"),
+                        (["--csv", str(tmp_path / "no" / "t.csv"), str(script)], "--csv"),
+                        (["--json", str(tmp_path), str(script)], "--json")):
+        proc = subprocess.run([sys.executable, "-m", "gems.tracing", *argv], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 2 and f"gems-trace: error: {words}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "model.py.ran").exists()

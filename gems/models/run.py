@@ -90,7 +90,7 @@ def plan(model=None, config_file=None, size=None, dtype=None, measure=None, vend
     try:
         backend = selection.select(vendor, why="the vendor argument (--vendor)") if vendor else selection.current()
     except gems.VendorError as exc:
-        raise ModelError(f"--vendor: {exc}") from exc
+        raise ModelError(f"--vendor: {exc}" if vendor else str(exc)) from exc
     from gems.perf.timing import interpreted
 
     on_cpu_interpreter = interpreted()

@@ -402,7 +402,7 @@ def run_perf(ops=None, dtypes=None, suite: str = "core", quick: bool = False, ou
     try:
         backend = selection.select(vendor, why="the vendor argument (--vendor)") if vendor else selection.current()
     except gems.VendorError as exc:
-        raise PerfError(f"--vendor: {exc}") from exc
+        raise PerfError(f"--vendor: {exc}" if vendor else str(exc)) from exc
     specs, dtypes = select_specs(ops), parse_dtypes(dtypes)
     try:
         book = shapes.load(shapes_file)

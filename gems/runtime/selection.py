@@ -196,7 +196,10 @@ def current() -> Backend:
     if _current is None:
         name = os.environ.get("GEMS_VENDOR") or None
         if name:
-            select(name, why="the GEMS_VENDOR environment variable")
+            try:
+                select(name, why="the GEMS_VENDOR environment variable")
+            except VendorError as exc:
+                raise VendorError(f"the GEMS_VENDOR environment variable: {exc}") from exc
         else:
             select(*detect_vendor(), explicit=False)
     return _current
