@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUITE_HELP = "core: a few shapes per operator that users care about; full: sweeps (default: core)"
+SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps (default: core on a device, "
+              "quick on the CPU interpreter)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,7 +25,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ops", help="comma-separated operators (default: all declared)")
     p.add_argument("--dtypes", help="comma-separated dtypes, e.g. float16,bfloat16 (default: the suite's, from "
                                     "perf/shapes.yaml)")
-    p.add_argument("--suite", choices=("core", "full"), default="core", help=SUITE_HELP)
+    p.add_argument("--suite", choices=("core", "full"), help=SUITE_HELP)
     p.add_argument("--quick", action="store_true", help="tiny shapes, for CI (overrides --suite)")
     p.add_argument("--out", help="output folder (default: runs/<vendor>/, git-ignored, shared with conformance)")
     p.add_argument("--shapes", help="shapes file (default: perf/shapes.yaml, or GEMS_PERF_SHAPES)")
@@ -79,6 +80,10 @@ def main(argv=None) -> int:
     from gems.perf.results import aggregates
 
     counts = run.counts()
+    if run.interrupted is not None:
+        print(f"gems-perf: interrupted after {len(run.rows)} of {run.interrupted} cases; the finished ones are "
+              f"written: {', '.join(str(p) for p in run.written[:1])} ...", file=sys.stderr)
+        return 130
     overall = aggregates(run.rows)["overall"]
     print(f"gems-perf {run.env['vendor']} ({run.suite}): "
           + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
