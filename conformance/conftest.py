@@ -51,7 +51,11 @@ class ConformanceRun:
         self.collected = Counter(case.op for case in self.cases)
         self.overrides = _load_overrides(self.backend)
         report_dir = config.getoption("--report-dir")
+        self.report_dir_given = bool(report_dir)
+        self.selected = bool(config.getoption("--ops") is not None or config.getoption("--dtypes"))
         self.report_dir = Path(report_dir) if report_dir else environment.default_run_dir(self.backend.name)
+        if self.selected and not report_dir:
+            self.report_dir /= "partial"  # a partial run never replaces the whole suite's results
         self.results: list[dict] = []
         self.written: list[Path] = []
 
@@ -68,9 +72,12 @@ def _selected_specs(option):
     from gems import ops  # only once --vendor is applied: importing op modules defines kernels
 
     specs = ops.all_specs()
-    if not option:
+    if option is None:
         return specs, specs
     wanted = [name.strip() for name in option.split(",") if name.strip()]
+    if not wanted:
+        raise pytest.UsageError("--ops: empty selection; name at least one operator (`python -c \"import gems.ops; "
+                                "print(gems.ops.names())\"` lists them), or leave --ops out to run them all")
     known = [s.name for s in specs]
     unknown = [name for name in wanted if name not in known]
     if unknown:
@@ -192,6 +199,8 @@ def pytest_sessionfinish(session):
     run = _session_run
     if run is None or hasattr(session.config, "workerinput") or not run.results:
         return
+    if not run.report_dir_given and not run.selected and len(run.results) < sum(run.collected.values()):
+        run.report_dir /= "partial"  # cases left out by -k, -m or -x: not the whole suite either
     env = environment.environment(run.backend)
     report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,
                                       notes=run.backend.capabilities.notes)

@@ -72,6 +72,19 @@ def test_conformance_names_the_vendor_and_why_before_running():
         in header, proc.stdout[:2000]
 
 
+def test_a_partial_conformance_run_keeps_the_whole_suites_results_and_an_empty_selection_is_refused():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    run = lambda *argv: subprocess.run([sys.executable, "-m", "pytest", "conformance", "--quick", "-q", *argv],  # noqa: E731
+                                       cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = run("--ops", "neg", "--dtypes", "float32")
+    assert proc.returncode == 0 and "runs/interpreter/partial/conformance.json" in proc.stdout, proc.stdout[-2000:]
+    proc = run("--ops", "")
+    assert proc.returncode != 0 and "--ops: empty selection" in proc.stderr + proc.stdout
+
+
 def test_vendor_is_fixed_once_chosen():
     active = gems.vendor().name
     other = "nvidia" if active != "nvidia" else "interpreter"
