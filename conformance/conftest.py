@@ -49,7 +49,7 @@ class ConformanceRun:
         self.dtypes = _selected_dtypes(config.getoption("--dtypes"))
         self.cases = list_cases(self.specs, self.dtypes, self.quick)
         self.collected = Counter(case.op for case in self.cases)
-        self.overrides = _load_overrides(self.backend)
+        self.overrides = _load_overrides(self.backend, [spec.name for spec in self.all_specs])
         report_dir = config.getoption("--report-dir")
         self.report_dir_given = bool(report_dir)
         self.selected = bool(config.getoption("--ops") is not None or config.getoption("--dtypes"))
@@ -98,13 +98,19 @@ def _selected_dtypes(option):
     return tuple(chosen)
 
 
-def _load_overrides(backend):
+def _load_overrides(backend, known_ops):
     overrides = {}
     for member in reversed(list(backend.chain())):  # a vendor's own entries win over its base's
+        path = member.directory / "conformance_overrides.yaml"
         try:
-            overrides.update(compare.load_overrides(member.directory / "conformance_overrides.yaml"))
+            entries = compare.load_overrides(path)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from exc
+        try:
+            compare.check_override_names(entries, path, known_ops, DTYPES)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        overrides.update(entries)
     return overrides
 
 
