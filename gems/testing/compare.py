@@ -88,8 +88,9 @@ def check_override_names(overrides: dict, path: Path, known_ops, known_dtypes) -
     for op, dtype in overrides:
         if op not in known_ops:
             hint = difflib.get_close_matches(op, list(known_ops), n=3)
-            raise ValueError(f"{path}: unknown operator {op!r}" + (f" (did you mean {', '.join(hint)}?)" if hint else "")
-                             + "; an override names a declared operator (gems.ops.names())")
+            guess = f" (did you mean {', '.join(hint)}?)" if hint else ""
+            raise ValueError(f"{path}: unknown operator {op!r}{guess}; an override names a declared operator "
+                             "(gems.ops.names())")
         if dtype != "*" and dtype not in known_dtypes:
             raise ValueError(f"{path}: {op!r}: unknown dtype {dtype!r}; use one of {', '.join(known_dtypes)} or '*'")
 
