@@ -1,0 +1,185 @@
+"""What the optimizer family shares: one kernel launch over every tensor of several lists.
+
+A foreach or fused-optimizer call applies one update to *rows*: row i is the i-th tensor of every list
+(param i, grad i, exp_avg i...). One launch serves every row of a dtype group (ATen groups by device and
+dtype too): the launch gets a small int64 *table* on the device, and each program finds its row and its
+chunk of CHUNK elements there.
+
+Table layout (int64 words), ``n_rows`` rows of ``width`` words:
+
+    [0, n_rows)                      the first program of each row, non-decreasing: a program finds its
+                                     row by binary search (STEPS = ceil(log2(n_rows)) scalar loads)
+    [n_rows + r*width, + width)      row r: numel first; the rest is the kernel's (operand addresses, a
+                                     scalar as float64 bits, sizes and strides...)
+
+Empty tensors get no row. Addresses become typed pointers in the kernel (:func:`typed`); when every
+address of a launch is 16-byte aligned (the caching allocator's always are) the kernel says so
+(tl.multiple_of) and full tiles compile to 128-bit loads and stores.
+
+Tables are cached by their contents: an optimizer calls the same operators on the same tensors every
+step, so from the second step on a call uploads nothing. A new table reaches a CUDA device from pinned
+memory, with no host synchronisation. Tables made or used while a CUDA graph is captured are kept for
+the life of the process (the graph reads them at every replay).
+
+Under the Triton interpreter the kernels read and write those addresses directly: host memory, for the
+CPU and for the simulated device alike (its storage is host memory). The table is the only tensor
+argument, so the interpreter's copy-back of its arguments never overwrites what a kernel wrote. Because
+a kernel reads memory its arguments do not show, the kernels are marked :data:`ADDRESS_TABLE` and the
+conformance launch memo never replays them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.runtime.registration import Fallback
+
+# Elements per program: ATen's multi_tensor_apply chunk (64K). A 1B-parameter model is about 16K programs.
+CHUNK = 65536
+# Elements per tile of a program's loop: 16 per thread with 4 warps (four 128-bit fp32 loads per operand
+# and thread, like ATen's ILP of 4 with 512 threads), which keeps several tiles of every operand in flight.
+BLOCK = 2048
+NUM_WARPS = 4
+# Attribute set on every kernel that reads addresses out of a table (see the module docstring).
+ADDRESS_TABLE = "gems_address_table"
+# Cached tables per process; an optimizer step uses a few dozen.
+_CACHE_SIZE = 256
+_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+_tables: OrderedDict = OrderedDict()
+_kept: list = []  # tables a captured CUDA graph reads
+
+# --------------------------------------------------------------------------- device helpers
+
+
+@triton.jit
+def program_row(table_ptr, n_rows, WIDTH: tl.constexpr, STEPS: tl.constexpr, CHUNK_SIZE: tl.constexpr):
+    """(the address of this program's row words, where its chunk starts in the row, the row's numel)."""
+    pid = tl.program_id(0)
+    lo = pid * 0
+    hi = lo + n_rows
+    for _ in tl.static_range(STEPS):  # the last row whose first program is <= pid
+        mid = (lo + hi) // 2
+        go = tl.load(table_ptr + mid) <= pid
+        lo = tl.where(go, mid, lo)
+        hi = tl.where(go, hi, mid)
+    first = tl.load(table_ptr + lo)
+    row_ptr = table_ptr + n_rows + lo.to(tl.int64) * WIDTH
+    start = (pid - first).to(tl.int64) * CHUNK_SIZE
+    return row_ptr, start, tl.load(row_ptr)
+
+
+@triton.jit
+def typed(row_ptr, word: tl.constexpr, DTYPE: tl.constexpr, ALIGNED: tl.constexpr):
+    """The address in word ``word`` of a row, as a pointer to DTYPE (16-byte aligned when ALIGNED)."""
+    ptr = tl.load(row_ptr + word).to(tl.pointer_type(DTYPE))
+    if ALIGNED:
+        ptr = tl.multiple_of(ptr, 16)
+    return ptr
+
+
+@triton.jit
+def float_word(row_ptr, word):
+    """A float64 stored as its bits in word ``word`` of a row."""
+    return tl.load(row_ptr + word).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def f64_bits(bits):
+    """A float64 passed to a kernel as its bit pattern (Triton passes Python floats as fp32)."""
+    return tl.cast(tl.cast(bits, tl.int64), tl.float64, bitcast=True)
+
+
+# --------------------------------------------------------------------------- host helpers
+
+
+def steps_for(n_rows: int) -> int:
+    """Binary-search steps that find a row among n_rows."""
+    return max(0, (n_rows - 1).bit_length())
+
+
+def table(rows: list, numels: list, device) -> tuple[torch.Tensor, int]:
+    """(the device table of these rows, the number of programs). rows: each row's words after numel, all
+    of one width; numels: each row's element count (rows of empty tensors are left out by the caller)."""
+    words, programs = [], 0
+    for numel in numels:
+        words.append(programs)
+        programs += -(-numel // CHUNK)
+    for numel, row in zip(numels, rows):
+        words.append(numel)
+        words += row
+    return upload(words, torch.device(device)), programs
+
+
+def upload(words: list, device: torch.device) -> torch.Tensor:
+    key = (device, tuple(words))
+    capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    cached = _tables.get(key)
+    if cached is not None:
+        _tables.move_to_end(key)
+        if capturing:
+            _kept.append(cached)
+        return cached[0]
+    host = torch.tensor(words, dtype=torch.int64)
+    if device.type == "cpu":
+        on_device = host
+    elif device.type == "cuda":
+        host = host.pin_memory()
+        on_device = host.to(device, non_blocking=True)
+    else:
+        on_device = host.to(device)
+    entry = (on_device, host)  # the pinned source stays alive while a copy may read it
+    _tables[key] = entry
+    if capturing:
+        _kept.append(entry)
+    if len(_tables) > _CACHE_SIZE:
+        _tables.popitem(last=False)
+    return on_device
+
+
+def aligned(addresses) -> bool:
+    return all(a % 16 == 0 for a in addresses)
+
+
+def check_floats(lists, what="tensors") -> None:
+    """gems computes floating lists; anything else is ATen's (integer and complex foreach lists)."""
+    for tensors in lists:
+        for t in tensors:
+            if t.dtype not in _FLOAT_DTYPES:
+                raise Fallback(f"{what} of dtype {t.dtype}: gems' optimizer kernels compute floating tensors")
+
+
+def check_nonempty(tensors) -> None:
+    if len(tensors) == 0:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+
+
+def check_same_length(first, *others) -> None:
+    """ATen's check_foreach_api_restrictions for several tensor lists."""
+    check_nonempty(first)
+    for other in others:
+        check_nonempty(other)
+    for other in others:
+        if len(other) != len(first):
+            raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(first)} and "
+                               f"{len(other)}")
+
+
+def check_one_device(lists, device) -> None:
+    """A launch reads every row through one device's addresses: a tensor elsewhere is refused (ATen
+    refuses it too, in its per-tensor path: the operands of a row must share their device)."""
+    for tensors in lists:
+        for t in tensors:
+            if t.device != device:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, {device} and {t.device}!")
+
+
+def mark(kernel):
+    """Declare that ``kernel`` reads memory through a table of addresses (see the module docstring)."""
+    setattr(kernel, ADDRESS_TABLE, True)
+    return kernel
