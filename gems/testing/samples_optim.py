@@ -6,7 +6,7 @@ more than a tile (2048 elements: the unmasked full-tile path). Variants, per ove
 - ``<suffix>``, ``<suffix>-inplace``, ``<suffix>-noncontiguous`` (in place, through transposed and strided
   views: ATen's per-tensor slow path) and ``<suffix>-special`` (NaN, infinities, signed zeros) in every
   dtype;
-- in float32 only: ``-out``, ``-many`` (20 tensors: several binary-search steps), ``-mixed-dtypes`` (rows of
+- in float32 only: ``-out``, ``-many`` (12 tensors: several binary-search steps), ``-mixed-dtypes`` (rows of
   float32, bfloat16, float16 and float64: one launch per dtype group), ``-promotion`` (float32 state with
   bfloat16 tensors, as AMP training keeps them), ``-broadcast``, ``-alpha``, ``-cpu-scalar`` (a 0-d CPU
   tensor beside device lists), and the errors ATen raises before any work: empty lists, lists of unequal
@@ -18,6 +18,7 @@ more than a tile (2048 elements: the unmasked full-tile path). Variants, per ove
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -26,6 +27,7 @@ from gems.spec import Sample
 from gems.testing.samples import REJECT_HOST_DTYPE, make_tensor, special_values
 
 QUICK_SHAPES = ((13, 17), (5,), (), (0, 3), (2100,))
+MANY = tuple((i % 7 + 1, i % 5 + 2) for i in range(12))  # 12 tensors: a 4-step binary search for the row
 FULL_SHAPES = ((257, 1023), (70001,), (), (0,), (31, 7, 3))
 _MIXED = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
 
@@ -93,9 +95,8 @@ class ForeachSamples:
                               dtype, device)]
         if dtype != REJECT_HOST_DTYPE:
             return cases
-        many = [(i % 7 + 1, i % 5 + 2) for i in range(20)]
         cases += [self._sample(f"{s}-out", suffix, "out", lists, kind, dtype, device),
-                  self._sample(f"{s}-many", suffix, "new", lambda: self._lists(n_lists, many, dtype, device), kind,
+                  self._sample(f"{s}-many", suffix, "new", lambda: self._lists(n_lists, MANY, dtype, device), kind,
                                dtype, device),
                   self._sample(f"{s}-mixed-dtypes", suffix, "new", lambda: self._mixed(n_lists, device), kind,
                                dtype, device)]
@@ -162,33 +163,40 @@ class ForeachSamples:
         return torch.tensor(self.scalar, dtype=dtype, device=device)
 
     def _one_list(self, shapes, dtype, device, k):
-        low = 0.5 if k in self.positive else -4.0
-        return [make_tensor(shape, dtype, device, low=low) for shape in shapes]
+        return tensor_list(shapes, dtype, device, k in self.positive)
 
     def _lists(self, n_lists, shapes, dtype, device):
         return [self._one_list(shapes, dtype, device, k) for k in range(n_lists)]
 
     def _views(self, n_lists, dtype, device):
-        def views(k):
-            low = 0.5 if k in self.positive else -4.0
-            return [make_tensor((17, 13), dtype, device, low=low).t(),
-                    make_tensor((9, 22), dtype, device, low=low)[:, ::2],
-                    make_tensor((4, 5, 6), dtype, device, low=low).permute(2, 0, 1),
-                    make_tensor((2200,), dtype, device, low=low)]
-        return [views(k) for k in range(n_lists)]
+        return [view_list(dtype, device, k in self.positive) for k in range(n_lists)]
 
     def _special(self, n_lists, dtype, device):
-        def special(k):
-            values = special_values(dtype, device)
-            if k in self.positive:
-                values = values.abs()
-            return [values, make_tensor((3, 5), dtype, device)]
-        return [special(k) for k in range(n_lists)]
+        return [special_list(dtype, device, k in self.positive) for k in range(n_lists)]
 
     def _mixed(self, n_lists, device):
-        return [[make_tensor((3, 5 + i), d, device, low=0.5 if k in self.positive else -4.0)
-                 for i, d in enumerate(_MIXED)] for k in range(n_lists)]
+        return [mixed_list(device, k in self.positive) for k in range(n_lists)]
 
+
+def tensor_list(shapes, dtype, device, positive=False):
+    return [make_tensor(shape, dtype, device, low=0.5 if positive else -4.0) for shape in shapes]
+
+
+def view_list(dtype, device, positive=False):
+    """A transposed, a strided, a permuted 3-d and a contiguous tensor (the slow path's rows beside a fast one)."""
+    low = 0.5 if positive else -4.0
+    make = lambda *shape: make_tensor(shape, dtype, device, low=low)  # noqa: E731
+    return [make(17, 13).t(), make(9, 22)[:, ::2], make(4, 5, 6).permute(2, 0, 1), make(2200)]
+
+
+def special_list(dtype, device, positive=False):
+    values = special_values(dtype, device)
+    return [values.abs() if positive else values, make_tensor((3, 5), dtype, device)]
+
+
+def mixed_list(device, positive=False):
+    """Rows of four dtypes: four launches, one per dtype group."""
+    return [make_tensor((3, 5 + i), d, device, low=0.5 if positive else -4.0) for i, d in enumerate(_MIXED)]
 
 
 def _cpu_scalars_call(call):
@@ -205,3 +213,129 @@ def _move_one_to_cpu(args):
     if second and second[0].device.type == "cuda":
         lists[1] = [second[0].cpu(), *second[1:]]
     return lists
+
+
+def norm_samples():
+    """The generator of _foreach_norm.Scalar's samples (declarations name a factory, gems.spec.lazy)."""
+    return _norm_samples
+
+
+def _norm_samples(dtype, device, quick):
+    """_foreach_norm.Scalar: orders 2, 1 and inf over the family's lists, views, special values; in float32
+    only a list crossing a chunk (two partials to combine), ``dtype=``, mixed dtypes, many tensors and the
+    errors (an empty list, a ``dtype`` that narrows)."""
+    shapes = QUICK_SHAPES if quick else FULL_SHAPES
+    reduction = max(math.prod(s) for s in shapes)
+    lists = lambda: (tensor_list(shapes, dtype, device),)  # noqa: E731
+    views = lambda: (view_list(dtype, device),)  # noqa: E731
+    special = lambda: (special_list(dtype, device),)  # noqa: E731
+    cases = []
+    for ord_name, order in (("2", 2), ("1", 1), ("inf", math.inf)):
+        cases += [Sample(f"ord-{ord_name}", lists, {"ord": order}, reduction_size=reduction),
+                  Sample(f"ord-{ord_name}-noncontiguous", views, {"ord": order}, reduction_size=2200),
+                  Sample(f"ord-{ord_name}-special", special, {"ord": order}, reduction_size=16)]
+    if dtype == REJECT_HOST_DTYPE:
+        mixed = lambda: (mixed_list(device),)  # noqa: E731
+        cases += [
+            Sample("multi-chunk", lambda: ([make_tensor((70001,), dtype, device), make_tensor((5,), dtype, device)],),
+                   reduction_size=70001),
+            Sample("dtype-float64", lists, {"dtype": torch.float64}, reduction_size=reduction),
+            Sample("many", lambda: (tensor_list(MANY, dtype, device),), reduction_size=35),
+            Sample("mixed-dtypes", mixed, reduction_size=24),
+            Sample("empty-tensors", lambda: ([make_tensor((0,), dtype, device), make_tensor((0, 3), dtype, device)],)),
+            Sample("ord-3", lists, {"ord": 3}, reduction_size=reduction),
+            Sample("error-empty-list", lambda: ([],)),
+            Sample("error-dtype-narrows", lists, {"dtype": torch.bfloat16}),
+        ]
+    if dtype in (torch.float16, torch.bfloat16):
+        cases.append(Sample("dtype-float32", lists, {"dtype": torch.float32}, reduction_size=reduction))
+    return cases
+
+
+# ------------------------------------------------------------------------- fused optimizers
+
+ADAM = {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "eps": 1e-8, "amsgrad": False,
+        "maximize": False}
+STEPS = (1.0, 2.0, 5.0, 10.0, 100.0)
+
+
+def _steps(n, device, first=False):
+    return [torch.tensor(1.0 if first else STEPS[i % len(STEPS)], device=device) for i in range(n)]
+
+
+def _device_scalar_call(call, dtype=torch.float32, **scalars):
+    """The call with 0-d tensors (grad_scale, found_inf, lr; float32) made on the params' device at call time:
+    a sample's own tensors would become float64 in the oracle, which ATen's fused kernels refuse."""
+    def with_scalars(*lists, **kwargs):
+        device = lists[0][0].device
+        made = {k: torch.tensor(v, dtype=dtype, device=device if k != "lr_cpu" else "cpu")
+                for k, v in scalars.items()}
+        if "lr_cpu" in made:
+            made["lr"] = made.pop("lr_cpu")
+        return call(*lists, **kwargs, **made)
+    return with_scalars
+
+
+@dataclass(frozen=True)
+class FusedAdamSamples:
+    """_fused_adam_ (adamw False) and _fused_adamw_: a step over the family's list shapes with its state
+    (exp_avg_sqs and max_exp_avg_sqs non-negative, steps 1 to 100). In every dtype: plain, weight decay with
+    amsgrad and maximize, grad_scale (grads unscaled and written back), lr as a device tensor
+    (``.tensor_lr``); in float32 also each option alone, found_inf 1 (the step is skipped) and 0, a first
+    step, special grads, many tensors, lr as a CPU tensor, empty tensors, and ATen's errors (a state tensor
+    of another dtype, a float64 grad_scale). Lists of unequal length are left out: ATen's CUDA kernel
+    indexes them unchecked (gems raises ATen's CPU error; tests/test_optim.py checks it)."""
+
+    adamw: bool
+
+    def __call__(self, dtype, device, quick):
+        name = "_fused_adamw_" if self.adamw else "_fused_adam_"
+        shapes = QUICK_SHAPES if quick else FULL_SHAPES
+        state = lambda shapes=shapes, **kw: _adam_state(shapes, dtype, device, **kw)  # noqa: E731
+
+        def sample(variant, make=state, overload=name, scalar_dtype=torch.float32, **options):
+            scalars = {k: options.pop(k) for k in ("grad_scale", "found_inf", "lr", "lr_cpu") if k in options}
+            op = _aten(overload)
+            call = _returning_lists(_device_scalar_call(op, scalar_dtype, **scalars) if scalars else op)
+            kwargs = {**ADAM, **options}
+            if "lr" in scalars or "lr_cpu" in scalars:
+                kwargs.pop("lr")
+            return Sample(variant, make, kwargs, call=call, expects=overload)
+
+        tensor_lr = f"{name}.tensor_lr"
+        cases = [sample("default"), sample("all", weight_decay=0.1, amsgrad=True, maximize=True),
+                 sample("grad-scale", grad_scale=1024.0), sample("tensor-lr", overload=tensor_lr, lr=0.01)]
+        if dtype == REJECT_HOST_DTYPE:
+            cases += [sample("weight-decay", weight_decay=0.1), sample("amsgrad", amsgrad=True),
+                      sample("maximize", maximize=True), sample("found-inf", found_inf=1.0, amsgrad=True),
+                      sample("found-inf-zero", found_inf=0.0), sample("first-step", lambda: state(first=True)),
+                      sample("special", lambda: state(special=True)), sample("many", lambda: state(MANY)),
+                      sample("tensor-lr-cpu", overload=tensor_lr, lr_cpu=0.01),
+                      sample("empty-tensors", lambda: state([(0,), (0, 3)])),
+                      sample("error-state-dtype", lambda: state(odd_state=torch.float64)),
+                      sample("error-grad-scale-dtype", grad_scale=1024.0, scalar_dtype=torch.float64)]
+        return cases
+
+
+def _returning_lists(op):
+    """The fused step, returning every list it updates (params, grads, exp_avgs, exp_avg_sqs, max). Without
+    amsgrad the max list is passed empty, as torch.optim does (ATen's CPU kernel refuses another)."""
+    def step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, **kwargs):
+        maxima = max_exp_avg_sqs if kwargs["amsgrad"] else []
+        op(params, grads, exp_avgs, exp_avg_sqs, maxima, steps, **kwargs)
+        return params, grads, exp_avgs, exp_avg_sqs, maxima
+    return step
+
+
+def _adam_state(shapes, dtype, device, first=False, special=False, odd_state=None):
+    params = tensor_list(shapes, dtype, device)
+    grads = tensor_list(shapes, dtype, device)
+    if special:
+        grads[0] = special_values(dtype, device)
+        params[0] = make_tensor(grads[0].shape, dtype, device)
+    exp_avgs = [make_tensor(p.shape, dtype, device) for p in params]
+    exp_avg_sqs = [make_tensor(p.shape, dtype, device, low=0.0) for p in params]
+    max_exp_avg_sqs = [make_tensor(p.shape, dtype, device, low=0.0) for p in params]
+    if odd_state is not None:  # one state tensor of another dtype: ATen refuses the lists
+        exp_avgs[1] = exp_avgs[1].to(odd_state)
+    return params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, _steps(len(params), device, first)

@@ -28,7 +28,8 @@ from gems.spec import lazy
 
 SCALAR_ARG, SCALAR_ROW, SCALAR_TENSOR = 0, 1, 2  # where a row's scalar comes from
 MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes (never met in optimizers)
-_TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}
+TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
+             torch.float64: tl.float64}
 
 
 @triton.jit
@@ -127,7 +128,7 @@ def result_dtype(tensors) -> torch.dtype:
     return common
 
 
-def _merged_layout(shape, strides_list):
+def merged_layout(shape, strides_list):
     """(sizes, strides per operand) with size-1 dimensions dropped and dimensions that every operand walks
     contiguously merged, padded to MAX_DIMS; None past MAX_DIMS."""
     sizes, merged = [], [[] for _ in strides_list]
@@ -153,16 +154,16 @@ def _row_words(inputs, out, scalar_word):
     addresses = [t.data_ptr() for t in inputs] + [out.data_ptr()]
     shape, strides = out.shape, out.stride()
     if all(t.shape == shape and t.stride() == strides for t in inputs) and (
-            out.is_contiguous() or _dense(out)):
+            out.is_contiguous() or dense(out)):
         return [0, *addresses, scalar_word], False
-    layout = _merged_layout(list(shape), [t.expand(shape).stride() for t in inputs] + [strides])
+    layout = merged_layout(list(shape), [t.expand(shape).stride() for t in inputs] + [strides])
     if layout is None:
         raise Fallback(f"a tensor with more than {MAX_DIMS} dimensions that cannot be merged")
     sizes, strides_list = layout
     return [1, *addresses, scalar_word, *sizes, *(s for st in strides_list for s in st)], True
 
 
-def _dense(t) -> bool:
+def dense(t) -> bool:
     """Non-overlapping and dense in some dimension order (a transposed or channels-last tensor)."""
     dims = sorted((st, size) for st, size in zip(t.stride(), t.shape) if size != 1)
     expected = 1
@@ -195,17 +196,17 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
         group[0].append(words)
         group[1].append(numel)
         group[2][0] |= strided
-    scalar_dtype = _TL[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
+    scalar_dtype = TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
     for (in_dtypes, out_dtype, compute), (rows, numels, (has_strided,)) in groups.items():
         n_in = len(in_dtypes)
         width = max(len(r) for r in rows) + 1
         rows = [r + [0] * (width - 1 - len(r)) for r in rows]
         addresses = [a for r in rows for a in r[1:2 + n_in]]
         table, programs = mt.table(rows, numels, outs[0].device)
-        tl_in = [_TL[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
+        tl_in = [TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
         _launch((programs,), table, len(rows), float64_bits(float(scalar)), float64_bits(float(alpha)), body, n_in,
-                *tl_in, _TL[out_dtype], _TL[compute], mode, scalar_dtype, has_strided, mt.aligned(addresses),
-                width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
+                *tl_in, TL_DTYPES[out_dtype], TL_DTYPES[compute], mode, scalar_dtype, has_strided,
+                mt.aligned(addresses), width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
     return outs
 
 
