@@ -339,3 +339,60 @@ def _adam_state(shapes, dtype, device, first=False, special=False, odd_state=Non
     if odd_state is not None:  # one state tensor of another dtype: ATen refuses the lists
         exp_avgs[1] = exp_avgs[1].to(odd_state)
     return params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, _steps(len(params), device, first)
+
+
+SGD = {"weight_decay": 0.0, "momentum": 0.0, "lr": 0.05, "dampening": 0.0, "nesterov": False, "maximize": False,
+       "is_first_step": False}
+
+
+def fused_sgd_samples():
+    """The generator of _fused_sgd_'s samples (declarations name a factory, gems.spec.lazy)."""
+    return _fused_sgd_samples
+
+
+def _fused_sgd_samples(dtype, device, quick):
+    """_fused_sgd_ over the family's list shapes: in every dtype plain (no momentum: an empty buffer list),
+    momentum with dampening, nesterov with weight decay and maximize, grad_scale, lr as a device tensor; in
+    float32 also a first step (the buffers start as the grads), found_inf 1 and 0, many tensors, lr as a CPU
+    tensor, empty tensors, and ATen's errors (buffers without momentum, momentum without buffers, a buffer
+    of another dtype)."""
+    shapes = QUICK_SHAPES if quick else FULL_SHAPES
+
+    def state(shapes=shapes, odd_buffer=None):
+        params, grads, bufs = (tensor_list(shapes, dtype, device) for _ in range(3))
+        if odd_buffer is not None:
+            bufs[1] = bufs[1].to(odd_buffer)
+        return params, grads, bufs
+
+    def sample(variant, make=state, overload="_fused_sgd_", scalar_dtype=torch.float32, **options):
+        scalars = {k: options.pop(k) for k in ("grad_scale", "found_inf", "lr", "lr_cpu") if k in options}
+        op = _aten(overload)
+        call = _device_scalar_call(op, scalar_dtype, **scalars) if scalars else op
+        kwargs = {**SGD, **options}
+        if "lr" in scalars or "lr_cpu" in scalars:
+            kwargs.pop("lr")
+        # torch.optim passes the buffers with momentum only; the error variants pass the other combination
+        keep = (options.get("momentum", 0.0) != 0) != variant.startswith("error-momentum")
+        keep = keep or variant == "error-buffers-without-momentum"
+
+        def step(params, grads, bufs, **kw):
+            bufs = bufs if keep else []
+            call(params, grads, bufs, **kw)
+            return params, grads, bufs
+
+        return Sample(variant, make, kwargs, call=step, expects=overload)
+
+    momentum = {"momentum": 0.9, "dampening": 0.1}
+    cases = [sample("default"), sample("momentum", **momentum),
+             sample("nesterov", momentum=0.9, nesterov=True, weight_decay=0.01, maximize=True),
+             sample("grad-scale", grad_scale=512.0, **momentum),
+             sample("tensor-lr", overload="_fused_sgd_.tensor_lr", lr=0.05, **momentum)]
+    if dtype == REJECT_HOST_DTYPE:
+        cases += [sample("first-step", is_first_step=True, **momentum),
+                  sample("found-inf", found_inf=1.0, **momentum), sample("found-inf-zero", found_inf=0.0),
+                  sample("many", lambda: state(MANY), **momentum),
+                  sample("tensor-lr-cpu", overload="_fused_sgd_.tensor_lr", lr_cpu=0.05),
+                  sample("empty-tensors", lambda: state([(0,), (0, 3)])),
+                  sample("error-buffers-without-momentum"), sample("error-momentum-without-buffers", momentum=0.9),
+                  sample("error-buffer-dtype", lambda: state(odd_buffer=torch.float64), **momentum)]
+    return cases

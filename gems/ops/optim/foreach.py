@@ -154,24 +154,13 @@ def _row_words(inputs, out, scalar_word):
     addresses = [t.data_ptr() for t in inputs] + [out.data_ptr()]
     shape, strides = out.shape, out.stride()
     if all(t.shape == shape and t.stride() == strides for t in inputs) and (
-            out.is_contiguous() or dense(out)):
+            out.is_contiguous() or mt.dense(out)):
         return [0, *addresses, scalar_word], False
     layout = merged_layout(list(shape), [t.expand(shape).stride() for t in inputs] + [strides])
     if layout is None:
         raise Fallback(f"a tensor with more than {MAX_DIMS} dimensions that cannot be merged")
     sizes, strides_list = layout
     return [1, *addresses, scalar_word, *sizes, *(s for st in strides_list for s in st)], True
-
-
-def dense(t) -> bool:
-    """Non-overlapping and dense in some dimension order (a transposed or channels-last tensor)."""
-    dims = sorted((st, size) for st, size in zip(t.stride(), t.shape) if size != 1)
-    expected = 1
-    for stride, size in dims:
-        if stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, alpha=1.0):

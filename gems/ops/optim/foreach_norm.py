@@ -16,7 +16,7 @@ import triton.language as tl
 
 from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.optim import multi_tensor as mt
-from gems.ops.optim.foreach import TL_DTYPES, check_lists, dense, merged_layout
+from gems.ops.optim.foreach import TL_DTYPES, check_lists, merged_layout
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy
@@ -148,7 +148,7 @@ def foreach_norm(self, ord=2, dtype=None):
 
 def _row(x, out):
     """The row's words after numel."""
-    if x.is_contiguous() or dense(x):
+    if x.is_contiguous() or mt.dense(x):
         return [0, x.data_ptr(), out.data_ptr()]
     layout = merged_layout(list(x.shape), [x.stride()])
     if layout is None:

@@ -21,9 +21,9 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import float64_bits
-from gems.dtypes import ATEN_NAMES, FLOATS
+from gems.dtypes import FLOATS
 from gems.ops.optim import multi_tensor as mt
-from gems.ops.optim.foreach import TL_DTYPES, dense
+from gems.ops.optim.foreach import TL_DTYPES
 from gems.ops.pointwise.shared import fdiv
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
@@ -117,60 +117,20 @@ mt.mark(_adam_kernel)
 _launch = Launcher(_adam_kernel)
 
 
-def check_fused_lists(lists, names) -> None:
-    """ATen's check_fast_path_restrictions for a fused optimizer's lists: one dtype, device and dense
-    layout throughout, and each row's tensors of one size and stride (RuntimeError otherwise)."""
-    first = lists[0][0]
-    for tensors in lists:
-        for t, lead in zip(tensors, lists[0]):
-            if (t.dtype != first.dtype or t.device != first.device or t.shape != lead.shape
-                    or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1)
-                    or not (t.is_contiguous() or dense(t))):
-                raise RuntimeError(f"{names} must have same dtype, device, and layout")
-
-
-def check_lengths(params, **lists) -> None:
-    for name, tensors in lists.items():
-        if len(tensors) != len(params):
-            raise RuntimeError(f"Expected {name}.size() == n_tensors to be true, but got false.")
-
-
-def check_float32(t) -> None:
-    if t is not None and t.dtype != torch.float32:
-        raise RuntimeError(f"expected scalar type Float but found {ATEN_NAMES.get(t.dtype, t.dtype)}")
-
-
-def device_scalars(params, lr, grad_scale, found_inf):
-    """(lr as a float or a device tensor, ...) after ATen's checks of the optional device scalars."""
-    device = params[0].device
-    for name, t in (("grad_scale", grad_scale), ("found_inf", found_inf)):
-        if t is not None and t.device != device:
-            raise RuntimeError(f"{name} must be on the same GPU device as the params")
-        check_float32(t)
-    if isinstance(lr, torch.Tensor):
-        if lr.device.type == "cpu" and device.type != "cpu":
-            lr = lr.item()  # CPU memory: no device synchronisation (ATen reads it the same way)
-        elif lr.device != device:
-            raise RuntimeError("lr must be on the same GPU device as the params")
-        elif lr.numel() != 1:
-            raise Fallback("an lr tensor of several elements")
-    return lr
-
-
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay,
               eps, amsgrad, maximize, grad_scale, found_inf, adamw):
     """Checks, then one launch (shared by _fused_adam_ and _fused_adamw_)."""
     if len(params) == 0:
         return
     lists = [params, grads, exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
-    check_lengths(params, grads=grads, exp_avgs=exp_avgs, exp_avg_sqs=exp_avg_sqs, state_steps=state_steps,
+    mt.check_lengths(params, grads=grads, exp_avgs=exp_avgs, exp_avg_sqs=exp_avg_sqs, state_steps=state_steps,
                   **({"max_exp_avg_sqs": max_exp_avg_sqs} if amsgrad else {}))
     if params[0].dtype not in FLOATS:
         raise Fallback(f"params of dtype {params[0].dtype}: ATen's fused kernels are for floating types")
-    lr = device_scalars(params, lr, grad_scale, found_inf)
+    lr = mt.device_scalars(params, lr, grad_scale, found_inf)
     names = "params, grads, exp_avgs, exp_avg_sqs, and max_exp_avg_sqs" if amsgrad else \
         "params, grads, exp_avgs, and exp_avg_sqs"
-    check_fused_lists(lists, names)
+    mt.check_fused_lists(lists, names)
     device, dtype = params[0].device, params[0].dtype
     if any(s.device != device or s.dtype not in (torch.float32, torch.float64) for s in state_steps):
         raise Fallback("state_steps off the params' device or not floating: ATen reads them")

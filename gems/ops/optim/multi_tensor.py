@@ -36,6 +36,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.dtypes import ATEN_NAMES
 from gems.runtime.registration import Fallback
 
 # Elements per program: ATen's multi_tensor_apply chunk (64K). A 1B-parameter model is about 16K programs.
@@ -177,6 +178,57 @@ def check_one_device(lists, device) -> None:
             if t.device != device:
                 raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                    f"devices, {device} and {t.device}!")
+
+
+def check_fused_lists(lists, names) -> None:
+    """ATen's check_fast_path_restrictions for a fused optimizer's lists: one dtype, device and dense
+    layout throughout, and each row's tensors of one size and stride (RuntimeError otherwise)."""
+    first = lists[0][0]
+    for tensors in lists:
+        for t, lead in zip(tensors, lists[0]):
+            if (t.dtype != first.dtype or t.device != first.device or t.shape != lead.shape
+                    or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1)
+                    or not (t.is_contiguous() or dense(t))):
+                raise RuntimeError(f"{names} must have same dtype, device, and layout")
+
+
+def check_lengths(params, **lists) -> None:
+    for name, tensors in lists.items():
+        if len(tensors) != len(params):
+            raise RuntimeError(f"Expected {name}.size() == n_tensors to be true, but got false.")
+
+
+def check_float32(t) -> None:
+    if t is not None and t.dtype != torch.float32:
+        raise RuntimeError(f"expected scalar type Float but found {ATEN_NAMES.get(t.dtype, t.dtype)}")
+
+
+def device_scalars(params, lr, grad_scale, found_inf):
+    """(lr as a float or a device tensor, ...) after ATen's checks of the optional device scalars."""
+    device = params[0].device
+    for name, t in (("grad_scale", grad_scale), ("found_inf", found_inf)):
+        if t is not None and t.device != device:
+            raise RuntimeError(f"{name} must be on the same GPU device as the params")
+        check_float32(t)
+    if isinstance(lr, torch.Tensor):
+        if lr.device.type == "cpu" and device.type != "cpu":
+            lr = lr.item()  # CPU memory: no device synchronisation (ATen reads it the same way)
+        elif lr.device != device:
+            raise RuntimeError("lr must be on the same GPU device as the params")
+        elif lr.numel() != 1:
+            raise Fallback("an lr tensor of several elements")
+    return lr
+
+
+def dense(t) -> bool:
+    """Non-overlapping and dense in some dimension order (a transposed or channels-last tensor)."""
+    dims = sorted((st, size) for st, size in zip(t.stride(), t.shape) if size != 1)
+    expected = 1
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def mark(kernel):
