@@ -3,17 +3,16 @@
 Every list holds tensors of odd, different sizes: a 2-D one, a 1-D one, a 0-d one, an empty one and one of
 more than a tile (2048 elements: the unmasked full-tile path). Variants, per overload family (``suffix``):
 
-- ``<suffix>``, ``<suffix>-inplace``, ``<suffix>-noncontiguous`` (in place, through transposed and strided
-  views: ATen's per-tensor slow path) and ``<suffix>-special`` (NaN, infinities, signed zeros) in every
-  dtype;
-- in float32 only: ``-out``, ``-many`` (12 tensors: several binary-search steps), ``-mixed-dtypes`` (rows of
-  float32, bfloat16, float16 and float64: one launch per dtype group), ``-promotion`` (float32 state with
-  bfloat16 tensors, as AMP training keeps them), ``-broadcast``, ``-alpha``, ``-cpu-scalar`` (a 0-d CPU
-  tensor beside device lists), and the errors ATen raises before any work: empty lists, lists of unequal
-  length, a scalar list of another length, a scalar tensor with dimensions, an in-place result that
-  would need broadcasting, a row whose tensors ATen refuses to mix (``error-row-dtypes``), and
-  ``mixed-devices`` (on a CUDA device one tensor of the second list is moved to the CPU, which ATen
-  refuses; elsewhere the same call on one device).
+- ``<suffix>``, ``<suffix>-noncontiguous`` (in place, through transposed and strided views: ATen's
+  per-tensor slow path) and ``<suffix>-special`` (NaN, infinities, signed zeros) in every dtype;
+- in float32 only: ``-inplace``, ``-out``, ``-many`` (12 tensors: several binary-search steps),
+  ``-mixed-dtypes`` (rows of float32, bfloat16, float16 and float64: one launch per dtype group),
+  ``-promotion`` (float32 state with bfloat16 tensors, as AMP training keeps them), ``-broadcast``,
+  ``-alpha``, ``-cpu-scalar`` (a 0-d CPU tensor beside device lists), and the errors ATen raises before any
+  work: empty lists, lists of unequal length, a scalar list of another length, a scalar tensor with
+  dimensions, an in-place result that would need broadcasting, a row whose tensors ATen refuses to mix
+  (``error-row-dtypes``), and ``mixed-devices`` (on a CUDA device one tensor of the second list is moved to
+  the CPU, which ATen refuses; elsewhere the same call on one device).
 """
 
 from __future__ import annotations
@@ -88,13 +87,13 @@ class ForeachSamples:
         s = suffix.lower() or "default"
         lists = lambda shapes=shapes, d=dtype: self._lists(n_lists, shapes, d, device)  # noqa: E731
         cases = [self._sample(s, suffix, "new", lists, kind, dtype, device),
-                 self._sample(f"{s}-inplace", suffix, "inplace", lists, kind, dtype, device),
                  self._sample(f"{s}-noncontiguous", suffix, "inplace", lambda: self._views(n_lists, dtype, device),
                               kind, dtype, device),
                  self._sample(f"{s}-special", suffix, "new", lambda: self._special(n_lists, dtype, device), kind,
                               dtype, device)]
         if dtype != REJECT_HOST_DTYPE:
             return cases
+        cases.append(self._sample(f"{s}-inplace", suffix, "inplace", lists, kind, dtype, device))
         cases += [self._sample(f"{s}-out", suffix, "out", lists, kind, dtype, device),
                   self._sample(f"{s}-many", suffix, "new", lambda: self._lists(n_lists, MANY, dtype, device), kind,
                                dtype, device),
@@ -279,11 +278,11 @@ def _device_scalar_call(call, dtype=torch.float32, **scalars):
 @dataclass(frozen=True)
 class FusedAdamSamples:
     """_fused_adam_ (adamw False) and _fused_adamw_: a step over the family's list shapes with its state
-    (exp_avg_sqs and max_exp_avg_sqs non-negative, steps 1 to 100). In every dtype: plain, weight decay with
-    amsgrad and maximize, grad_scale (grads unscaled and written back), lr as a device tensor
-    (``.tensor_lr``); in float32 also each option alone, found_inf 1 (the step is skipped) and 0, a first
-    step, special grads, many tensors, lr as a CPU tensor, empty tensors, and ATen's errors (a state tensor
-    of another dtype, a float64 grad_scale). Lists of unequal length are left out: ATen's CUDA kernel
+    (exp_avg_sqs and max_exp_avg_sqs non-negative, steps 1 to 100). In every dtype: weight decay with amsgrad
+    and maximize, and grad_scale (grads unscaled and written back) with lr as a device tensor
+    (``.tensor_lr``); in float32 also the plain step, each option alone, found_inf 1 (the step is skipped)
+    and 0, a first step, special grads, many tensors, lr as a CPU tensor, empty tensors, and ATen's errors
+    (a state tensor of another dtype, a float64 grad_scale). Lists of unequal length are left out: ATen's CUDA kernel
     indexes them unchecked (gems raises ATen's CPU error; tests/test_optim.py checks it)."""
 
     adamw: bool
@@ -303,10 +302,11 @@ class FusedAdamSamples:
             return Sample(variant, make, kwargs, call=call, expects=overload)
 
         tensor_lr = f"{name}.tensor_lr"
-        cases = [sample("default"), sample("all", weight_decay=0.1, amsgrad=True, maximize=True),
-                 sample("grad-scale", grad_scale=1024.0), sample("tensor-lr", overload=tensor_lr, lr=0.01)]
+        cases = [sample("all", weight_decay=0.1, amsgrad=True, maximize=True),
+                 sample("grad-scale", grad_scale=1024.0, overload=tensor_lr, lr=0.01)]
         if dtype == REJECT_HOST_DTYPE:
-            cases += [sample("weight-decay", weight_decay=0.1), sample("amsgrad", amsgrad=True),
+            cases += [sample("default"), sample("tensor-lr", overload=tensor_lr, lr=0.01),
+                      sample("weight-decay", weight_decay=0.1), sample("amsgrad", amsgrad=True),
                       sample("maximize", maximize=True), sample("found-inf", found_inf=1.0, amsgrad=True),
                       sample("found-inf-zero", found_inf=0.0), sample("first-step", lambda: state(first=True)),
                       sample("special", lambda: state(special=True)), sample("many", lambda: state(MANY)),
@@ -351,11 +351,11 @@ def fused_sgd_samples():
 
 
 def _fused_sgd_samples(dtype, device, quick):
-    """_fused_sgd_ over the family's list shapes: in every dtype plain (no momentum: an empty buffer list),
-    momentum with dampening, nesterov with weight decay and maximize, grad_scale, lr as a device tensor; in
-    float32 also a first step (the buffers start as the grads), found_inf 1 and 0, many tensors, lr as a CPU
-    tensor, empty tensors, and ATen's errors (buffers without momentum, momentum without buffers, a buffer
-    of another dtype)."""
+    """_fused_sgd_ over the family's list shapes: in every dtype nesterov with weight decay and maximize, and
+    momentum with dampening, grad_scale and lr as a device tensor; in float32 also the plain step (no
+    momentum: an empty buffer list), momentum alone, lr as a device tensor alone, a first step (the buffers
+    start as the grads), found_inf 1 and 0, many tensors, lr as a CPU tensor, empty tensors, and ATen's
+    errors (buffers without momentum, momentum without buffers, a buffer of another dtype)."""
     shapes = QUICK_SHAPES if quick else FULL_SHAPES
 
     def state(shapes=shapes, odd_buffer=None):
@@ -383,12 +383,12 @@ def _fused_sgd_samples(dtype, device, quick):
         return Sample(variant, make, kwargs, call=step, expects=overload)
 
     momentum = {"momentum": 0.9, "dampening": 0.1}
-    cases = [sample("default"), sample("momentum", **momentum),
-             sample("nesterov", momentum=0.9, nesterov=True, weight_decay=0.01, maximize=True),
-             sample("grad-scale", grad_scale=512.0, **momentum),
-             sample("tensor-lr", overload="_fused_sgd_.tensor_lr", lr=0.05, **momentum)]
+    cases = [sample("nesterov", momentum=0.9, nesterov=True, weight_decay=0.01, maximize=True),
+             sample("grad-scale", grad_scale=512.0, overload="_fused_sgd_.tensor_lr", lr=0.05, **momentum)]
     if dtype == REJECT_HOST_DTYPE:
-        cases += [sample("first-step", is_first_step=True, **momentum),
+        cases += [sample("default"), sample("momentum", **momentum),
+                  sample("tensor-lr", overload="_fused_sgd_.tensor_lr", lr=0.05, **momentum),
+                  sample("first-step", is_first_step=True, **momentum),
                   sample("found-inf", found_inf=1.0, **momentum), sample("found-inf-zero", found_inf=0.0),
                   sample("many", lambda: state(MANY), **momentum),
                   sample("tensor-lr-cpu", overload="_fused_sgd_.tensor_lr", lr_cpu=0.05),
@@ -396,3 +396,130 @@ def _fused_sgd_samples(dtype, device, quick):
                   sample("error-buffers-without-momentum"), sample("error-momentum-without-buffers", momentum=0.9),
                   sample("error-buffer-dtype", lambda: state(odd_buffer=torch.float64), **momentum)]
     return cases
+
+
+# ------------------------------------------------------------------------- foreach optimizer steps
+
+ADAM_STEP = {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "amsgrad": False, "maximize": False}
+
+
+def _moments_state(shapes, dtype, device, amsgrad=False, steps_on=None, first=False):
+    """params, grads, exp_avgs, exp_avg_sqs (>= 0.5: denominators stay clear of eps in fp16), max_exp_avg_sqs
+    (empty without amsgrad, as torch.optim keeps them) and 0-d float32 steps (on ``steps_on``)."""
+    params, grads, exp_avgs = (tensor_list(shapes, dtype, device) for _ in range(3))
+    exp_avg_sqs = tensor_list(shapes, dtype, device, positive=True)
+    maxima = tensor_list(shapes, dtype, device, positive=True) if amsgrad else []
+    steps = [torch.tensor(0.0 if first else STEPS[i % len(STEPS)], device=steps_on or device)
+             for i in range(len(params))]
+    return params, grads, exp_avgs, exp_avg_sqs, maxima, steps
+
+
+@dataclass(frozen=True)
+class StepSamples:
+    """adam_step / adamw_step (kind "adam" / "adamw"): torch.optim's foreach step over the family's list
+    shapes, each sample expecting the overloads it dispatches (core, plus those of amsgrad, maximize and, for
+    Adam, weight decay). In every dtype the default step; in float32 also amsgrad, maximize, the first step
+    and Adam's weight decay (out of place, and in place under maximize)."""
+
+    kind: str
+    core: tuple
+    amsgrad: tuple
+    maximize: tuple
+    weight_decay: tuple = ()
+
+    def __call__(self, dtype, device, quick):
+        shapes = QUICK_SHAPES if quick else FULL_SHAPES
+        default_wd = 0.01 if self.kind == "adamw" else 0.0
+
+        def sample(variant, expects, first=False, **options):
+            hyper = {**ADAM_STEP, "weight_decay": default_wd, **options}
+            make = lambda: _moments_state(shapes, dtype, device, hyper["amsgrad"], first=first)  # noqa: E731
+            return Sample(variant, make, hyper, expects=expects)
+
+        cases = [sample("default", self.core)]
+        if dtype == REJECT_HOST_DTYPE:
+            cases += [sample("amsgrad", self.core + self.amsgrad, amsgrad=True),
+                      sample("maximize", self.core + self.maximize, maximize=True),
+                      sample("first-step", self.core, first=True)]
+            if self.weight_decay:
+                out_of_place, in_place = self.weight_decay
+                cases += [sample("weight-decay", self.core + (out_of_place,), weight_decay=0.01),
+                          sample("weight-decay-maximize", self.core + self.maximize + (in_place,), weight_decay=0.01,
+                                 maximize=True)]
+        return cases
+
+
+def sgd_step_samples(update, momentum, weight_decay, maximize):
+    """sgd_step: torch.optim's foreach SGD step, each sample expecting the overloads it dispatches."""
+
+    def samples(dtype, device, quick):
+        shapes = QUICK_SHAPES if quick else FULL_SHAPES
+
+        def sample(variant, expects, buffers=True, **options):
+            hyper = {"weight_decay": 0.0, "momentum": 0.0, "lr": 0.05, "dampening": 0.0, "nesterov": False,
+                     "maximize": False, **options}
+
+            def make():
+                params, grads = tensor_list(shapes, dtype, device), tensor_list(shapes, dtype, device)
+                bufs = tensor_list(shapes, dtype, device) if buffers else [None] * len(params)
+                return params, grads, bufs
+            return Sample(variant, make, hyper, expects=expects)
+
+        cases = [sample("momentum", update + momentum, momentum=0.9, dampening=0.1)]
+        if dtype == REJECT_HOST_DTYPE:
+            cases += [sample("default", update, buffers=False),
+                      sample("weight-decay", update + weight_decay, buffers=False, weight_decay=0.01),
+                      sample("nesterov-maximize", update + momentum + maximize, momentum=0.9, nesterov=True,
+                             weight_decay=0.01, maximize=True),
+                      sample("first-momentum-step", update, buffers=False, momentum=0.9)]
+        return cases
+
+    return samples
+
+
+# ------------------------------------------------------------------------- perf: a model's parameters
+
+def llama_shapes(layers, hidden, intermediate, kv_dim, vocab) -> list:
+    """The parameter shapes of a Llama-style model: embedding, per layer q/k/v/o, gate/up/down and two norms,
+    the final norm and an untied output head."""
+    layer = [(hidden, hidden), (kv_dim, hidden), (kv_dim, hidden), (hidden, hidden), (intermediate, hidden),
+             (intermediate, hidden), (hidden, intermediate), (hidden,), (hidden,)]
+    return [(vocab, hidden), *(layer * layers), (hidden,), (vocab, hidden)]
+
+
+def _perf_state(shape, dtype, device, steps_on=None):
+    return _moments_state(llama_shapes(*shape), dtype, device, steps_on=steps_on)
+
+
+def step_perf(kind, shapes):
+    """The perf declaration of an optimizer step over a model's parameters (``shape``: [layers, hidden,
+    intermediate, kv_dim, vocab] of perf/shapes.yaml's ``optim`` key). kind: "adamw_foreach" (torch.optim's
+    foreach AdamW, its steps on the CPU as torch.optim keeps them), "adamw_fused", "adam_fused", "sgd_fused".
+    bytes: what the update must move, the fused kernel's traffic (params, grads and the state read, params and
+    state written), for both forms: the foreach form moves more, which its GB/s shows. The step updates its
+    inputs in place, so ATen's and gems' first calls update the same tensors one after the other: the perf
+    check cannot compare them (the call returns nothing); conformance checks the values."""
+    from gems.spec import PerfSpec
+
+    def inputs(shape, dtype, device):
+        if kind == "adamw_foreach":
+            from gems.ops.optim.adamw_step import CORE, adamw_foreach_step
+            state = _perf_state(shape, dtype, device, steps_on="cpu")
+            call = lambda *a, **k: (adamw_foreach_step(*a, **k), None)[1]  # noqa: E731
+            return Sample("perf", state, {**ADAM_STEP, "weight_decay": 0.01}, call=call, expects=CORE)
+        if kind == "sgd_fused":
+            params, grads, bufs = (tensor_list(llama_shapes(*shape), dtype, device) for _ in range(3))
+            hyper = {**SGD, "momentum": 0.9}
+            return Sample("perf", (params, grads, bufs), hyper, call=torch.ops.aten._fused_sgd_.default,
+                          expects="_fused_sgd_")
+        name = "_fused_adamw_" if kind == "adamw_fused" else "_fused_adam_"
+        return Sample("perf", _perf_state(shape, dtype, device), {**ADAM, "weight_decay": 0.01},
+                      call=_aten(name), expects=name)
+
+    def bytes_moved(sample, result):
+        lists = sample.args[:3] if kind == "sgd_fused" else sample.args[:4]
+        written = 2 if kind == "sgd_fused" else 3
+        element = sum(t.numel() * t.element_size() for t in lists[0])
+        return (len(lists) + written) * element
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=bytes_moved)

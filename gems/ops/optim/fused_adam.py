@@ -27,7 +27,7 @@ from gems.ops.optim.foreach import TL_DTYPES
 from gems.ops.pointwise.shared import fdiv
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
-from gems.spec import OpSpec, lazy
+from gems.spec import OpSpec, lazy, lazy_perf
 
 WIDTH = 7  # row words: numel, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (or 0), step
 
@@ -165,5 +165,6 @@ SPECS = [
     OpSpec(name="fused_adam", family="optim",
            impls={"_fused_adam_": fused_adam_, "_fused_adam_.tensor_lr": fused_adam_},
            call=torch._fused_adam_, samples=lazy("gems.testing.samples_optim", "FusedAdamSamples", adamw=False),
-           dtypes=FLOATS, no_launch={"empty-tensors": "every parameter is empty"}),
+           dtypes=FLOATS, no_launch={"empty-tensors": "every parameter is empty"},
+           perf=lazy_perf("gems.testing.samples_optim", "step_perf", "adam_fused", shapes="optim")),
 ]

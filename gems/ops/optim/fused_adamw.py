@@ -6,7 +6,7 @@ import torch
 
 from gems.dtypes import FLOATS
 from gems.ops.optim.fused_adam import adam_step
-from gems.spec import OpSpec, lazy
+from gems.spec import OpSpec, lazy, lazy_perf
 
 
 def fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
@@ -19,5 +19,6 @@ SPECS = [
     OpSpec(name="fused_adamw", family="optim",
            impls={"_fused_adamw_": fused_adamw_, "_fused_adamw_.tensor_lr": fused_adamw_},
            call=torch._fused_adamw_, samples=lazy("gems.testing.samples_optim", "FusedAdamSamples", adamw=True),
-           dtypes=FLOATS, no_launch={"empty-tensors": "every parameter is empty"}),
+           dtypes=FLOATS, no_launch={"empty-tensors": "every parameter is empty"},
+           perf=lazy_perf("gems.testing.samples_optim", "step_perf", "adamw_fused", shapes="optim")),
 ]

@@ -22,7 +22,7 @@ from gems.ops.optim.foreach import TL_DTYPES
 from gems.ops.pointwise.shared import fdiv
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
-from gems.spec import OpSpec, lazy
+from gems.spec import OpSpec, lazy, lazy_perf
 
 
 @triton.jit
@@ -124,5 +124,6 @@ SPECS = [
     OpSpec(name="fused_sgd", family="optim",
            impls={"_fused_sgd_": fused_sgd_, "_fused_sgd_.tensor_lr": fused_sgd_},
            call=torch._fused_sgd_, samples=lazy("gems.testing.samples_optim", "fused_sgd_samples"),
-           dtypes=FLOATS, no_launch={"empty-tensors": "every parameter is empty"}),
+           dtypes=FLOATS, no_launch={"empty-tensors": "every parameter is empty"},
+           perf=lazy_perf("gems.testing.samples_optim", "step_perf", "sgd_fused", shapes="optim")),
 ]
