@@ -16,6 +16,8 @@ Python floats reach the kernel as float64 bits, and are rounded to the compute d
 
 from __future__ import annotations
 
+import struct
+
 import torch
 import triton
 import triton.language as tl
@@ -168,28 +170,15 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     output tensors (allocated by the caller, or the first input list for in-place forms). The scalar comes
     from ``scalars`` (one per row), else a 0-d ``scalar_tensor`` on the lists' device, else ``scalar``."""
     mode = SCALAR_ROW if scalars is not None else SCALAR_TENSOR if scalar_tensor is not None else SCALAR_ARG
-    groups = {}
-    for i, out in enumerate(outs):
-        numel = out.numel()
-        if numel == 0:
-            continue
-        row_inputs = [tensors[i] for tensors in inputs]
-        word = (float64_bits(float(scalars[i])) if mode == SCALAR_ROW
-                else scalar_tensor.data_ptr() if mode == SCALAR_TENSOR else 0)
-        words, strided = _row_words(row_inputs, out, word)
-        promoted = row_inputs + ([scalar_tensor] if mode == SCALAR_TENSOR else [])
-        common = result_dtype(promoted) if row_inputs else out.dtype
-        compute = torch.float64 if common is torch.float64 else torch.float32
-        key = (tuple(t.dtype for t in row_inputs), out.dtype, compute)
-        group = groups.setdefault(key, ([], [], [False]))
-        group[0].append(words)
-        group[1].append(numel)
-        group[2][0] |= strided
+    words = (float64_bits_list(scalars) if mode == SCALAR_ROW
+             else [scalar_tensor.data_ptr()] * len(outs) if mode == SCALAR_TENSOR else [0] * len(outs))
+    groups = _uniform_group(inputs, outs, words, scalar_tensor) or _row_groups(inputs, outs, words, scalar_tensor)
     scalar_dtype = TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
-    for (in_dtypes, out_dtype, compute), (rows, numels, (has_strided,)) in groups.items():
+    for (in_dtypes, out_dtype, compute), (rows, numels, has_strided) in groups.items():
         n_in = len(in_dtypes)
         width = max(len(r) for r in rows) + 1
-        rows = [r + [0] * (width - 1 - len(r)) for r in rows]
+        if has_strided:
+            rows = [r + [0] * (width - 1 - len(r)) for r in rows]
         addresses = [a for r in rows for a in r[1:2 + n_in]]
         table, programs = mt.table(rows, numels, outs[0].device)
         tl_in = [TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
@@ -197,6 +186,55 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
                 *tl_in, TL_DTYPES[out_dtype], TL_DTYPES[compute], mode, scalar_dtype, has_strided,
                 mt.aligned(addresses), width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
     return outs
+
+
+def _uniform_group(inputs, outs, words, scalar_tensor):
+    """The one group of a call whose tensors share one dtype, are contiguous and of equal shapes per row (every
+    optimizer step's lists): decided list by list, with no per-row Python beyond the addresses. None
+    otherwise."""
+    operands = [*inputs, outs]
+    dtype = outs[0].dtype
+    if scalar_tensor is not None and scalar_tensor.dtype is not dtype:
+        return None
+    for tensors in operands:
+        if {t.dtype for t in tensors} != {dtype} or not all(map(torch.Tensor.is_contiguous, tensors)):
+            return None
+    shapes = list(map(torch.Tensor.size, outs))
+    if any(list(map(torch.Tensor.size, tensors)) != shapes for tensors in inputs):
+        return None
+    addresses = [list(map(torch.Tensor.data_ptr, tensors)) for tensors in operands]
+    rows, numels = [], []
+    for numel, word, *row in zip(map(torch.Tensor.numel, outs), words, *addresses):
+        if numel:
+            rows.append([0, *row, word])
+            numels.append(numel)
+    compute = torch.float64 if dtype is torch.float64 else torch.float32
+    return {((dtype,) * len(inputs), dtype, compute): (rows, numels, False)} if rows else {}
+
+
+def _row_groups(inputs, outs, words, scalar_tensor):
+    """Rows grouped by their dtypes (one launch per group), each row walked flat or through its strides."""
+    groups = {}
+    for i, out in enumerate(outs):
+        numel = out.numel()
+        if numel == 0:
+            continue
+        row_inputs = [tensors[i] for tensors in inputs]
+        row, strided = _row_words(row_inputs, out, words[i])
+        promoted = row_inputs + ([scalar_tensor] if scalar_tensor is not None else [])
+        common = result_dtype(promoted) if row_inputs else out.dtype
+        compute = torch.float64 if common is torch.float64 else torch.float32
+        rows, numels, strided_rows = groups.setdefault((tuple(t.dtype for t in row_inputs), out.dtype, compute),
+                                                       ([], [], [False]))
+        rows.append(row)
+        numels.append(numel)
+        strided_rows[0] |= strided
+    return {key: (rows, numels, strided_rows[0]) for key, (rows, numels, strided_rows) in groups.items()}
+
+
+def float64_bits_list(values) -> list:
+    """float64_bits of many numbers in one pack."""
+    return list(struct.unpack(f"<{len(values)}q", struct.pack(f"<{len(values)}d", *map(float, values))))
 
 
 # --------------------------------------------------------------------------- ATen's checks
@@ -207,11 +245,12 @@ def check_lists(device, lists, across_devices=False) -> None:
     CPU scalar tensor beside device tensors, a copy across devices), or refuses it as ATen does: operands of
     one row on two devices."""
     for tensors in lists:
-        for t in tensors:
-            if t.device != device:
-                if not across_devices:
-                    _check_row_devices(device, lists)
-                raise Fallback(f"a tensor on {t.device} in a list on {device}: ATen's per-tensor path serves it")
+        devices = {t.device for t in tensors}
+        if devices != {device}:
+            if not across_devices:
+                _check_row_devices(device, lists)
+            other = next(d for d in devices if d != device)
+            raise Fallback(f"a tensor on {other} in a list on {device}: ATen's per-tensor path serves it")
     mt.check_floats(lists)
 
 
@@ -268,8 +307,8 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
 
     n_lists: the tensor lists the schema takes first; kind: what follows them (SCALAR, SCALAR_LIST, TENSOR
     (a 0-d tensor), CPU_SCALARS (a 1-d CPU tensor of one value per row) or None); alpha: the schema has
-    ``alpha=``; inputs: the indices of the lists the kernel reads (default all); row_check(tensors): a per-row
-    check;
+    ``alpha=``; inputs: the indices of the lists the kernel reads (default all); row_check(lists): a check of
+    the lists' rows (lerp's dtypes);
     across_devices: ATen serves lists on several devices (copy) rather than refusing them; functional:
     False where ATen's functional form is a composite of the in-place one (zero); keeps_dtype: the
     functional result has self's dtype (copy), not the promoted one."""
@@ -280,15 +319,25 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
         (mt.check_same_length if n_lists > 1 else mt.check_nonempty)(*lists)
         value, extra = _scalar_operand(kind, args[n_lists] if kind else None, lists[0])
         check_lists(lists[0][0].device, lists, across_devices)
-        promoted = [value] if kind == TENSOR else []
-        outs = lists[0] if inplace else []
-        for row in zip(*lists):
-            if row_check is not None:
-                row_check(row)
-            shape = _shape_of(row, inplace)
-            if not inplace:
+        if row_check is not None:
+            row_check(lists)
+        shapes = list(map(torch.Tensor.size, lists[0]))
+        same_shapes = all(list(map(torch.Tensor.size, tensors)) == shapes for tensors in lists[1:])
+        if inplace:
+            if not same_shapes:
+                for row in zip(*lists):
+                    _shape_of(row, True)
+            outs = lists[0]
+        elif same_shapes and keeps_dtype:
+            outs = [torch.empty_like(t) for t in lists[0]]
+        elif same_shapes and _one_dtype([lists[k] for k in inputs] + ([[value]] if kind == TENSOR else [])):
+            outs = [torch.empty_like(t, dtype=lists[inputs[0]][0].dtype) for t in lists[0]]
+        else:
+            promoted = [value] if kind == TENSOR else []
+            outs = []
+            for row in zip(*lists):
                 dtype = row[0].dtype if keeps_dtype else result_dtype([row[k] for k in inputs] + promoted)
-                outs.append(_new_out(row[0], shape, dtype))
+                outs.append(_new_out(row[0], _shape_of(row, False), dtype))
         apply(body, [lists[k] for k in inputs], outs, alpha=check_scalar(alpha_value), **extra)
         return outs
 
@@ -349,6 +398,10 @@ def _tensor_scalar(other, device) -> dict:
     if other.device.type == "cpu":
         return {"scalar": check_scalar(other.item())}
     raise Fallback(f"a scalar tensor on {other.device} for lists on {device}: ATen serves it")
+
+
+def _one_dtype(lists) -> bool:
+    return len({t.dtype for tensors in lists for t in tensors}) == 1
 
 
 def _new_out(like, shape, dtype):

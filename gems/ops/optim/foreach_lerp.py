@@ -31,12 +31,15 @@ def _lerp_list(x, y, z, s, alpha):
     return lerp(x, y, z)
 
 
-def _same_dtype(row):
-    """ATen's lerp wants end and weight of self's dtype."""
-    for what, t in zip(("end", "weight"), row[1:]):
-        if t.dtype != row[0].dtype:
-            raise RuntimeError(f"expected dtype {ATEN_NAMES[row[0].dtype].lower()} for `{what}` but got dtype "
-                               f"c10::{ATEN_NAMES[t.dtype]}")
+def _same_dtype(lists):
+    """ATen's lerp wants end and weight of self's dtype, row by row."""
+    if len({t.dtype for tensors in lists for t in tensors}) == 1:
+        return
+    for row in zip(*lists):
+        for what, t in zip(("end", "weight"), row[1:]):
+            if t.dtype != row[0].dtype:
+                raise RuntimeError(f"expected dtype {ATEN_NAMES[row[0].dtype].lower()} for `{what}` but got dtype "
+                                   f"c10::{ATEN_NAMES[t.dtype]}")
 
 
 impls = overloads(NAME, FORMS, {"Scalar": _lerp_scalar, "List": _lerp_list, "ScalarList": _lerp_scalar},

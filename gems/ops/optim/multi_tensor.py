@@ -149,9 +149,9 @@ def aligned(addresses) -> bool:
 def check_floats(lists, what="tensors") -> None:
     """gems computes floating lists; anything else is ATen's (integer and complex foreach lists)."""
     for tensors in lists:
-        for t in tensors:
-            if t.dtype not in _FLOAT_DTYPES:
-                raise Fallback(f"{what} of dtype {t.dtype}: gems' optimizer kernels compute floating tensors")
+        for dtype in {t.dtype for t in tensors}:
+            if dtype not in _FLOAT_DTYPES:
+                raise Fallback(f"{what} of dtype {dtype}: gems' optimizer kernels compute floating tensors")
 
 
 def check_nonempty(tensors) -> None:
@@ -182,14 +182,18 @@ def check_one_device(lists, device) -> None:
 
 def check_fused_lists(lists, names) -> None:
     """ATen's check_fast_path_restrictions for a fused optimizer's lists: one dtype, device and dense
-    layout throughout, and each row's tensors of one size and stride (RuntimeError otherwise)."""
+    layout throughout, and each row's tensors of one size and stride (RuntimeError otherwise). List by list:
+    the common case (contiguous tensors) costs no per-row Python."""
     first = lists[0][0]
+    shapes = list(map(torch.Tensor.size, lists[0]))
     for tensors in lists:
-        for t, lead in zip(tensors, lists[0]):
-            if (t.dtype != first.dtype or t.device != first.device or t.shape != lead.shape
-                    or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1)
-                    or not (t.is_contiguous() or dense(t))):
-                raise RuntimeError(f"{names} must have same dtype, device, and layout")
+        if ({t.dtype for t in tensors} != {first.dtype} or {t.device for t in tensors} != {first.device}
+                or list(map(torch.Tensor.size, tensors)) != shapes):
+            raise RuntimeError(f"{names} must have same dtype, device, and layout")
+        if not all(map(torch.Tensor.is_contiguous, tensors)):
+            for t, lead in zip(tensors, lists[0]):
+                if not dense(t) or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1):
+                    raise RuntimeError(f"{names} must have same dtype, device, and layout")
 
 
 def check_lengths(params, **lists) -> None:
