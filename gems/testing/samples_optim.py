@@ -193,6 +193,13 @@ def special_list(dtype, device, positive=False):
     return [values.abs() if positive else values, make_tensor((3, 5), dtype, device)]
 
 
+def moderate_special_values(dtype, device):
+    """NaN, infinities, signed zeros and moderate numbers: no square of them overflows fp32 (an optimizer
+    squares its grads in fp32 where the float64 oracle would not overflow)."""
+    values = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, 1e3, -1e3]
+    return torch.tensor(values, dtype=torch.float64).to(dtype).to(device)
+
+
 def mixed_list(device, positive=False):
     """Rows of four dtypes: four launches, one per dtype group."""
     return [make_tensor((3, 5 + i), d, device, low=0.5 if positive else -4.0) for i, d in enumerate(_MIXED)]
@@ -221,18 +228,26 @@ def norm_samples():
 
 def _norm_samples(dtype, device, quick):
     """_foreach_norm.Scalar: orders 2, 1 and inf over the family's lists, views, special values; in float32
-    only a list crossing a chunk (two partials to combine), ``dtype=``, mixed dtypes, many tensors and the
-    errors (an empty list, a ``dtype`` that narrows)."""
+    and bfloat16 orders 0, -inf, 3, 0.5 and -1.5 too; in float32 only a list crossing a chunk (two partials to
+    combine), ``dtype=``, mixed dtypes, many tensors and the errors (an empty list, a ``dtype`` that
+    narrows)."""
     shapes = QUICK_SHAPES if quick else FULL_SHAPES
+    # inf, -inf and negative orders have no value on an empty tensor (linalg_vector_norm raises): no empty one
+    nonempty = tuple(s for s in shapes if math.prod(s))
     reduction = max(math.prod(s) for s in shapes)
-    lists = lambda: (tensor_list(shapes, dtype, device),)  # noqa: E731
+    lists = lambda shapes=shapes: (tensor_list(shapes, dtype, device),)  # noqa: E731
     views = lambda: (view_list(dtype, device),)  # noqa: E731
     special = lambda: (special_list(dtype, device),)  # noqa: E731
+    orders = [("2", 2), ("1", 1), ("inf", math.inf)]
+    if dtype in (REJECT_HOST_DTYPE, torch.bfloat16):  # the orders of linalg_vector_norm beyond ATen's fast path
+        orders += [("0", 0), ("-inf", -math.inf), ("3", 3), ("0.5", 0.5), ("-1.5", -1.5)]
     cases = []
-    for ord_name, order in (("2", 2), ("1", 1), ("inf", math.inf)):
-        cases += [Sample(f"ord-{ord_name}", lists, {"ord": order}, reduction_size=reduction),
-                  Sample(f"ord-{ord_name}-noncontiguous", views, {"ord": order}, reduction_size=2200),
-                  Sample(f"ord-{ord_name}-special", special, {"ord": order}, reduction_size=16)]
+    for ord_name, order in orders:
+        some = (lambda: lists(nonempty)) if order == math.inf or order < 0 else lists
+        cases.append(Sample(f"ord-{ord_name}", some, {"ord": order}, reduction_size=reduction))
+        if ord_name in ("2", "1", "inf"):
+            cases += [Sample(f"ord-{ord_name}-noncontiguous", views, {"ord": order}, reduction_size=2200),
+                      Sample(f"ord-{ord_name}-special", special, {"ord": order}, reduction_size=16)]
     if dtype == REJECT_HOST_DTYPE:
         mixed = lambda: (mixed_list(device),)  # noqa: E731
         cases += [
@@ -242,9 +257,11 @@ def _norm_samples(dtype, device, quick):
             Sample("many", lambda: (tensor_list(MANY, dtype, device),), reduction_size=35),
             Sample("mixed-dtypes", mixed, reduction_size=24),
             Sample("empty-tensors", lambda: ([make_tensor((0,), dtype, device), make_tensor((0, 3), dtype, device)],)),
-            Sample("ord-3", lists, {"ord": 3}, reduction_size=reduction),
+            Sample("ord-3-special", special, {"ord": 3}, reduction_size=16),
+            Sample("ord-0-special", special, {"ord": 0}, reduction_size=16),
             Sample("error-empty-list", lambda: ([],)),
             Sample("error-dtype-narrows", lists, {"dtype": torch.bfloat16}),
+            Sample("error-inf-of-empty", lists, {"ord": -math.inf}),
         ]
     if dtype in (torch.float16, torch.bfloat16):
         cases.append(Sample("dtype-float32", lists, {"dtype": torch.float32}, reduction_size=reduction))
@@ -331,7 +348,7 @@ def _adam_state(shapes, dtype, device, first=False, special=False, odd_state=Non
     params = tensor_list(shapes, dtype, device)
     grads = tensor_list(shapes, dtype, device)
     if special:
-        grads[0] = special_values(dtype, device)
+        grads[0] = moderate_special_values(dtype, device)
         params[0] = make_tensor(grads[0].shape, dtype, device)
     exp_avgs = [make_tensor(p.shape, dtype, device) for p in params]
     exp_avg_sqs = [make_tensor(p.shape, dtype, device, low=0.0) for p in params]
