@@ -29,11 +29,6 @@ from gems.runtime.registration import Fallback
 from gems.spec import lazy
 
 SCALAR_ARG, SCALAR_ROW, SCALAR_TENSOR = 0, 1, 2  # where a row's scalar comes from
-MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes (never met in optimizers)
-TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
-             torch.float64: tl.float64}
-
-
 @triton.jit
 def store_cast(value, DTYPE: tl.constexpr):
     """value rounded to DTYPE; float64 reaches fp16/bf16 through fp32, as c10's conversions do."""
@@ -130,27 +125,6 @@ def result_dtype(tensors) -> torch.dtype:
     return common
 
 
-def merged_layout(shape, strides_list):
-    """(sizes, strides per operand) with size-1 dimensions dropped and dimensions that every operand walks
-    contiguously merged, padded to MAX_DIMS; None past MAX_DIMS."""
-    sizes, merged = [], [[] for _ in strides_list]
-    for d in range(len(shape)):
-        if shape[d] == 1:
-            continue
-        if sizes and all(m[-1] == st[d] * shape[d] for m, st in zip(merged, strides_list)):
-            sizes[-1] *= shape[d]
-            for m, st in zip(merged, strides_list):
-                m[-1] = st[d]
-            continue
-        sizes.append(shape[d])
-        for m, st in zip(merged, strides_list):
-            m.append(st[d])
-    if len(sizes) > MAX_DIMS:
-        return None
-    pad = MAX_DIMS - len(sizes)
-    return [1] * pad + sizes, [[0] * pad + m for m in merged]
-
-
 def _row_words(inputs, out, scalar_word):
     """The row's words after numel, and whether it needs the strided walk."""
     addresses = [t.data_ptr() for t in inputs] + [out.data_ptr()]
@@ -158,9 +132,9 @@ def _row_words(inputs, out, scalar_word):
     if all(t.shape == shape and t.stride() == strides for t in inputs) and (
             out.is_contiguous() or mt.dense(out)):
         return [0, *addresses, scalar_word], False
-    layout = merged_layout(list(shape), [t.expand(shape).stride() for t in inputs] + [strides])
+    layout = mt.merged_layout(list(shape), [t.expand(shape).stride() for t in inputs] + [strides])
     if layout is None:
-        raise Fallback(f"a tensor with more than {MAX_DIMS} dimensions that cannot be merged")
+        raise Fallback(f"a tensor with more than {mt.MAX_DIMS} dimensions that cannot be merged")
     sizes, strides_list = layout
     return [1, *addresses, scalar_word, *sizes, *(s for st in strides_list for s in st)], True
 
@@ -173,7 +147,7 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     words = (float64_bits_list(scalars) if mode == SCALAR_ROW
              else [scalar_tensor.data_ptr()] * len(outs) if mode == SCALAR_TENSOR else [0] * len(outs))
     groups = _uniform_group(inputs, outs, words, scalar_tensor) or _row_groups(inputs, outs, words, scalar_tensor)
-    scalar_dtype = TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
+    scalar_dtype = mt.TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
     for (in_dtypes, out_dtype, compute), (rows, numels, has_strided) in groups.items():
         n_in = len(in_dtypes)
         width = max(len(r) for r in rows) + 1
@@ -181,9 +155,9 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
             rows = [r + [0] * (width - 1 - len(r)) for r in rows]
         addresses = [a for r in rows for a in r[1:2 + n_in]]
         table, programs = mt.table(rows, numels, outs[0].device)
-        tl_in = [TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
+        tl_in = [mt.TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
         _launch((programs,), table, len(rows), float64_bits(float(scalar)), float64_bits(float(alpha)), body, n_in,
-                *tl_in, TL_DTYPES[out_dtype], TL_DTYPES[compute], mode, scalar_dtype, has_strided,
+                *tl_in, mt.TL_DTYPES[out_dtype], mt.TL_DTYPES[compute], mode, scalar_dtype, has_strided,
                 mt.aligned(addresses), width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
     return outs
 
@@ -238,29 +212,6 @@ def float64_bits_list(values) -> list:
 
 
 # --------------------------------------------------------------------------- ATen's checks
-
-
-def check_lists(device, lists, across_devices=False) -> None:
-    """Floating tensors on ``device``; else ATen serves the call (integer lists, a row on another device, a
-    CPU scalar tensor beside device tensors, a copy across devices), or refuses it as ATen does: operands of
-    one row on two devices."""
-    for tensors in lists:
-        devices = {t.device for t in tensors}
-        if devices != {device}:
-            if not across_devices:
-                _check_row_devices(device, lists)
-            other = next(d for d in devices if d != device)
-            raise Fallback(f"a tensor on {other} in a list on {device}: ATen's per-tensor path serves it")
-    mt.check_floats(lists)
-
-
-def _check_row_devices(device, lists):
-    for row in zip(*lists):
-        devices = {t.device for t in row}
-        if len(devices) > 1 and not all(t.device == device or (t.dim() == 0 and t.device.type == "cpu") for t in row):
-            first, other = sorted(devices, key=str)[:2]
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{first} and {other}!")
 
 
 def check_scalar(value):
@@ -318,7 +269,7 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
         lists = list(args[:n_lists])
         (mt.check_same_length if n_lists > 1 else mt.check_nonempty)(*lists)
         value, extra = _scalar_operand(kind, args[n_lists] if kind else None, lists[0])
-        check_lists(lists[0][0].device, lists, across_devices)
+        mt.check_lists(lists[0][0].device, lists, across_devices)
         if row_check is not None:
             row_check(lists)
         shapes = list(map(torch.Tensor.size, lists[0]))

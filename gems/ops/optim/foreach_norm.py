@@ -19,7 +19,6 @@ from triton.language.extra import libdevice
 from gems.codegen.pointwise import float64_bits
 from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.optim import multi_tensor as mt
-from gems.ops.optim.foreach import TL_DTYPES, check_lists, merged_layout
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy
@@ -132,7 +131,7 @@ def foreach_norm(self, ord=2, dtype=None):
     if isinstance(ord, complex):
         raise Fallback(f"ord={ord}: ATen's linalg_vector_norm per tensor")
     order = ORDERS.get(float(ord), POW)
-    check_lists(self[0].device, [self])
+    mt.check_lists(self[0].device, [self])
     if dtype is not None:
         if dtype not in FLOATS:
             raise Fallback(f"dtype={dtype}")
@@ -162,11 +161,11 @@ def foreach_norm(self, ord=2, dtype=None):
         table, programs = mt.table(rows, numels, self[0].device)
         partials = torch.empty(programs, dtype=acc, device=self[0].device)
         p_bits = float64_bits(float(ord))
-        _partials((programs,), table, partials, len(rows), p_bits, order, TL_DTYPES[in_dtype], TL_DTYPES[acc],
+        _partials((programs,), table, partials, len(rows), p_bits, order, mt.TL_DTYPES[in_dtype], mt.TL_DTYPES[acc],
                   has_strided, mt.aligned(r[1] for r in rows), width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK,
                   num_warps=mt.NUM_WARPS)
-        _finish((len(rows),), table, partials, len(rows), programs, p_bits, order, TL_DTYPES[out_dtype],
-                TL_DTYPES[acc], width, FINISH_BLOCK, num_warps=mt.NUM_WARPS)
+        _finish((len(rows),), table, partials, len(rows), programs, p_bits, order, mt.TL_DTYPES[out_dtype],
+                mt.TL_DTYPES[acc], width, FINISH_BLOCK, num_warps=mt.NUM_WARPS)
     return outs
 
 
@@ -174,7 +173,7 @@ def _row(x, out):
     """The row's words after numel."""
     if x.is_contiguous() or mt.dense(x):
         return [0, x.data_ptr(), out.data_ptr()]
-    layout = merged_layout(list(x.shape), [x.stride()])
+    layout = mt.merged_layout(list(x.shape), [x.stride()])
     if layout is None:
         raise Fallback("a tensor with more than 4 dimensions that cannot be merged")
     sizes, (strides,) = layout

@@ -23,7 +23,6 @@ from triton.language.extra import libdevice
 from gems.codegen.pointwise import float64_bits
 from gems.dtypes import FLOATS
 from gems.ops.optim import multi_tensor as mt
-from gems.ops.optim.foreach import TL_DTYPES
 from gems.ops.pointwise.shared import fdiv
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
@@ -149,7 +148,7 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps
     _launch((programs,), table, lr if lr_tensor else table, table if grad_scale is None else grad_scale,
             table if found_inf is None else found_inf, len(rows), float64_bits(0.0 if lr_tensor else float(lr)),
             float64_bits(float(beta1)), float64_bits(float(beta2)), float64_bits(float(weight_decay)),
-            float64_bits(float(eps)), TL_DTYPES[dtype], TL_DTYPES[state_steps[0].dtype],
+            float64_bits(float(eps)), mt.TL_DTYPES[dtype], mt.TL_DTYPES[state_steps[0].dtype],
             tl.float64 if dtype == torch.float64 else tl.float32, adamw, amsgrad, maximize, weight_decay != 0,
             lr_tensor, grad_scale is not None, found_inf is not None, mt.aligned(addresses),
             mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)

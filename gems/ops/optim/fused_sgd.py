@@ -18,7 +18,6 @@ import triton.language as tl
 from gems.codegen.pointwise import float64_bits
 from gems.dtypes import FLOATS
 from gems.ops.optim import multi_tensor as mt
-from gems.ops.optim.foreach import TL_DTYPES
 from gems.ops.pointwise.shared import fdiv
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
@@ -114,7 +113,7 @@ def fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr,
     _launch((programs,), table, lr if lr_tensor else table, table if grad_scale is None else grad_scale,
             table if found_inf is None else found_inf, len(rows), float64_bits(0.0 if lr_tensor else float(lr)),
             float64_bits(float(weight_decay)), float64_bits(float(momentum)), float64_bits(float(dampening)),
-            TL_DTYPES[dtype], tl.float64 if dtype == torch.float64 else tl.float32, has_momentum, bool(nesterov),
+            mt.TL_DTYPES[dtype], tl.float64 if dtype == torch.float64 else tl.float32, has_momentum, bool(nesterov),
             bool(is_first_step), bool(maximize), weight_decay != 0, lr_tensor, grad_scale is not None,
             found_inf is not None, mt.aligned(addresses), mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK,
             num_warps=mt.NUM_WARPS)

@@ -51,6 +51,9 @@ ADDRESS_TABLE = "gems_address_table"
 _CACHE_SIZE = 256
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
+MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes (never met in optimizers)
+TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
+             torch.float64: tl.float64}
 _tables: OrderedDict = OrderedDict()
 _kept: list = []  # tables a captured CUDA graph reads
 
@@ -233,6 +236,50 @@ def dense(t) -> bool:
             return False
         expected *= size
     return True
+
+
+def merged_layout(shape, strides_list):
+    """(sizes, strides per operand) with size-1 dimensions dropped and dimensions that every operand walks
+    contiguously merged, padded to MAX_DIMS; None past MAX_DIMS."""
+    sizes, merged = [], [[] for _ in strides_list]
+    for d in range(len(shape)):
+        if shape[d] == 1:
+            continue
+        if sizes and all(m[-1] == st[d] * shape[d] for m, st in zip(merged, strides_list)):
+            sizes[-1] *= shape[d]
+            for m, st in zip(merged, strides_list):
+                m[-1] = st[d]
+            continue
+        sizes.append(shape[d])
+        for m, st in zip(merged, strides_list):
+            m.append(st[d])
+    if len(sizes) > MAX_DIMS:
+        return None
+    pad = MAX_DIMS - len(sizes)
+    return [1] * pad + sizes, [[0] * pad + m for m in merged]
+
+
+def check_lists(device, lists, across_devices=False) -> None:
+    """Floating tensors on ``device``; else ATen serves the call (integer lists, a row on another device, a
+    CPU scalar tensor beside device tensors, a copy across devices), or refuses it as ATen does: operands of
+    one row on two devices."""
+    for tensors in lists:
+        devices = {t.device for t in tensors}
+        if devices != {device}:
+            if not across_devices:
+                _check_row_devices(device, lists)
+            other = next(d for d in devices if d != device)
+            raise Fallback(f"a tensor on {other} in a list on {device}: ATen's per-tensor path serves it")
+    check_floats(lists)
+
+
+def _check_row_devices(device, lists):
+    for row in zip(*lists):
+        devices = {t.device for t in row}
+        if len(devices) > 1 and not all(t.device == device or (t.dim() == 0 and t.device.type == "cpu") for t in row):
+            first, other = sorted(devices, key=str)[:2]
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{first} and {other}!")
 
 
 def mark(kernel):
