@@ -11,7 +11,12 @@ and strides otherwise (ATen's per-tensor "slow path": views, broadcasting).
 Dtypes follow ATen's per-tensor operators: a row's result is the promoted dtype of its tensors (0-d
 tensors do not promote dimensioned ones); fp16/bf16 compute in fp32 and round once, fp64 in fp64.
 Python floats reach the kernel as float64 bits, and are rounded to the compute dtype there, as ATen's
-``opmath_t(scalar)``.
+``opmath_t(scalar)``. Rows of other dtypes launch apart (one launch per dtype group, as ATen's per-device
+and dtype grouping).
+
+Host work per call is what the lists need: a call whose lists each hold one dtype, contiguous tensors and
+equal shapes row by row (every optimizer step's) is decided list by list, with no per-row Python beyond
+reading the addresses; any other call takes the per-row path.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from gems.runtime.registration import Fallback
 from gems.spec import lazy
 
 SCALAR_ARG, SCALAR_ROW, SCALAR_TENSOR = 0, 1, 2  # where a row's scalar comes from
+
+
 @triton.jit
 def store_cast(value, DTYPE: tl.constexpr):
     """value rounded to DTYPE; float64 reaches fp16/bf16 through fp32, as c10's conversions do."""
@@ -259,10 +266,9 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
     n_lists: the tensor lists the schema takes first; kind: what follows them (SCALAR, SCALAR_LIST, TENSOR
     (a 0-d tensor), CPU_SCALARS (a 1-d CPU tensor of one value per row) or None); alpha: the schema has
     ``alpha=``; inputs: the indices of the lists the kernel reads (default all); row_check(lists): a check of
-    the lists' rows (lerp's dtypes);
-    across_devices: ATen serves lists on several devices (copy) rather than refusing them; functional:
-    False where ATen's functional form is a composite of the in-place one (zero); keeps_dtype: the
-    functional result has self's dtype (copy), not the promoted one."""
+    the lists' rows (lerp's dtypes); across_devices: ATen serves lists on several devices (copy) rather than
+    refusing them; functional: False where ATen's functional form is a composite of the in-place one (zero);
+    keeps_dtype: the functional result has self's dtype (copy), not the promoted one."""
     inputs = tuple(range(n_lists)) if inputs is None else inputs
 
     def run(args, alpha_value, inplace):

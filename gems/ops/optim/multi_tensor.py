@@ -55,7 +55,7 @@ MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes
 TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
              torch.float64: tl.float64}
 _tables: OrderedDict = OrderedDict()
-_kept: list = []  # tables a captured CUDA graph reads
+_kept: dict = {}  # tables a captured CUDA graph reads: never evicted
 
 # --------------------------------------------------------------------------- device helpers
 
@@ -126,7 +126,7 @@ def upload(words: list, device: torch.device) -> torch.Tensor:
     if cached is not None:
         _tables.move_to_end(key)
         if capturing:
-            _kept.append(cached)
+            _kept[key] = cached
         return cached[0]
     host = torch.tensor(words, dtype=torch.int64)
     if device.type == "cpu":
@@ -139,7 +139,7 @@ def upload(words: list, device: torch.device) -> torch.Tensor:
     entry = (on_device, host)  # the pinned source stays alive while a copy may read it
     _tables[key] = entry
     if capturing:
-        _kept.append(entry)
+        _kept[key] = entry
     if len(_tables) > _CACHE_SIZE:
         _tables.popitem(last=False)
     return on_device
