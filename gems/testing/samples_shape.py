@@ -1,0 +1,460 @@
+"""Samples and perf inputs of the shape family (gems/ops/shape/).
+
+These operators move elements without computing on them: one kernel serves every dtype of a given
+element size. So every dtype runs the core variants (contiguous, non-contiguous, special values, out=,
+the gradient for floats), and FULL_DTYPE runs the rest too (layouts, empty and edge shapes, type
+promotion, the errors), which keeps the family's quick suite cheap on the interpreter.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from gems.spec import PerfSpec, Sample
+from gems.testing.perf_inputs import tensor_bytes
+from gems.testing.samples import _with_out, make_tensor, shape_for, special_values, strided, transposed
+from gems.testing.samples_extra import other_device
+
+FULL_DTYPE = torch.float32
+
+
+def generator(name):
+    """The sample generator of this module named ``name`` (gems.ops.shape.shared.shape_samples refers to it)."""
+    return globals()[name]
+
+
+def _maker(dtype, device):
+    def make(shape, d=dtype, grad=False):
+        t = make_tensor(shape, d, device)
+        return t.requires_grad_() if grad else t
+
+    return make
+
+
+def _fresh(like, dtype=None):
+    """An empty out= tensor for a result like ``like`` (the op resizes it)."""
+    return torch.empty(0, dtype=like.dtype if dtype is None else dtype, device=like.device)
+
+
+def _with_extra(dtype, core, extra):
+    """core for every dtype, core + extra (a function making them) for FULL_DTYPE."""
+    return core + extra() if dtype == FULL_DTYPE else core
+
+
+def _specials_2d(dtype, device):
+    values = special_values(dtype, device)
+    return values.reshape(2, -1)
+
+
+def _specials_shaped(shape, dtype, device):
+    """The special values repeated over ``shape``."""
+    values = special_values(dtype, device)
+    count = math.prod(shape)
+    return values.repeat(-(-count // values.numel()))[:count].reshape(shape)
+
+
+# --------------------------------------------------------------------------- cat, stack, hstack, vstack
+
+
+def cat_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+
+    def joined(*shapes, dim=0, grad=False):
+        return lambda: ([make(s, grad=grad) for s in shapes], dim)
+
+    core = [
+        Sample("dim0", joined((rows, cols), (5, cols))),
+        Sample("last-dim", joined((rows, cols), (rows, 4), (rows, 9), dim=-1)),
+        Sample("noncontiguous", lambda: ([transposed((rows, cols), dtype, device), strided((rows, cols), dtype, device),
+                                          make((rows, 3))], 1)),
+        Sample("special-values", lambda: ([_specials_2d(dtype, device), make((2, 3))], 1)),
+        Sample("out", joined((rows, cols), (rows, 4), dim=1), expects="cat.out", call=_with_out),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", joined((rows, cols), (rows, 4), dim=1, grad=True), grad=True))
+
+    def extra():
+        def out_call(make_out):
+            return lambda ts, dim: torch.cat(ts, dim, out=make_out(ts[0].device))
+
+        return [
+            Sample("3d-middle", joined((3, 5, 7), (3, 2, 7), (3, 1, 7), dim=1)),
+            Sample("kv-cache", joined((1, 2, 9, 16), (1, 2, 1, 16), dim=2)),
+            Sample("transposed-dim0", lambda: ([transposed((rows, cols), dtype, device), make((2, cols))], 0)),
+            Sample("column-slices", lambda: (lambda x: ([x[:, cols:], x[:, :cols]], -1))(make((rows, 2 * cols)))),
+            Sample("expanded", joined((1, cols), (2, cols)),
+                   call=lambda ts, dim: torch.cat([ts[0].expand(rows, cols), ts[1]], dim)),
+            Sample("many-inputs", lambda: ([make((2, k + 1)) for k in range(11)], 1)),
+            Sample("empty-input", joined((rows, cols), (0, cols), (2, cols))),
+            Sample("legacy-empty", lambda: ([make((0,)), make((rows, cols)), make((0,), torch.float64)], 1)),
+            Sample("all-legacy-empty", joined((0,), (0,), dim=3)),
+            Sample("all-empty", joined((0, cols), (0, cols))),
+            Sample("single", joined((rows, cols))),
+            Sample("1d", joined((rows,), (cols,))),
+            Sample("type-promotion", lambda: ([make((rows, cols)), make((2, cols), torch.int32),
+                                               make((3, cols), torch.bool)], 0)),
+            Sample("type-promotion-ints", lambda: ([make((2, cols), torch.int8), make((3, cols), torch.uint8)], 0)),
+            Sample("type-promotion-halves", lambda: ([make((2, cols), torch.float16),
+                                                      make((3, cols), torch.bfloat16)], 0)),
+            Sample("channels-last", lambda: ([make((2, 3, 4, 5)).to(memory_format=torch.channels_last),
+                                              make((2, 2, 4, 5)).to(memory_format=torch.channels_last)], 1)),
+            Sample("channels-last-mixed", lambda: ([make((2, 3, 4, 5)).to(memory_format=torch.channels_last),
+                                                    make((2, 2, 4, 5))], 1)),
+            Sample("channels-last-3d", lambda: ([make((2, 3, 2, 4, 5)).to(memory_format=torch.channels_last_3d),
+                                                 make((2, 3, 1, 4, 5)).to(memory_format=torch.channels_last_3d)],
+                                                2)),
+            Sample("out-wider-dtype", joined((rows, cols), (2, cols)), expects="cat.out",
+                   call=out_call(lambda dev: torch.empty(0, dtype=torch.float64, device=dev))),
+            Sample("out-transposed", joined((rows, cols), (2, cols)), expects="cat.out",
+                   call=out_call(lambda dev: torch.empty(cols, rows + 2, dtype=dtype, device=dev).t())),
+            Sample("out-resized", joined((rows, cols), (2, cols)), expects="cat.out",
+                   call=out_call(lambda dev: torch.empty(3, 3, dtype=dtype, device=dev))),
+            Sample("grad-3d", joined((3, 5, 7), (3, 2, 7), dim=-2, grad=True), grad=True),
+            Sample("error-zero-dim", lambda: ([make((rows,)), make(())], 0)),
+            Sample("error-dim", joined((rows, cols), (2, cols), dim=2)),
+            Sample("error-negative-dim", joined((rows, cols), (2, cols), dim=-3)),
+            Sample("error-ndim", joined((rows, cols), (2, cols, 1))),
+            Sample("error-sizes", joined((rows, cols), (2, cols + 1))),
+            Sample("error-empty-sizes", joined((rows, cols), (0, cols + 1))),
+            Sample("error-empty-list", lambda: ([], 0)),
+            Sample("error-other-device", joined((rows, cols), (2, cols)),
+                   call=lambda ts, dim: torch.cat([ts[0], ts[1].to(other_device(ts[1].device))], dim)),
+            Sample("error-out-dtype", joined((rows, cols), (2, cols)), expects="cat.out",
+                   call=out_call(lambda dev: torch.empty(0, dtype=torch.int32, device=dev))),
+            Sample("error-out-overlap", joined((rows, cols), (2, cols)), expects="cat.out",
+                   call=lambda ts, dim: torch.cat(ts, dim, out=ts[1])),
+            Sample("error-out-expanded", joined((rows, cols), (2, cols)), expects="cat.out",
+                   call=out_call(lambda dev: torch.empty(1, cols, dtype=dtype, device=dev).expand(rows + 2, cols))),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def stack_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+
+    def stacked(*shapes, dim=0, grad=False):
+        return lambda: ([make(s, grad=grad) for s in shapes], dim)
+
+    core = [
+        Sample("dim0", stacked((rows, cols), (rows, cols)), expects="cat"),
+        Sample("last-dim", stacked((rows, cols), (rows, cols), (rows, cols), dim=-1), expects="cat"),
+        Sample("noncontiguous", lambda: ([transposed((rows, cols), dtype, device),
+                                          strided((rows, cols), dtype, device)], 1), expects="cat"),
+        Sample("out", stacked((rows, cols), (rows, cols), dim=1), expects="cat.out", call=_with_out),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", stacked((rows, cols), (rows, cols), dim=1, grad=True), expects="cat", grad=True))
+
+    def extra():
+        return [
+            Sample("1d", stacked((cols,), (cols,), (cols,)), expects="cat"),
+            Sample("0d", stacked((), ()), expects="cat"),
+            Sample("type-promotion", lambda: ([make((rows, cols)), make((rows, cols), torch.int64)], 0), expects="cat"),
+            Sample("single", stacked((rows, cols), dim=2), expects="cat"),
+            Sample("empty", stacked((0, cols), (0, cols), dim=1), expects="cat"),
+            Sample("error-sizes", stacked((rows, cols), (rows, cols + 1))),
+            Sample("error-dim", stacked((rows, cols), (rows, cols), dim=3)),
+            Sample("error-empty-list", lambda: ([], 0)),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def _atleast_stack_samples(dtype, device, quick):
+    """hstack / vstack: the calls take only the list (and out=)."""
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+
+    def listed(*shapes, grad=False):
+        return lambda: ([make(s, grad=grad) for s in shapes],)
+
+    core = [
+        Sample("2d", listed((rows, cols), (rows, cols)), expects="cat"),
+        Sample("1d", listed((cols,), (cols,)), expects="cat"),
+        Sample("out", listed((rows, cols), (rows, cols)), expects="cat.out", call=_with_out),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", listed((rows, cols), (rows, cols), grad=True), expects="cat", grad=True))
+
+    def extra():
+        return [
+            Sample("0d", listed((), ()), expects="cat"),
+            Sample("3d", listed((2, 3, 4), (2, 3, 4)), expects="cat"),
+            Sample("noncontiguous", lambda: ([transposed((rows, cols), dtype, device), make((rows, cols))],),
+                   expects="cat"),
+            Sample("error-empty-list", lambda: ([],)),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+hstack_samples = vstack_samples = _atleast_stack_samples
+
+
+def flip_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+    core = [
+        Sample("dim0", lambda: (make((rows, cols)), (0,))),
+        Sample("all-dims", lambda: (make((3, 5, 7)), (0, 1, 2))),
+        Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (-1,))),
+        Sample("special-values", lambda: (_specials_2d(dtype, device), (1,))),
+        Sample("out", lambda: (make((rows, cols)), (1,)), expects="flip.out",
+               call=lambda x, dims: torch.ops.aten.flip.out(x, dims, out=_fresh(x))),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", lambda: (make((rows, cols), grad=True), (0, 1)), grad=True))
+
+    def extra():
+        return [
+            Sample("last-dim", lambda: (make((rows, cols)), (-1,))),
+            Sample("middle-dim", lambda: (make((3, 5, 7)), (1,))),
+            Sample("strided", lambda: (strided((rows, cols), dtype, device), (0, 1))),
+            Sample("permuted", lambda: (make((3, 5, 7)).permute(2, 0, 1), (0, 2))),
+            Sample("no-dims", lambda: (make((rows, cols)), ())),
+            Sample("0d", lambda: (make(()), (0,))),
+            Sample("empty", lambda: (make((0, cols)), (1,))),
+            Sample("size-one-dim", lambda: (make((1, cols)), (0, 1))),
+            Sample("6d", lambda: (make((2, 1, 3, 2, 3, 2)).transpose(0, 4), (0, 2, 5))),
+            Sample("channels-last", lambda: (make((2, 3, 4, 5)).to(memory_format=torch.channels_last), (1, 3))),
+            Sample("out-noncontiguous", lambda: (make((rows, cols)), (0,)), expects="flip.out",
+                   call=lambda x, dims: torch.ops.aten.flip.out(
+                       x, dims, out=torch.empty(x.shape[::-1], dtype=x.dtype, device=x.device).t())),
+            Sample("error-duplicate-dims", lambda: (make((rows, cols)), (0, -2))),
+            Sample("error-dim", lambda: (make((rows, cols)), (2,))),
+            Sample("error-out-dtype", lambda: (make((rows, cols)), (0,)), expects="flip.out",
+                   call=lambda x, dims: torch.ops.aten.flip.out(x, dims, out=_fresh(x, torch.int32))),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def roll_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+    core = [
+        Sample("dim0", lambda: (make((rows, cols)), (3,), (0,))),
+        Sample("two-dims", lambda: (make((rows, cols)), (-2, 20), (0, 1))),
+        Sample("flattened", lambda: (make((rows, cols)), (5,))),
+        Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (4,), (1,))),
+        Sample("special-values", lambda: (_specials_2d(dtype, device), (3,), (1,))),
+        Sample("out", lambda: (make((rows, cols)), (2,), (1,)), expects="roll.out",
+               call=lambda x, s, d: torch.ops.aten.roll.out(x, s, d, out=_fresh(x))),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", lambda: (make((rows, cols), grad=True), (1, 2), (0, 1)), grad=True))
+
+    def extra():
+        return [
+            Sample("negative-shift", lambda: (make((rows, cols)), (-3,), (-1,))),
+            Sample("shift-beyond-size", lambda: (make((rows, cols)), (3 * cols + 2,), (1,))),
+            Sample("same-dim-twice", lambda: (make((rows, cols)), (2, 3), (1, 1))),
+            Sample("flattened-noncontiguous", lambda: (transposed((rows, cols), dtype, device), (-7,))),
+            Sample("3d", lambda: (make((3, 5, 7)), (1, -2), (2, 0))),
+            Sample("0d", lambda: (make(()), (2,))),
+            Sample("empty", lambda: (make((0, cols)), (2,), (1,))),
+            Sample("zero-shift", lambda: (make((rows, cols)), (0,), (0,))),
+            Sample("out-flattened", lambda: (make((rows, cols)), (5,)), expects="roll.out",
+                   call=lambda x, s: torch.ops.aten.roll.out(x, s, out=_fresh(x))),
+            Sample("error-no-shifts", lambda: (make((rows, cols)), (), ())),
+            Sample("error-align", lambda: (make((rows, cols)), (1, 2), (0,))),
+            Sample("error-align-flattened", lambda: (make((rows, cols)), (1, 2))),
+            Sample("error-dim", lambda: (make((rows, cols)), (1,), (2,))),
+            Sample("error-0d-dim", lambda: (make(()), (1,), (0,))),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def repeat_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+    core = [
+        Sample("both-dims", lambda: (make((rows, cols)), (2, 3))),
+        Sample("new-dims", lambda: (make((rows, cols)), (2, 1, 2))),
+        Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (1, 2))),
+        Sample("special-values", lambda: (_specials_2d(dtype, device), (2, 2))),
+        Sample("out", lambda: (make((rows, cols)), (2, 1)), expects="repeat.out",
+               call=lambda x, r: torch.ops.aten.repeat.out(x, r, out=_fresh(x))),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", lambda: (make((rows, cols), grad=True), (2, 3)), grad=True))
+
+    def extra():
+        return [
+            Sample("ones", lambda: (make((rows, cols)), (1, 1))),
+            Sample("strided", lambda: (strided((rows, cols), dtype, device), (3, 1))),
+            Sample("1d", lambda: (make((cols,)), (3,))),
+            Sample("0d", lambda: (make(()), (2, 3))),
+            Sample("0d-no-repeats", lambda: (make(()), ())),
+            Sample("zero-repeat", lambda: (make((rows, cols)), (0, 2))),
+            Sample("empty", lambda: (make((0, cols)), (2, 2))),
+            Sample("many-dims", lambda: (make((2, 3)), (2, 1, 2, 3, 1))),
+            Sample("error-too-few", lambda: (make((rows, cols)), (2,))),
+            Sample("error-negative", lambda: (make((rows, cols)), (2, -1))),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def tile_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+    core = [
+        Sample("both-dims", lambda: (make((rows, cols)), (2, 3)), expects="repeat"),
+        Sample("fewer-dims", lambda: (make((3, 5, 7)), (2,)), expects="repeat"),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", lambda: (make((rows, cols), grad=True), (2,)), expects="repeat", grad=True))
+
+    def extra():
+        return [
+            Sample("more-dims", lambda: (make((rows, cols)), (2, 1, 2)), expects="repeat"),
+            Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (1, 2)), expects="repeat"),
+            Sample("error-negative", lambda: (make((rows, cols)), (-1,))),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def constant_pad_nd_samples(dtype, device, quick):
+    rows, cols = shape_for(quick)
+    make = _maker(dtype, device)
+    value = -2.5 if dtype.is_floating_point else (True if dtype is torch.bool else 7)
+    pad = torch.nn.functional.pad
+    core = [
+        Sample("last-dim", lambda: (make((rows, cols)), (2, 3), value)),
+        Sample("two-dims", lambda: (make((rows, cols)), (1, 2, 3, 0))),
+        Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (1, 1, 2, 2), value)),
+        Sample("special-values", lambda: (_specials_2d(dtype, device), (1, 1), value)),
+        Sample("functional-pad", lambda: (make((2, 3, 5)), (1, 2, 0, 1)), kwargs={"value": value}, call=pad),
+        Sample("out", lambda: (make((rows, cols)), (2, 3), value), expects="constant_pad_nd.out",
+               call=lambda x, p, v: torch.ops.aten.constant_pad_nd.out(x, p, v, out=_fresh(x))),
+    ]
+    if dtype.is_floating_point:
+        core.append(Sample("grad", lambda: (make((rows, cols), grad=True), (1, 2, -1, 3), value), grad=True))
+
+    def extra():
+        return [
+            Sample("negative-pads", lambda: (make((rows, cols)), (-2, 1, 3, -4))),
+            Sample("crop-only", lambda: (make((rows, cols)), (-2, -3))),
+            Sample("zero-pads", lambda: (make((rows, cols)), (0, 0))),
+            Sample("crop-to-empty", lambda: (make((rows, cols)), (-9, -8))),
+            Sample("3d-all-dims", lambda: (make((3, 5, 7)), (1, 1, 0, 2, 3, 1), value)),
+            Sample("batch", lambda: (make((2, 2, 3, 4, 5)), (1, 1), value)),
+            Sample("1d", lambda: (make((cols,)), (3, 3))),
+            Sample("empty", lambda: (make((0, cols)), (1, 1, 2, 2), value)),
+            Sample("strided", lambda: (strided((rows, cols), dtype, device), (2, 2), value)),
+            Sample("channels-last", lambda: (make((2, 3, 4, 5)).to(memory_format=torch.channels_last), (1, 2, 2, 1))),
+            Sample("nan-value", lambda: (make((rows, cols)), (1, 1), float("nan"))),
+            Sample("int-value-overflow", lambda: (make((rows, cols), torch.int8), (1, 1), 300)),
+            Sample("int-value-truncated", lambda: (make((rows, cols), torch.int32), (1, 1), 2.75)),
+            Sample("float64-value", lambda: (make((rows, cols), torch.float64), (1, 1), 0.1)),
+            Sample("functional-pad-reflect", lambda: (make((2, 3, 5)), (2, 1)), kwargs={"mode": "reflect"}, call=pad,
+                   expects="reflection_pad1d"),
+            Sample("functional-pad-replicate", lambda: (make((2, 3, 4, 5)), (2, 1, 1, 3)), kwargs={"mode": "replicate"},
+                   call=pad, expects="replication_pad2d"),
+            Sample("error-odd-pad", lambda: (make((rows, cols)), (1, 1, 1))),
+            Sample("error-long-pad", lambda: (make((rows, cols)), (1, 1, 1, 1, 1, 1))),
+            Sample("error-negative-size", lambda: (make((rows, cols)), (-9, -9))),
+            Sample("error-negative-size-mixed", lambda: (make((rows, cols)), (-20, 2))),
+        ]
+
+    return _with_extra(dtype, core, extra)
+
+
+def padding_samples(kind, dims):
+    """The samples of {kind}_pad{dims}d: the forward over batched, unbatched and strided inputs, out=, the
+    backward through autograd and called directly (with grad_input=), and ATen's errors."""
+    name = f"{kind}_pad{dims}d"
+    forward_out = getattr(torch.ops.aten, name).out
+    backward = getattr(torch.ops.aten, f"{name}_backward")
+    reflected = kind == "reflection"
+    spatial = {1: (9,), 2: (5, 7), 3: (3, 4, 5)}[dims]
+    pads = {1: (2, 3), 2: (2, 3, 1, 0), 3: (2, 1, 1, 0, 0, 2)}[dims]
+    wide = {1: (4, 8), 2: (4, 6, 3, 4), 3: (2, 1, 3, 2, 4, 3)}[dims]  # the largest pads reflection allows
+    negative = {1: (-2, 3), 2: (-1, 2, 1, -2), 3: (1, -1, -1, 1, 2, 0)}[dims]
+
+    def samples(dtype, device, quick):
+        make = _maker(dtype, device)
+        batched, unbatched = (2, 3, *spatial), (3, *spatial)
+        core = [
+            Sample("batched", lambda: (make(batched), pads)),
+            Sample("unbatched", lambda: (make(unbatched), pads)),
+            Sample("noncontiguous", lambda: (make((*spatial[::-1], 3, 2)).permute(*range(dims + 1, -1, -1)), pads)),
+            Sample("out", lambda: (make(batched), pads), expects=f"{name}.out",
+                   call=lambda x, p: forward_out(x, p, out=_fresh(x))),
+        ]
+        if dtype.is_floating_point:
+            padded = [n + pads[2 * k] + pads[2 * k + 1] for k, n in enumerate(spatial[::-1])][::-1]
+            core += [
+                Sample("grad", lambda: (make(batched, grad=True), pads), grad=True),
+                Sample("backward", lambda: (make((2, 3, *padded)), make(batched), pads), expects=f"{name}_backward",
+                       call=backward.default),
+                Sample("backward-grad-input", lambda: (make((2, 3, *padded)), make(batched), pads),
+                       expects=f"{name}_backward.grad_input",
+                       call=lambda g, x, p: backward.grad_input(g, x, p, grad_input=_fresh(g))),
+            ]
+        if dtype == torch.float16:
+            core.append(Sample("grad-wide-pads", lambda: (make(batched, grad=True), wide), grad=True))
+
+        def extra():
+            cases = [
+                Sample("wide-pads", lambda: (make(batched), wide)),
+                Sample("negative-pads", lambda: (make(batched), negative)),
+                Sample("grad-negative-pads", lambda: (make(batched, grad=True), negative), grad=True),
+                Sample("grad-wide-pads", lambda: (make(batched, grad=True), wide), grad=True),
+                Sample("empty-batch", lambda: (make((0, 3, *spatial)), pads)),
+                Sample("special-values", lambda: (_specials_shaped(batched, dtype, device), pads)),
+                Sample("error-pad-length", lambda: (make(batched), pads + (1,))),
+                Sample("error-rank", lambda: (make((2, *batched)), pads)),
+                Sample("error-empty-dim", lambda: (make((2, 0, *spatial)), pads)),
+                Sample("error-too-small", lambda: (make(batched), sum(((-n, 0) for n in spatial[::-1]), ()))),
+                Sample("error-bool-input", lambda: (make(batched, torch.bool), pads)),
+                Sample("error-backward-shape", lambda: (make(batched), make(batched), pads), call=backward.default),
+                Sample("error-backward-int", lambda: (make(batched, torch.int64), make(batched, torch.int64), pads),
+                       call=backward.default),
+            ]
+            if dims > 1:  # ATen refuses a padding only when it leaves no dim: one dim of size 0 is an empty result
+                cases.append(Sample("empty-width", lambda: (make(batched), (-spatial[-1], 0) + pads[2:])))
+            if dims == 2:
+                cl = lambda: (make(batched).to(memory_format=torch.channels_last), pads)  # noqa: E731
+                cases += [Sample("channels-last", cl),
+                          Sample("grad-channels-last", lambda: (cl()[0].requires_grad_(), pads), grad=True)]
+            if reflected:
+                cases.append(Sample("error-pad-too-large", lambda: (make(batched), (spatial[-1], 0) + pads[2:])))
+            return cases
+
+        return _with_extra(dtype, core, extra)
+
+    return samples
+
+
+# --------------------------------------------------------------------------- perf
+
+
+def _perf_2d(kind, shape, dtype, device):
+    rows, cols = shape
+    make = _maker(dtype, device)
+    if kind == "cat":
+        return Sample("perf", ([make((rows, cols // 2)), make((rows, cols - cols // 2))], -1))
+    raise ValueError(f"no perf inputs for {kind!r}")
+
+
+def shape_perf(kind, shapes="shape"):
+    """Perf inputs of the shape family: ``shapes`` names the perf/shapes.yaml key; bytes = what is read
+    (every tensor argument) + what is written (the result)."""
+
+    def inputs(shape, dtype, device):
+        return _perf_2d(kind, shape, dtype, device)
+
+    def bytes_moved(sample, result):
+        tensors = [t for a in sample.args for t in (a if isinstance(a, (list, tuple)) else (a,))]
+        return tensor_bytes(*tensors, result)
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=bytes_moved)
