@@ -177,3 +177,14 @@ def remap(x: torch.Tensor, out: torch.Tensor, dims, value=None, step: int = 1) -
     _remap((cdiv(n_rows, block_r) * tiles_c,), x, out, value, n_rows, tiles_c, step, *args, *modes, has_value,
            bits, int64, block_r, block_c, num_warps=num_warps)
     return out
+
+
+def rank(dims) -> int:
+    """How many dims the copy kernel walks for ``dims`` once merged (it takes MAX_RANK at most)."""
+    return len(_merged(dims))
+
+
+def dense_copy(x: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of x (one launch): for kernels that need a layout x does not have."""
+    dense = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    return remap(x, dense, dims_of(x, dense))

@@ -7,7 +7,7 @@ copied contiguous (ATen's ``contiguous().view(-1)``), a second launch.
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.shape.remap import WRAP, dims_of, remap
+from gems.ops.shape.remap import WRAP, dense_copy, dims_of, remap
 from gems.ops.shape.shared import checked_dtype, empty_suggested, prepared_out, shape_perf, shape_samples
 from gems.spec import OpSpec
 
@@ -33,8 +33,7 @@ def _shifts(x, shifts, dims) -> dict:
 def _roll_into(x, shifts, dims, out):
     if len(dims) == 0 and len(shifts) == 1:
         if not x.is_contiguous():
-            dense = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-            x = remap(x, dense, dims_of(x, dense))
+            x = dense_copy(x)
         flat_x, flat_out = x.view(-1), out.view(-1)
         remap(flat_x, flat_out, dims_of(flat_x, flat_out, _shifts(flat_x, shifts, (0,))))
         return out

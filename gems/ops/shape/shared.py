@@ -43,15 +43,16 @@ def check_no_overlap(out: torch.Tensor, inputs) -> None:
                                f"refer to a single memory location. {_CLONE_HINT}")
 
 
-def prepared_out(out: torch.Tensor, like: torch.Tensor, shape) -> torch.Tensor:
-    """An ``out=`` of ATen's composite out= wrappers (flip.out, constant_pad_nd.out...): the result's device
-    and exactly its dtype, resized to ``shape``. One that shares memory with the input would be read while
-    written: ATen's wrapper (the functional result, then a copy) serves it."""
+def prepared_out(out: torch.Tensor, like: torch.Tensor, shape, *inputs) -> torch.Tensor:
+    """An ``out=`` of ATen's composite out= wrappers (flip.out, constant_pad_nd.out...): on like's device and
+    of exactly its dtype, resized to ``shape``. One that shares memory with like or ``inputs`` would be read
+    while written: ATen's wrapper (the functional result, then a copy) serves it."""
     check_out(out, like)
     if list(out.shape) != list(shape):
         out.resize_(shape)
-    if out.untyped_storage().data_ptr() == like.untyped_storage().data_ptr():
-        raise Fallback("out= shares memory with the input")
+    storage = out.untyped_storage().data_ptr()
+    if any(t.untyped_storage().data_ptr() == storage for t in (like, *inputs)):
+        raise Fallback("out= shares memory with an input")
     return out
 
 
