@@ -29,15 +29,12 @@ from gems.codegen.pointwise import float64_bits, pointwise_config
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 from gems.runtime.registration import Fallback
 
-KEEP: tl.constexpr = 0
-FLIP: tl.constexpr = 1
-WRAP: tl.constexpr = 2
-PAD: tl.constexpr = 3
-REFLECT: tl.constexpr = 4
-REPLICATE: tl.constexpr = 5
-STEP: tl.constexpr = 6
+KEEP, FLIP, WRAP, PAD, REFLECT, REPLICATE, STEP = range(7)  # the modes, as the host passes them
+# The same, as kernels see them (a jit function reads only constexpr globals).
+_KEEP, _FLIP, _WRAP, _PAD = tl.constexpr(KEEP), tl.constexpr(FLIP), tl.constexpr(WRAP), tl.constexpr(PAD)
+_REFLECT, _REPLICATE = tl.constexpr(REFLECT), tl.constexpr(REPLICATE)
 # Modes that give every output element a source element (no fill value needed).
-_TOTAL_MODES = (0, 1, 2, 4, 5)
+_TOTAL_MODES = (KEEP, FLIP, WRAP, REFLECT, REPLICATE)
 # Dimensions left after merging that one launch handles: pixel_shuffle of a strided batch needs six.
 MAX_RANK = 6
 INT32_LIMIT = 2**31 - 1  # past it, offsets are computed in int64
@@ -48,19 +45,19 @@ def _source(o, n, lo, step, MODE: tl.constexpr):
     """(source index, whether there is one) for output coordinates ``o`` of a dim whose source has n."""
     i = o - lo
     valid = o >= 0  # all true
-    if MODE == KEEP:
+    if MODE == _KEEP:
         i = o
-    elif MODE == FLIP:
+    elif MODE == _FLIP:
         i = n - 1 - o
-    elif MODE == WRAP:
+    elif MODE == _WRAP:
         i = i % n
         i = tl.where(i < 0, i + n, i)
-    elif MODE == PAD:
+    elif MODE == _PAD:
         valid = (i >= 0) & (i < n)
-    elif MODE == REFLECT:
+    elif MODE == _REFLECT:
         i = tl.abs(i)
         i = tl.where(i >= n, 2 * n - 2 - i, i)
-    elif MODE == REPLICATE:
+    elif MODE == _REPLICATE:
         i = tl.minimum(tl.maximum(i, 0), n - 1)
     else:  # STEP
         valid = (i >= 0) & (i < n * step) & (i % step == 0)
@@ -117,16 +114,16 @@ def _remap_kernel(x_ptr, out_ptr, value, n_rows, tiles_c, step,
 
 
 _remap = Launcher(_remap_kernel)
-_UNIT = (1, 1, 0, 0, 0, 0)  # a size-1 KEEP dim: pads the rank up to MAX_RANK
+_UNIT = (1, 1, 0, 0, 0, KEEP)  # a size-1 KEEP dim: pads the rank up to MAX_RANK
 
 
 def dims_of(x, out, modes=None):
     """Per output dim (size, source size, x stride, out stride, lo, mode) for x and out of the same rank:
     every dim KEEP unless ``modes`` (dim -> (mode, lo)) says otherwise."""
-    if not modes:
-        return [(m, n, sx, so, 0, 0) for m, n, sx, so in zip(out.shape, x.shape, x.stride(), out.stride())]
-    return [(m, n, sx, so, *modes.get(d, (0, 0))[::-1])
-            for d, (m, n, sx, so) in enumerate(zip(out.shape, x.shape, x.stride(), out.stride()))]
+    dims = [(m, n, sx, so, 0, KEEP) for m, n, sx, so in zip(out.shape, x.shape, x.stride(), out.stride())]
+    for d, (mode, lo) in (modes or {}).items():
+        dims[d] = (*dims[d][:4], lo, mode)
+    return dims
 
 
 def _merged(dims):
@@ -135,11 +132,11 @@ def _merged(dims):
     merged = []
     for dim in dims:
         m, n, sx, so, lo, mode = dim
-        if m == 1 and mode in (0, 1) and n == 1:
+        if m == 1 and mode in (KEEP, FLIP) and n == 1:
             continue
         if merged:
             pm, pn, psx, pso, plo, pmode = merged[-1]
-            if (mode == pmode and mode in (0, 1) and m == n and pm == pn and psx == sx * m and pso == so * m):
+            if (mode == pmode and mode in (KEEP, FLIP) and m == n and pm == pn and psx == sx * m and pso == so * m):
                 merged[-1] = (pm * m, pn * n, sx, so, 0, mode)
                 continue
         merged.append(dim)
