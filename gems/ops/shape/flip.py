@@ -17,7 +17,7 @@ def _flipped_dims(x, dims) -> dict:
     for i, d in enumerate(wrapped):
         if d in wrapped[:i]:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return {d: (FLIP, 0) for d in wrapped}
+    return {d: (FLIP, 0) for d in wrapped if x.dim()}  # a 0-d tensor takes dim 0 and -1: nothing to flip
 
 
 def flip(self, dims):
