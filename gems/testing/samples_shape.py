@@ -679,11 +679,34 @@ def repeat_interleave_samples(dtype, device, quick):
 # --------------------------------------------------------------------------- perf
 
 
-def _perf_2d(kind, shape, dtype, device):
-    rows, cols = shape
+def _perf_sample(kind, shape, dtype, device):
+    """The call timed for ``kind`` at a perf/shapes.yaml shape: [rows, cols] on the "shape" key (the result is
+    rows x cols), [N, C, H, W] on "shape_image"."""
     make = _maker(dtype, device)
-    if kind == "cat":
-        return Sample("perf", ([make((rows, cols // 2)), make((rows, cols - cols // 2))], -1))
+    if kind.startswith(("reflection-pad", "replication-pad")):  # reflection-pad2d...: 3 pixels each side, as ResNet-style stems
+        dims = int(kind[-2])
+        n, c, h, w = shape
+        x = make({1: (n, c, h * w - 6), 2: (n, c, h - 6, w - 6), 3: (n, c // 4, 4, h - 6, w - 6)}[dims])
+        return Sample("perf", (x, (3, 3) * dims))
+    if kind == "pixel-shuffle":
+        n, c, h, w = shape
+        return Sample("perf", (make((n, c, h // 2, w // 2)), 2))  # C divisible by 4: the result is (N, C/4, H, W)
+    if kind == "pixel-unshuffle":
+        return Sample("perf", (make(shape), 2))
+    rows, cols = shape
+    half = cols // 2
+    if kind == "cat":  # two halves of each row (a Llama KV-cache append joins along a middle dim: the same copy)
+        return Sample("perf", ([make((rows, half)), make((rows, cols - half))], -1))
+    if kind == "flip":  # the last dim: loads run backwards
+        return Sample("perf", (make((rows, cols)), (-1,)))
+    if kind == "roll":
+        return Sample("perf", (make((rows, cols)), (rows // 3, cols // 5), (0, 1)))
+    if kind == "repeat":
+        return Sample("perf", (make((rows // 2, half)), (2, 2)))
+    if kind == "constant-pad":  # 1 column each side of every row
+        return Sample("perf", (make((rows, cols - 2)), (1, 1), 0.5))
+    if kind == "slice-backward":  # the gradient of x[:, cols/4 : 3cols/4]
+        return Sample("perf", (make((rows, half)), (rows, cols), 1, cols // 4, cols // 4 + half, 1))
     raise ValueError(f"no perf inputs for {kind!r}")
 
 
@@ -692,7 +715,7 @@ def shape_perf(kind, shapes="shape"):
     (every tensor argument) + what is written (the result)."""
 
     def inputs(shape, dtype, device):
-        return _perf_2d(kind, shape, dtype, device)
+        return _perf_sample(kind, shape, dtype, device)
 
     def bytes_moved(sample, result):
         tensors = [t for a in sample.args for t in (a if isinstance(a, (list, tuple)) else (a,))]

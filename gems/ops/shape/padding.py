@@ -226,4 +226,4 @@ def padding_spec(kind: str, dims: int):
     # pointwise: the backward sums up to 3**dims gradients per element (the forward copies exactly)
     return OpSpec(name=name, family="tensor", impls=impls, call=getattr(torch.ops.aten, name).default,
                   samples=lazy("gems.testing.samples_shape", "padding_samples", kind, dims), dtypes=NUMERIC,
-                  perf=shape_perf(f"{kind}-pad", shapes="shape_image"))
+                  perf=shape_perf(f"{kind}-pad{dims}d", shapes="shape_image"))
