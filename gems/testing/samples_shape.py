@@ -683,7 +683,7 @@ def _perf_sample(kind, shape, dtype, device):
     """The call timed for ``kind`` at a perf/shapes.yaml shape: [rows, cols] on the "shape" key (the result is
     rows x cols), [N, C, H, W] on "shape_image"."""
     make = _maker(dtype, device)
-    if kind.startswith(("reflection-pad", "replication-pad")):  # reflection-pad2d...: 3 pixels each side, as ResNet-style stems
+    if kind.startswith(("reflection-pad", "replication-pad")):  # "reflection-pad2d"...: 3 pixels each side
         dims = int(kind[-2])
         n, c, h, w = shape
         x = make({1: (n, c, h * w - 6), 2: (n, c, h - 6, w - 6), 3: (n, c // 4, 4, h - 6, w - 6)}[dims])
