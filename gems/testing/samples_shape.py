@@ -295,6 +295,7 @@ def repeat_samples(dtype, device, quick):
             Sample("zero-repeat", lambda: (make((rows, cols)), (0, 2))),
             Sample("empty", lambda: (make((0, cols)), (2, 2))),
             Sample("many-dims", lambda: (make((2, 3)), (2, 1, 2, 3, 1))),
+            Sample("4d-all-repeated", lambda: (make((2, 3, 2, 3)), (2, 2, 3, 2))),  # 8 dims split: the WRAP path
             Sample("error-too-few", lambda: (make((rows, cols)), (2,))),
             Sample("error-negative", lambda: (make((rows, cols)), (2, -1))),
         ]

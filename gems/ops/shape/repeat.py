@@ -1,12 +1,12 @@
 """repeat (and repeat.out): x tiled ``repeats`` times along each dim (x's shape padded with leading 1s to
-len(repeats) dims); out[o] = x[o mod n] per dim. One launch of the family's copy kernel (WRAP mode where a dim
-repeats), the result contiguous as ATen's. tile is CompositeImplicitAutograd in ATen: it calls repeat.
+len(repeats) dims); out[o] = x[o mod n] per dim. One launch of the family's copy kernel, the result contiguous
+as ATen's. tile is CompositeImplicitAutograd in ATen: it calls repeat.
 """
 
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.shape.remap import KEEP, WRAP, remap
+from gems.ops.shape.remap import KEEP, MAX_RANK, WRAP, rank, remap
 from gems.ops.shape.shared import checked_dtype, prepared_out, shape_perf, shape_samples
 from gems.spec import OpSpec
 
@@ -25,9 +25,17 @@ def _repeated_shape(x, repeats):
 
 
 def _repeat_into(x, out, sizes, strides):
-    dims = [(m, n, sx, so, 0, KEEP if m == n else WRAP)
-            for m, n, sx, so in zip(out.shape, sizes, strides, out.stride())]
-    return remap(x, out, dims)
+    """Each out dim of size r * n is walked as two, (r, n), the first reading x with stride 0: the last dim's
+    loads stay contiguous (vectorized). Where that makes more dims than the kernel walks, WRAP mode (o mod n)
+    keeps one dim per out dim."""
+    split = []
+    for m, n, sx, so in zip(out.shape, sizes, strides, out.stride()):
+        r = m // n if n else 1
+        split += [(r, r, 0, n * so, 0, KEEP), (n, n, sx, so, 0, KEEP)]
+    if rank(split) <= MAX_RANK:
+        return remap(x, out, split)
+    return remap(x, out, [(m, n, sx, so, 0, KEEP if m == n else WRAP)
+                          for m, n, sx, so in zip(out.shape, sizes, strides, out.stride())])
 
 
 def repeat(self, repeats):
