@@ -86,10 +86,6 @@ def _cat_kernel(out_ptr, n_rows, stride_out,
 _cat = Launcher(_cat_kernel)
 
 
-def _is_legacy_empty(t) -> bool:
-    return t.dim() == 1 and t.shape[0] == 0
-
-
 def _memory_format(tensors):
     """ATen's cat_compute_output_memory_format: channels-last only when every input suggests it."""
     fmt = suggest_memory_format(tensors[0])
@@ -99,15 +95,16 @@ def _memory_format(tensors):
 
 
 def _check(tensors, dim):
-    """ATen's checks, in its order: (dim wrapped, result dtype, the first non-skipped input or None)."""
+    """ATen's checks, in its order: (dim wrapped, result dtype, the inputs not skipped, the result's shape). A
+    1-d empty tensor (the legacy ``torch.empty(0)``) is skipped: it takes part in the dtype only."""
     if len(tensors) == 0:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if t.dim() == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    first = next((t for t in tensors if not _is_legacy_empty(t)), None)
-    if first is not None:
-        dim = wrap_dim(dim, first.dim())
+    kept = [(i, t) for i, t in enumerate(tensors) if t.dim() != 1 or t.shape[0]]
+    if kept:
+        dim = wrap_dim(dim, kept[0][1].dim())
     device, dtype = tensors[0].device, tensors[0].dtype
     for t in tensors[1:]:
         if t.device != device:
@@ -115,27 +112,35 @@ def _check(tensors, dim):
                                f"{device} and {t.device}!")
         if t.dtype is not dtype:
             dtype = torch.promote_types(dtype, t.dtype)
-    if first is not None:
-        for i, t in enumerate(tensors):
-            if t is first or _is_legacy_empty(t):
-                continue
-            if t.dim() != first.dim():
-                raise RuntimeError(f"Tensors must have same number of dimensions: got {first.dim()} and {t.dim()}")
-            for d, (a, b) in enumerate(zip(first.shape, t.shape)):
+    if not kept:
+        return dim, dtype, [], [0]
+    first = kept[0][1].shape
+    size = 0
+    for i, t in kept:
+        shape = t.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} and {len(shape)}")
+        if shape != first:
+            for d, (a, b) in enumerate(zip(first, shape)):
                 if d != dim and a != b:
                     raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. Expected size {a} "
                                        f"but got size {b} for tensor number {i} in the list.")
-    return dim, dtype, first
+        size += shape[dim]
+    result = list(first)
+    result[dim] = size
+    if dtype not in SUPPORTED_DTYPES or any(t.dtype not in SUPPORTED_DTYPES for t in tensors):
+        raise Fallback(f"dtype {dtype} not handled by gems copy kernels")
+    return dim, dtype, [t for _, t in kept], result
 
 
-def _merged_stride(t, dims):
-    """The one stride that walks ``dims`` of t (outer to inner) as a single dim, or None."""
+def _merged_stride(shape, strides, dims):
+    """The one stride that walks ``dims`` (outer to inner) of a tensor as a single dim, or None."""
     stride = span = None
     for d in reversed(dims):
-        n = t.shape[d]
+        n = shape[d]
         if n == 1:
             continue
-        s = t.stride(d)
+        s = strides[d]
         if stride is None:
             stride = s
         elif s != span:
@@ -145,31 +150,34 @@ def _merged_stride(t, dims):
 
 
 def _join(inputs, out, dim):
-    """Copy the non-skipped inputs into out along dim (every check made)."""
-    if out.numel() == 0:
+    """Copy the inputs into out along dim (every check made)."""
+    numel = out.numel()
+    if numel == 0:
         return out
-    order = sorted(range(out.dim()), key=lambda d: -out.stride(d))  # out's memory order (stable)
+    shape, strides = out.shape, out.stride()
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])  # out's memory order (stable)
     p = order.index(dim)
     rows_dims, cols_dims = order[:p], order[p:]
-    stride_out = _merged_stride(out, rows_dims)
-    flat_out = stride_out is not None and _merged_stride(out, cols_dims) in (0, 1)
+    stride_out = _merged_stride(shape, strides, rows_dims)
+    flat_out = stride_out is not None and _merged_stride(shape, strides, cols_dims) in (0, 1)
     n_rows = 1
     for d in rows_dims:
-        n_rows *= out.shape[d]
-    block, num_warps = pointwise_config(out.numel(), out.element_size())
-    slots, offset, int64 = [], 0, out.numel() > INT32_LIMIT
+        n_rows *= shape[d]
+    block, num_warps = pointwise_config(numel, out.element_size())
+    slots, offset, int64 = [], 0, numel > INT32_LIMIT
     for x in inputs:
         size = x.shape[dim]
-        if x.numel():
-            stride_r = _merged_stride(x, rows_dims) if flat_out else None
-            stride_c = _merged_stride(x, cols_dims) if stride_r is not None else None
+        if size:
+            x_shape, x_strides = x.shape, x.stride()
+            stride_r = _merged_stride(x_shape, x_strides, rows_dims) if flat_out else None
+            stride_c = _merged_stride(x_shape, x_strides, cols_dims) if stride_r is not None else None
             if stride_c is None:
                 band = out.narrow(dim, offset, size)
                 remap(x, band, dims_of(x, band))
             else:
                 n_cols = x.numel() // n_rows
                 int64 = int64 or (n_rows - 1) * stride_r + (n_cols - 1) * stride_c > INT32_LIMIT
-                slots.append((x, n_cols, stride_r, stride_c, offset * out.stride(dim)))
+                slots.append((x, n_cols, stride_r, stride_c, offset * strides[dim]))
         offset += size
     for start in range(0, len(slots), SLOTS):
         _launch(out, n_rows, stride_out, slots[start:start + SLOTS], block, num_warps, int64)
@@ -191,39 +199,23 @@ def _launch(out, n_rows, stride_out, slots, block, num_warps, int64):
     _cat((end,), out, n_rows, stride_out, *args, len(slots), int64, *blocks, num_warps=num_warps)
 
 
-def _result_shape(tensors, dim, first):
-    if first is None:
-        return (0,)
-    shape = list(first.shape)
-    shape[dim] = sum(t.shape[dim] for t in tensors if not _is_legacy_empty(t))
-    return shape
-
-
-def _kept(tensors, dtype):
-    if dtype not in SUPPORTED_DTYPES or any(t.dtype not in SUPPORTED_DTYPES for t in tensors):
-        raise Fallback(f"dtype {dtype} not handled by gems copy kernels")
-    return [t for t in tensors if not _is_legacy_empty(t)]
-
-
 def cat(tensors, dim=0):
-    dim, dtype, first = _check(tensors, dim)
-    inputs = _kept(tensors, dtype)
-    shape = _result_shape(tensors, dim, first)
+    dim, dtype, inputs, shape = _check(tensors, dim)
     out = torch.empty(shape, dtype=dtype, device=tensors[0].device, memory_format=_memory_format(tensors))
     return _join(inputs, out, dim)
 
 
 def cat_out(tensors, dim=0, *, out):
-    dim, dtype, first = _check(tensors, dim)
+    dim, dtype, inputs, shape = _check(tensors, dim)
     if not torch.can_cast(dtype, out.dtype):
         raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
                         f"{ATEN_NAMES.get(out.dtype, out.dtype)}")
     if out.device != tensors[0].device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{tensors[0].device} and {out.device}!")
-    inputs = _kept(tensors, out.dtype)
-    shape = _result_shape(tensors, dim, first)
-    if list(out.shape) != list(shape):
+    if out.dtype not in SUPPORTED_DTYPES:
+        raise Fallback(f"out= of dtype {out.dtype}, not handled by gems copy kernels")
+    if list(out.shape) != shape:
         out.resize_(shape, memory_format=_memory_format(tensors))
     check_no_overlap(out, tensors)
     return _join(inputs, out, dim)
