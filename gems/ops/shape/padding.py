@@ -172,6 +172,9 @@ def pad_backward(name, grad_output, x, pad_, dims, reflected, grad_input=None):
     if grad_output.dim() != x.dim():
         raise IndexError(f"Dimension out of range (expected to be in range of [{-grad_output.dim()}, "
                          f"{grad_output.dim() - 1}], but got {x.dim() - 1})")
+    if grad_output.shape[:-dims] != x.shape[:-dims]:  # ATen reads such a gradient out of its bounds
+        raise RuntimeError(f"gradOutput batch and channel sizes {list(grad_output.shape[:-dims])} differ from the "
+                           f"input's {list(x.shape[:-dims])}")
     for k, (lo, hi) in enumerate(pairs):
         want, got = x.shape[-1 - k] + lo + hi, grad_output.shape[-1 - k]
         if want != got:

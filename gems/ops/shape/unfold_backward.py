@@ -97,6 +97,12 @@ def _checked(grad, input_sizes, dim, size, step):
     n = input_sizes[dim] if input_sizes else 1
     if step >= size and size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {dim} is {n} but size is {size}")
+    # ATen reads such a grad out of its bounds; gems refuses it rather than read memory it was not given.
+    sizes = list(input_sizes) or [1]
+    expected = sizes[:dim] + [grad.shape[dim] if grad.dim() > 1 else 1] + sizes[dim + 1:] + [size]
+    if list(grad.shape) != (expected if input_sizes else [size]):
+        raise RuntimeError(f"unfold_backward: grad of shape {list(grad.shape)} is not the unfolding of input_sizes "
+                           f"{list(input_sizes)} along dim {dim} into windows of {size}")
     checked_dtype(grad)
     return dim
 
