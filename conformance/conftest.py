@@ -49,9 +49,13 @@ class ConformanceRun:
         self.dtypes = _selected_dtypes(config.getoption("--dtypes"))
         self.cases = list_cases(self.specs, self.dtypes, self.quick)
         self.collected = Counter(case.op for case in self.cases)
-        self.overrides = _load_overrides(self.backend)
+        self.overrides = _load_overrides(self.backend, [spec.name for spec in self.all_specs])
         report_dir = config.getoption("--report-dir")
+        self.report_dir_given = bool(report_dir)
+        self.selected = bool(config.getoption("--ops") is not None or config.getoption("--dtypes"))
         self.report_dir = Path(report_dir) if report_dir else environment.default_run_dir(self.backend.name)
+        if self.selected and not report_dir:
+            self.report_dir /= "partial"  # a partial run never replaces the whole suite's results
         self.results: list[dict] = []
         self.written: list[Path] = []
 
@@ -60,7 +64,7 @@ def _select_vendor(name):
     try:
         backend = selection.select(name, why="the --vendor option") if name else selection.current()
     except gems.VendorError as exc:
-        raise pytest.UsageError(f"--vendor: {exc}") from exc
+        raise pytest.UsageError(f"--vendor: {exc}" if name else str(exc)) from exc
     return backend
 
 
@@ -68,9 +72,12 @@ def _selected_specs(option):
     from gems import ops  # only once --vendor is applied: importing op modules defines kernels
 
     specs = ops.all_specs()
-    if not option:
+    if option is None:
         return specs, specs
     wanted = [name.strip() for name in option.split(",") if name.strip()]
+    if not wanted:
+        raise pytest.UsageError("--ops: empty selection; name at least one operator (`python -c \"import gems.ops; "
+                                "print(gems.ops.names())\"` lists them), or leave --ops out to run them all")
     known = [s.name for s in specs]
     unknown = [name for name in wanted if name not in known]
     if unknown:
@@ -91,13 +98,19 @@ def _selected_dtypes(option):
     return tuple(chosen)
 
 
-def _load_overrides(backend):
+def _load_overrides(backend, known_ops):
     overrides = {}
     for member in reversed(list(backend.chain())):  # a vendor's own entries win over its base's
+        path = member.directory / "conformance_overrides.yaml"
         try:
-            overrides.update(compare.load_overrides(member.directory / "conformance_overrides.yaml"))
+            entries = compare.load_overrides(path)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from exc
+        try:
+            compare.check_override_names(entries, path, known_ops, DTYPES)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        overrides.update(entries)
     return overrides
 
 
@@ -192,6 +205,8 @@ def pytest_sessionfinish(session):
     run = _session_run
     if run is None or hasattr(session.config, "workerinput") or not run.results:
         return
+    if not run.report_dir_given and not run.selected and len(run.results) < sum(run.collected.values()):
+        run.report_dir /= "partial"  # cases left out by -k, -m or -x: not the whole suite either
     env = environment.environment(run.backend)
     report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,
                                       notes=run.backend.capabilities.notes)

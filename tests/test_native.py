@@ -271,6 +271,18 @@ def test_reregistering_an_overload_drops_its_plans():
     assert torch.equal(torch.abs(x), -aten(torch.abs, x)) and len(calls) == 1
 
 
+def test_unregistering_and_registering_the_same_implementation_keeps_its_plans():
+    """gems-perf and the model harness time ATen by unregistering gems: registering it back must not send every
+    warm signature through Python again."""
+    x = torch.randn(6)
+    torch.abs(x)
+    torch.abs(x)
+    with gems.use_gems(exclude=["abs"]):
+        assert torch.equal(torch.abs(x), x.abs()) and _counts("abs")[:2] == (1, 1)  # ATen's, not counted
+    assert torch.equal(torch.abs(x), aten(torch.abs, x))
+    assert _counts("abs")[:2] == (1, 2)  # replayed: the plan survived
+
+
 def test_creation_replays():
     for _ in range(3):
         assert torch.equal(torch.zeros(5, 3), aten(torch.zeros, 5, 3))

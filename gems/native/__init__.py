@@ -35,6 +35,7 @@ _status = {"active": False, "reason": "not started: the native layer loads when 
            "primitive": None, "build_seconds": None, "build_dir": None}
 _configured_for = None  # (device, primitive) the extension is configured for
 _slots: dict[str, int] = {}
+_registered_as: dict[str, tuple] = {}  # overload -> (implementation, dispatch key) of its latest registration
 
 
 def status() -> dict:
@@ -129,16 +130,20 @@ class _Handle:
         _ext.deregister(self.handle)
 
 
-def register(overload: str, dispatch_key: str, device: str, serve):
+def register(overload: str, dispatch_key: str, device: str, serve, implementation=None):
     """Register the native kernel for ``overload`` at ``dispatch_key``; ``serve(keyset, args, kwargs,
-    tensors) -> (result, plan spec | False | None)`` runs a call in Python. None when the layer is off."""
+    tensors) -> (result, plan spec | False | None)`` runs a call in Python. None when the layer is off.
+    The plans recorded for ``overload`` stay valid when the same ``implementation`` is registered again at
+    the same key; any other registration starts afresh."""
     ext = load(device)
     if ext is None:
         return None
     slot = _slots.get(overload)
     if slot is None:
         slot = _slots[overload] = ext.new_slot(overload)
-    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve))
+    same = implementation is not None and _registered_as.get(overload) == (implementation, dispatch_key)
+    _registered_as[overload] = (implementation, dispatch_key)
+    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve, same))
 
 
 def record_call(impl, keyset, args, kwargs, tensors, calls, overload):

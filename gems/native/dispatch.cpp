@@ -528,7 +528,8 @@ int64_t new_slot(const std::string& overload) {
   return int64_t(g_slots.size() - 1);
 }
 
-int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve) {
+int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve,
+                        bool keep_plans) {
   Slot& s = *g_slots.at(slot_id);
   auto dot = overload.find('.');
   std::string name = overload.substr(0, dot);
@@ -545,7 +546,9 @@ int64_t register_kernel(int64_t slot_id, const std::string& overload, const std:
   }
   Py_XDECREF(s.serve);
   s.serve = serve.release().ptr();
-  s.generation = g_generation.fetch_add(1) + 1;  // plans recorded for an earlier registration are stale
+  // Plans recorded for an earlier registration are stale, unless the same implementation is registered again
+  // at the same key (gems-perf and the model harness unregister gems to time ATen, then register it back).
+  if (!keep_plans) s.generation = g_generation.fetch_add(1) + 1;
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard guard(&quiet);
   auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", dispatch_key, __FILE__, __LINE__);

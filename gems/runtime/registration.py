@@ -303,7 +303,7 @@ def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str
     handle = None
     if autograd is Autograd.disable and native_layer is not None and device_type is not None:
         try:
-            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl))
+            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl), fn)
         except RuntimeError:  # ATen has no kernel for this key to fall back to: the Python path serves it
             handle = None
         if handle is not None and _native_depth is None:

@@ -195,7 +195,7 @@ def softmax_scale(scale, head_dim: int) -> float:
 
 def forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
     """The forward kernel's grid (a function of its config) and arguments, every constexpr but the config's
-    (tools/gpu_attnperf.py launches them with its own configs)."""
+    (a variants bench launched them with its own configs: tools/gpu_attnperf.py in git history at ca8e18b)."""
     batch, heads, m, d = q.shape
     kv_heads, n, dv = k.shape[1], k.shape[2], v.shape[3]
     bias, bias_strides = _bias_args(bias, q, n)
