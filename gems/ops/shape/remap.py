@@ -163,7 +163,8 @@ def remap(x: torch.Tensor, out: torch.Tensor, dims, value=None, step: int = 1) -
         value = int(value)  # the interpreter cannot take a bool argument
     cols = dims[-1][0]
     n_rows = numel // cols
-    reach = max(sum((d[1] - 1) * abs(d[2]) for d in dims), sum((d[0] - 1) * abs(d[3]) for d in dims))
+    # The offsets a program computes (masked lanes too: a padded position's source index runs past the source).
+    reach = max(sum((max(d[0], d[1]) + abs(d[4])) * abs(d[2]) for d in dims), sum(d[0] * abs(d[3]) for d in dims))
     int64 = numel > INT32_LIMIT or reach > INT32_LIMIT
     block, num_warps = pointwise_config(numel, out.element_size())
     block_c = min(next_power_of_2(cols), block)
