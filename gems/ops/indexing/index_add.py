@@ -22,19 +22,13 @@ from gems.ops.indexing.shared import (
     check_values,
     out_of_bounds,
     prepare_out,
+    scalar_of,
 )
 from gems.ops.indexing.walk import ADD, Indices, accumulate
 from gems.ops.reduction.planning import wrap_dim
 from gems.spec import OpSpec, lazy_perf
 
 # --------------------------------------------------------------------------- ATen overloads
-
-
-def scalar_of(value, dtype):
-    """A Scalar argument as ATen's ``to<scalar_t>()`` reads it for ``dtype``."""
-    if dtype is torch.bool:
-        return bool(value)
-    return float(value) if dtype.is_floating_point else int(value)
 
 
 def _check(self, dim, index, source):

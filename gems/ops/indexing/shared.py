@@ -83,6 +83,47 @@ def check_index_dtype(op: str, index: torch.Tensor, dtypes=INDEX_DTYPES, message
         raise RuntimeError(message or f"{op}(): Expected dtype int64 for index")
 
 
+def scalar_of(value, dtype: torch.dtype):
+    """A Scalar argument as ATen's ``to<scalar_t>()`` reads it for ``dtype`` (an integer truncates a float)."""
+    if dtype is torch.bool:
+        return bool(value)
+    return float(value) if dtype.is_floating_point else int(value)
+
+
+def _size(t: torch.Tensor, d: int) -> int:
+    return t.shape[d] if t.dim() else 1
+
+
+def check_gather_scatter(op: str, self, dim: int, index, src=None, error=RuntimeError) -> int:
+    """ATen's checks of gather / scatter arguments (``dim`` wrapped; a 0-d tensor counts as 1-d of size 1):
+    the index dtype, self's and src's dtype, ranks, and index no larger than self (but along ``dim``) and
+    than src; then the index values (shared.check_values). Returns the size of self's dim ``dim``."""
+    if index.dtype not in INDEX_DTYPES:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if src is not None and src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    check_device(self, index, *(() if src is None else (src,)))
+    rank = max(index.dim(), 1)
+    if rank != max(self.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           + ("input tensor" if op == "gather" else "self tensor"))
+    if src is not None and rank != max(src.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if index.numel():
+        for d in range(rank):
+            if (d != dim and _size(index, d) > _size(self, d)) or (src is not None and _size(index, d) > _size(src, d)):
+                if src is None:
+                    raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                                       f"no larger than self {list(self.shape)} apart from dimension {dim}")
+                raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                                   f"apart from dimension {dim} and to be no larger size than src {list(src.shape)}")
+    size = _size(self, dim)
+    if size == 0 and index.numel():  # every index is out of range: no read is needed to know
+        raise error(f"index is out of bounds for dimension {dim} with size 0")
+    check_values(index, size, out_of_bounds(dim, size, error))
+    return size
+
+
 def check_device(*tensors) -> None:
     device = tensors[0].device
     for t in tensors[1:]:

@@ -197,14 +197,13 @@ def _times(x, acc):
 
 @triton.jit
 def _larger(x, acc):
-    a = acc.to(x.dtype)
-    return tl.where((x > a) | (x != x), x, a)  # NaN in self stays
+    # Compared in the wider type: the scratch's identity (int64's extremes) has no value in self's dtype.
+    return tl.where((x > acc) | (x != x), x, acc)  # NaN in self stays
 
 
 @triton.jit
 def _smaller(x, acc):
-    a = acc.to(x.dtype)
-    return tl.where((x < a) | (x != x), x, a)
+    return tl.where((x < acc) | (x != x), x, acc)
 
 
 @triton.jit
@@ -336,3 +335,24 @@ def accumulate(self, out, sizes, src, src_strides, layout, mode, value=1, scale=
         _REDUCED_OR_SELF(self, acc, count, out=out, inplace=out is self)
     return out
 
+
+
+def over(t: torch.Tensor, ndim: int, dim=None) -> list:
+    """t's strides over an iteration space of ``ndim`` dims (0 where t has fewer: a 0-d t beside 1-d
+    indices), 0 along ``dim``."""
+    strides = [t.stride(d) if d < t.dim() else 0 for d in range(ndim)]
+    if dim is not None and ndim:
+        strides[dim] = 0
+    return strides
+
+
+def along(index: torch.Tensor, dim: int):
+    """layout(t) of an index tensor of t's rank that addresses t's dim ``dim`` elementwise (gather,
+    scatter): (t's strides over index's dims, 0 along dim; the Indices into t)."""
+    ndim, index_strides = index.dim(), index.stride()
+
+    def layout(t):
+        size, step = (t.shape[dim], t.stride(dim)) if t.dim() else (1, 0)
+        return over(t, ndim, dim), Indices((index,), index_strides, ((size, step),))
+
+    return layout
