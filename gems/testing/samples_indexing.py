@@ -30,7 +30,7 @@ def index(n, size, device, dtype=torch.int64, low=0):
     return torch.randint(low, max(size, low + 1), (n,), dtype=dtype).to(device)
 
 
-def _empty_like_call(call):
+def empty_out_call(call):
     """``call(*args, out=<empty tensor of the first argument's dtype>)``: the out= form of a call."""
 
     def with_out(*args):
@@ -39,7 +39,7 @@ def _empty_like_call(call):
     return with_out
 
 
-def _flat(values):
+def as_rows(values):
     """A special-values tensor as a 2-d (4, n/4) one."""
     return values.reshape(4, -1) if values.numel() % 4 == 0 else values.reshape(1, -1)
 
@@ -51,7 +51,7 @@ def index_select_samples(dtype, device, quick):
     rows, cols = shape_for(quick)
     make = lambda s=(rows, cols): make_tensor(s, dtype, device)
     idx = lambda n, size, d=torch.int64: index(n, size, device, d)
-    out_call = _empty_like_call(torch.index_select)
+    out_call = empty_out_call(torch.index_select)
     cases = [
         Sample("contiguous", lambda: (make(), 0, idx(9, rows))),
         Sample("dim1", lambda: (make(), 1, idx(11, cols))),
@@ -72,7 +72,7 @@ def index_select_samples(dtype, device, quick):
         Sample("index-int32", lambda: (make(), 1, idx(10, cols, torch.int32))),
         Sample("index-0d", lambda: (make(), 1, idx(1, cols).reshape(()))),
         Sample("wide-rows", lambda: (make((6, 1500)), 0, idx(5, 6))),
-        Sample("special-values", lambda: (_flat(special_values(dtype, device)), 1, idx(6, 4))),
+        Sample("special-values", lambda: (as_rows(special_values(dtype, device)), 1, idx(6, 4))),
         Sample("out-noncontiguous", lambda: (make(), 0, idx(9, rows)),
                call=lambda x, d, i: torch.index_select(x, d, i, out=make((cols, 9)).t()), expects="index_select.out"),
         Sample("grad", lambda: (make().requires_grad_(), 0, idx(9, rows)), grad=True,
@@ -117,8 +117,12 @@ def _rows_inputs(op):
 
 
 def rows_perf(op, shapes):
+    """Perf of a row gather (index_select, embedding, index.Tensor) or embedding_dense_backward over [tokens,
+    rows of the table, row length]; bytes: the rows read (or added), the result written, the indices."""
+
     def moved(sample, result):
-        ids = next(a for a in sample.args if isinstance(a, torch.Tensor) and not a.is_floating_point())
+        flat = [t for a in sample.args for t in (a if isinstance(a, list) else [a])]
+        ids = next(a for a in flat if isinstance(a, torch.Tensor) and not a.is_floating_point())
         rows = (ids.numel() * result.shape[-1]) * result.element_size()  # the rows gathered or added
         return rows + tensor_bytes(result) + tensor_bytes(ids)
 
@@ -142,7 +146,7 @@ def index_add_samples(dtype, device, quick):
         Sample("0d", lambda: (make(()), 0, idx(1, 1).reshape(()), make(()))),
         Sample("empty", lambda: (make((0, cols)), 0, idx(0, 1), make((0, cols)))),
         Sample("inplace", lambda: (make(), 0, idx(9, rows), make((9, cols))), call=add_, expects="index_add_"),
-        Sample("out", lambda: (make(), 1, idx(5, cols), make((rows, 5))), call=_empty_like_call(torch.index_add),
+        Sample("out", lambda: (make(), 1, idx(5, cols), make((rows, 5))), call=empty_out_call(torch.index_add),
                expects="index_add.out"),
     ]
     if not dtype.is_floating_point:
@@ -227,7 +231,7 @@ def _scatter_targets(args, kwargs):
     return self, places, values.reshape(-1).expand(places.numel()) if values.numel() == 1 else values
 
 
-# --------------------------------------------------------------------------- gather, scatter, scatter_add, scatter_reduce
+# --------------------------------------------------------------------------- gather and the scatters
 
 
 def _elementwise_index(shape, dim, size, device, dtype=torch.int64):
@@ -246,7 +250,7 @@ def gather_samples(dtype, device, quick):
         Sample("dim0", lambda: (make(), 0, at((8, cols), rows))),
         Sample("0d", lambda: (make(()), 0, at((), 1))),
         Sample("empty", lambda: (make(), 1, at((rows, 0), cols))),
-        Sample("out", lambda: (make(), 1, at((rows, 5), cols)), call=_empty_like_call(torch.gather),
+        Sample("out", lambda: (make(), 1, at((rows, 5), cols)), call=empty_out_call(torch.gather),
                expects="gather.out"),
     ]
     if not dtype.is_floating_point:
@@ -256,7 +260,7 @@ def gather_samples(dtype, device, quick):
         Sample("3d", lambda: (make((3, 5, 7)), 1, at((3, 6, 7), 5))),
         Sample("index-int32", lambda: (make(), 0, at((rows, cols), rows, torch.int32))),
         Sample("noncontiguous", lambda: (make((cols, rows)).t(), 0, at((cols, rows), rows).t())),
-        Sample("special-values", lambda: (_flat(special_values(dtype, device)), 1, at((4, 7), 4))),
+        Sample("special-values", lambda: (as_rows(special_values(dtype, device)), 1, at((4, 7), 4))),
         Sample("grad", lambda: (make().requires_grad_(), 1, at((rows, 9), cols)), grad=True,
                expects=("gather", "scatter_add")),
     ]
@@ -328,7 +332,7 @@ def scatter_samples(dtype, device, quick):
         write("noncontiguous", lambda: (make((cols, rows)).t(), 0, at((cols, rows), rows).t(), make((rows, cols)))),
         write("index-int32", lambda: (make(), 1, at((rows, 9), cols, torch.int32), make((rows, 9)))),
         write("special-values", lambda: (make((4, 4)), 1, torch.arange(4, device=device).repeat(4, 1),
-                                         _flat(special_values(dtype, device)))),
+                                         as_rows(special_values(dtype, device)))),
         Sample("grad", lambda: (make().requires_grad_(), 1, torch.stack([torch.randperm(cols)[:9] for _ in range(rows)])
                                 .to(device), make((rows, 9)).requires_grad_()), grad=True,
                expects=("scatter.src", "gather")),
@@ -360,7 +364,7 @@ def scatter_add_samples(dtype, device, quick):
         Sample("inplace", lambda: (make(), 1, at((rows, 30), cols), make((rows, 30))), call=inplace,
                expects="scatter_add_"),
         Sample("out", lambda: (make(), 0, at((20, cols), rows), make((20, cols))),
-               call=_empty_like_call(torch.scatter_add), expects="scatter_add.out"),
+               call=empty_out_call(torch.scatter_add), expects="scatter_add.out"),
     ]
     if not dtype.is_floating_point:
         return cases
@@ -372,7 +376,7 @@ def scatter_add_samples(dtype, device, quick):
         Sample("index-int32", lambda: (make(), 1, at((rows, 30), cols, torch.int32), make((rows, 30)))),
         Sample("all-same-index", lambda: (make(), 1, torch.full((rows, 25), 4, device=device), make((rows, 25)))),
         Sample("special-values", lambda: (make((4, 4)), 1, torch.arange(4, device=device).repeat(4, 1),
-                                          _flat(special_values(dtype, device)))),
+                                          as_rows(special_values(dtype, device)))),
         Sample("grad", lambda: (make().requires_grad_(), 1, at((rows, 9), cols), make((rows, 9)).requires_grad_()),
                grad=True, expects=("scatter_add", "gather")),
     ]
@@ -445,144 +449,6 @@ def elementwise_perf(op, shapes):
     return PerfSpec(inputs=inputs, shapes=shapes, bytes=moved)
 
 
-# --------------------------------------------------------------------------- index.Tensor, index_put
-
-
-def _index_cases(make, idx, device, rows, cols):
-    """(variant, self, indices) of the advanced indexing cases index and index_put share."""
-    mask = lambda s: make_tensor(s, torch.bool, device)
-    return [
-        ("one-index", lambda: make(), lambda: [idx(9, rows)]),
-        ("second-dim", lambda: make(), lambda: [None, idx(7, cols)]),
-        ("two-indices", lambda: make(), lambda: [idx(5, rows), idx(5, cols)]),
-        ("broadcast-indices", lambda: make(), lambda: [idx(4, rows).reshape(4, 1), idx(3, cols).reshape(1, 3)]),
-        ("separated", lambda: make((3, 5, 7)), lambda: [idx(4, 3), None, idx(4, 7)]),
-        ("adjacent-middle", lambda: make((3, 5, 7)), lambda: [None, idx(6, 5), idx(6, 7)]),
-        ("mask", lambda: make(), lambda: [mask((rows, cols))]),
-        ("mask-rows", lambda: make(), lambda: [mask((rows,))]),
-        ("mask-and-index", lambda: make((3, 5, 7)), lambda: [mask((3,)), None, idx(1, 7)]),
-        ("negative", lambda: make(), lambda: [index(8, rows, device, low=-rows)]),
-        ("index-int32", lambda: make(), lambda: [None, idx(6, cols, torch.int32)]),
-        ("index-2d", lambda: make(), lambda: [idx(12, rows).reshape(3, 4)]),
-        ("index-0d", lambda: make(), lambda: [idx(1, rows).reshape(())]),
-        ("empty-index", lambda: make(), lambda: [idx(0, rows)]),
-        ("noncontiguous", lambda: make((cols, rows)).t(), lambda: [None, idx(9, rows)]),
-    ]
-
-
-def index_samples(dtype, device, quick):
-    rows, cols = shape_for(quick)
-    make = lambda s=(rows, cols): make_tensor(s, dtype, device)
-    idx = lambda n, size, d=torch.int64: index(n, size, device, d)
-    call = torch.ops.aten.index.Tensor
-    cases = [Sample(v, lambda x=x, i=i: (x(), i())) for v, x, i in _index_cases(make, idx, device, rows, cols)]
-    cases.append(Sample("out", lambda: (make(), [idx(9, rows)]),
-                        call=lambda x, i: torch.ops.aten.index.Tensor_out(x, i, out=torch.empty(0, dtype=x.dtype,
-                                                                                               device=x.device)),
-                        expects="index.Tensor_out"))
-    if not dtype.is_floating_point:
-        return [c for c in cases if c.variant in ("one-index", "two-indices", "mask", "separated", "out")]
-    cases += [
-        Sample("special-values", lambda: (_flat(special_values(dtype, device)), [None, idx(6, 4)])),
-        Sample("grad", lambda: (make().requires_grad_(), [idx(9, rows)]), grad=True,
-               expects=("index.Tensor", "index_put")),
-    ]
-    if dtype == ERROR_DTYPE:
-        cases += [
-            Sample("error-index-out-of-range", lambda: (make(), [None, torch.tensor([0, cols], device=device)])),
-            Sample("error-index-negative", lambda: (make(), [torch.tensor([-rows - 1], device=device)])),
-            Sample("error-too-many", lambda: (make(), [idx(2, rows), idx(2, cols), idx(2, 1)])),
-            Sample("error-index-float", lambda: (make(), [idx(2, rows).float()])),
-            Sample("error-broadcast", lambda: (make(), [idx(2, rows), idx(3, cols)])),
-            Sample("error-mask-shape", lambda: (make(), [make_tensor((rows, cols + 1), torch.bool, device)])),
-        ]
-    return [replace_call(c, call) for c in cases]
-
-
-def replace_call(sample, call):
-    return sample if sample.call is not None else Sample(sample.variant, sample.args, sample.kwargs, call=call,
-                                                         expects=sample.expects, grad=sample.grad,
-                                                         tie_check=sample.tie_check)
-
-
-def _put_targets(args, kwargs):
-    """(self, targets, values) of index_put(self, indices, values, ...)."""
-    self, indices, values = args[:3]
-    places = torch.arange(self.numel()).reshape(self.shape)[tuple(slice(None) if i is None else i for i in indices)]
-    values = values if isinstance(values, torch.Tensor) else torch.tensor(values, dtype=self.dtype)
-    return self, places.reshape(-1), values.expand(places.shape).reshape(-1)
-
-
-def index_put_samples(dtype, device, quick):
-    rows, cols = shape_for(quick)
-    make = lambda s=(rows, cols): make_tensor(s, dtype, device)
-    idx = lambda n, size, d=torch.int64: index(n, size, device, d)
-    ties = one_of_written(_put_targets)
-
-    def put(variant, x, indices, values=None, accumulate=False, call=torch.ops.aten.index_put, expects=None, **kw):
-        def build():
-            self, where = x(), indices()
-            if values is not None:
-                return self, where, *values()
-            shape = self[tuple(slice(None) if i is None else i.cpu() for i in where)].shape if str(device) != "meta" \
-                else ()
-            return self, where, make(shape), accumulate
-        return Sample(variant, build, call=call, expects=expects, tie_check=None if accumulate else ties, **kw)
-
-    cases = []
-    for variant, x, indices in _index_cases(make, idx, device, rows, cols):
-        cases += [put(variant, x, indices), put(f"{variant}-accumulate", x, indices, accumulate=True)]
-    inplace = lambda x, i, v, acc=False: x.index_put_(i, v, acc)
-    scalar = lambda: make(())
-    cases += [
-        put("broadcast-value", make, lambda: [idx(9, rows)], lambda: (make((cols,)), True), accumulate=True),
-        put("scalar-value", make, lambda: [None, idx(9, cols)], lambda: (scalar(),)),
-        put("inplace", make, lambda: [idx(9, rows)], lambda: (make((9, cols)),), call=inplace, expects="index_put_"),
-        put("inplace-accumulate", make, lambda: [idx(20, rows)], lambda: (make((20, cols)), True), accumulate=True,
-            call=inplace, expects="index_put_"),
-        put("impl", make, lambda: [None, idx(5, cols)], lambda: (make((rows, 5)), True, False), accumulate=True,
-            call=torch.ops.aten._index_put_impl_, expects="_index_put_impl_"),
-        put("out", make, lambda: [idx(9, rows)], lambda: (make((9, cols)),),
-            call=lambda x, i, v: torch.ops.aten.index_put.out(x, i, v, out=torch.empty(0, dtype=x.dtype,
-                                                                                      device=x.device)),
-            expects="index_put.out"),
-    ]
-    if not dtype.is_floating_point:
-        keep = ("one-index", "one-index-accumulate", "mask", "two-indices-accumulate", "inplace", "out",
-                "inplace-accumulate")
-        return [c for c in cases if c.variant in keep]
-    cases += [
-        Sample("grad", lambda: (make().requires_grad_(), [idx(9, rows)], make((9, cols)).requires_grad_(), True),
-               call=torch.ops.aten.index_put, grad=True, expects=("index_put", "index.Tensor")),
-    ]
-    if dtype == ERROR_DTYPE:
-        cases += [
-            put("error-index-out-of-range", make, lambda: [torch.tensor([rows], device=device)],
-                lambda: (make((1, cols)),)),
-            put("error-index-negative", make, lambda: [None, torch.tensor([-cols - 1], device=device)],
-                lambda: (make((rows, 1)), True)),
-            put("error-values-dtype", make, lambda: [idx(2, rows)], lambda: (make((2, cols)).double(),)),
-            put("error-values-shape", make, lambda: [idx(2, rows)], lambda: (make((3, cols)),)),
-        ]
-    return cases
-
-
-def put_perf(shapes):
-    """Perf of index_put_ with accumulate over [tokens, rows of self, row length] (index's backward)."""
-
-    def inputs(shape, dtype, device):
-        tokens, n_rows, width = shape
-        ids = torch.randint(0, n_rows, (tokens,), device=device)
-        return Sample("perf", (make_tensor((n_rows, width), dtype, device), [ids],
-                               make_tensor((tokens, width), dtype, device), True), call=torch.ops.aten.index_put)
-
-    def moved(sample, result):
-        self, (ids,), values, _ = sample.args
-        return 2 * tensor_bytes(self) + 2 * tensor_bytes(values) + tensor_bytes(ids)
-
-    return PerfSpec(inputs=inputs, shapes=shapes, bytes=moved)
-
-
 # --------------------------------------------------------------------------- embedding and its backward
 
 
@@ -606,7 +472,7 @@ def embedding_samples(dtype, device, quick):
         Sample("indices-int32", lambda: (table(), idx(2, 5, d=torch.int32))),
         Sample("noncontiguous", lambda: (table((width, n_rows)).t(), idx(7))),
         Sample("indices-noncontiguous", lambda: (table(), idx(6, 4).t())),
-        Sample("special-values", lambda: (_flat(special_values(dtype, device)).t().contiguous(), index(5, 4, device))),
+        Sample("special-values", lambda: (special_values(dtype, device).reshape(-1, 4), index(5, 4, device))),
         Sample("grad", lambda: (table().requires_grad_(), idx(4, 5)), call=functional, grad=True,
                expects=("embedding", "embedding_dense_backward")),
         Sample("grad-padding-idx", lambda: (table().requires_grad_(), idx(20)), {"padding_idx": 2}, call=functional,
@@ -650,92 +516,3 @@ def embedding_backward_samples(dtype, device, quick):
     if dtype == ERROR_DTYPE:
         cases.append(Sample("error-index-float", lambda: (grad(3, width), idx(3).float(), n_rows, -1, False)))
     return cases
-
-
-# --------------------------------------------------------------------------- masked_select, masked_scatter
-
-
-def masked_select_samples(dtype, device, quick):
-    rows, cols = shape_for(quick)
-    make = lambda s=(rows, cols): make_tensor(s, dtype, device)
-    mask = lambda s=(rows, cols): make_tensor(s, torch.bool, device)
-    cases = [
-        Sample("contiguous", lambda: (make(), mask())),
-        Sample("broadcast-mask", lambda: (make(), mask((cols,)))),
-        Sample("0d", lambda: (make(()), mask(()))),
-        Sample("empty", lambda: (make((0, cols)), mask((0, cols)))),
-        Sample("out", lambda: (make(), mask()), call=_empty_like_call(torch.masked_select), expects="masked_select.out"),
-    ]
-    if not dtype.is_floating_point:
-        return cases
-    cases += [
-        Sample("broadcast-self", lambda: (make((rows, 1)), mask())),
-        Sample("noncontiguous", lambda: (make((cols, rows)).t(), mask((cols, rows)).t())),
-        Sample("long", lambda: (make((3000,)), mask((3000,)))),
-        Sample("all-false", lambda: (make(), torch.zeros((rows, cols), dtype=torch.bool, device=device))),
-        Sample("special-values", lambda: (special_values(dtype, device), mask((special_values(dtype, "meta").numel(),)))),
-        Sample("grad", lambda: (make().requires_grad_(), mask()), grad=True,
-               expects=("masked_select", "masked_scatter")),
-    ]
-    if dtype == ERROR_DTYPE:
-        cases += [
-            Sample("error-mask-uint8", lambda: (make(), mask().to(torch.uint8))),
-            Sample("error-broadcast", lambda: (make(), mask((rows, 3)))),
-            Sample("error-out-dtype", lambda: (make(), mask()),
-                   call=lambda x, m: torch.masked_select(x, m, out=torch.empty(0, dtype=torch.float64, device=x.device)),
-                   expects="masked_select.out"),
-        ]
-    return cases
-
-
-def masked_scatter_samples(dtype, device, quick):
-    rows, cols = shape_for(quick)
-    make = lambda *s: make_tensor(s, dtype, device)
-    mask = lambda *s: make_tensor(s, torch.bool, device)
-    inplace = lambda x, m, s: x.masked_scatter_(m, s)
-    cases = [
-        Sample("contiguous", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols))),
-        Sample("broadcast-mask", lambda: (make(rows, cols), mask(cols), make(rows, cols))),
-        Sample("0d", lambda: (make(), mask(), make(1))),
-        Sample("empty", lambda: (make(0, cols), mask(0, cols), make(0))),
-        Sample("inplace", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols + 5)), call=inplace,
-               expects="masked_scatter_"),
-        Sample("out", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols)),
-               call=_empty_like_call(torch.masked_scatter), expects="masked_scatter.out"),
-    ]
-    if not dtype.is_floating_point:
-        return cases
-    cases += [
-        Sample("broadcast-self", lambda: (make(rows, 1), mask(rows, cols), make(rows * cols))),
-        Sample("source-2d", lambda: (make(rows, cols), mask(rows, cols), make(rows, cols))),
-        Sample("long", lambda: (make(3000), mask(3000), make(3000))),
-        Sample("inplace-noncontiguous", lambda: (make(cols, rows).t(), mask(rows, cols), make(rows * cols)),
-               call=inplace, expects="masked_scatter_"),
-        Sample("inplace-broadcast-mask", lambda: (make(rows, cols), mask(1, cols), make(rows * cols)), call=inplace,
-               expects="masked_scatter_"),
-        Sample("special-values", lambda: (make(16), mask(16), special_values(dtype, device))),
-        Sample("grad", lambda: (make(rows, cols).requires_grad_(), mask(rows, cols), make(rows * cols).requires_grad_()),
-               grad=True, expects=("masked_scatter", "masked_select")),
-    ]
-    if dtype == ERROR_DTYPE:
-        cases += [
-            Sample("error-source-short", lambda: (make(rows, cols), torch.ones(rows, cols, dtype=torch.bool,
-                                                                               device=device), make(3))),
-            Sample("error-mask-uint8", lambda: (make(rows, cols), mask(rows, cols).to(torch.uint8), make(rows * cols))),
-            Sample("error-source-dtype", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols).double())),
-        ]
-    return cases
-
-
-def masked_perf(op, shapes):
-    """Perf of masked_select / masked_scatter over [numel]: a mask of about half true elements."""
-
-    def inputs(shape, dtype, device):
-        x = make_tensor(shape, dtype, device)
-        mask = torch.rand(shape, device=device) < 0.5
-        return Sample("perf", (x, mask) if op == "masked_select" else (x, mask, make_tensor(shape, dtype, device)))
-
-    def moved(sample, result):
-        return sum(tensor_bytes(a) for a in sample.args) + tensor_bytes(result)
-
-    return PerfSpec(inputs=inputs, shapes=shapes, bytes=moved)

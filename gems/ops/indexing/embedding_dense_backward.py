@@ -55,7 +55,8 @@ def _bounds_kernel(keys_ptr, starts_ptr, n, num_weights, steps, BLOCK: tl.conste
 
 @triton.jit
 def _rows_kernel(grad_ptr, order_ptr, starts_ptr, out_ptr, num_weights, n_cols, col_blocks, stride_gn, stride_gd,
-                 stride_on, stride_od, padding_idx, ACC: tl.constexpr, SCALE: tl.constexpr, BLOCK_W: tl.constexpr, BLOCK_D: tl.constexpr):
+                 stride_on, stride_od, padding_idx, ACC: tl.constexpr, SCALE: tl.constexpr, BLOCK_W: tl.constexpr,
+                 BLOCK_D: tl.constexpr):
     """out[w, :] = sum over the tokens of row w (order[starts[w]:starts[w + 1]]) of grad[token, :]."""
     pid = tl.program_id(0).to(tl.int64)
     w = (pid // col_blocks) * BLOCK_W + tl.arange(0, BLOCK_W)
@@ -108,8 +109,8 @@ def _backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
     block_w = min(next_power_of_2(num_weights), max(1, TILE_BYTES // 4 // block_d))
     col_blocks = cdiv(width, block_d)
     _rows((cdiv(num_weights, block_w) * col_blocks,), grad, order, starts, out, num_weights, width, col_blocks,
-          grad.stride(0), grad.stride(1), out.stride(0), out.stride(1), padding_idx, tl.float64 if acc is torch.float64 else tl.float32,
-          bool(scale_grad_by_freq), block_w, block_d, num_warps=4)
+          grad.stride(0), grad.stride(1), out.stride(0), out.stride(1), padding_idx,
+          tl.float64 if acc is torch.float64 else tl.float32, bool(scale_grad_by_freq), block_w, block_d, num_warps=4)
     return out
 
 

@@ -13,7 +13,8 @@ import triton.language as tl  # noqa: F401  (kernel modules import it: the inter
 
 from gems.dtypes import ALL
 from gems.ops.indexing.shared import check_gather_scatter, check_no_overlap_with, cuda_asserts, prepare_out
-from gems.ops.indexing.walk import along, gather as gather_kernel
+from gems.ops.indexing.walk import along
+from gems.ops.indexing.walk import gather as gather_kernel
 from gems.ops.reduction.planning import wrap_dim
 from gems.spec import OpSpec, lazy_perf
 

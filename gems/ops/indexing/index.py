@@ -39,7 +39,7 @@ def index_out(self, indices, *, out):
 
 
 def _samples(dtype, device, quick):
-    from gems.testing.samples_indexing import index_samples
+    from gems.testing.samples_advanced_indexing import index_samples
 
     return index_samples(dtype, device, quick)
 

@@ -46,7 +46,8 @@ def _put(self, indices, values, accumulating, out):
                                f"indexing result of shape {list(indexed.shape)}") from None
         src_strides = src.stride()
     if accumulating:
-        return accumulate(self, out, indexed.shape, src, src_strides, indexed.layout, ADD, 1 if value is None else value)
+        return accumulate(self, out, indexed.shape, src, src_strides, indexed.layout, ADD,
+                          1 if value is None else value)
     if out is not self:
         copy_op(self, out=out)
     scatter(out, *indexed.layout(out), indexed.shape, src, src_strides, STORE, 0 if value is None else value)
@@ -73,7 +74,7 @@ def index_put_out(self, indices, values, accumulate=False, *, out):
 
 
 def _samples(dtype, device, quick):
-    from gems.testing.samples_indexing import index_put_samples
+    from gems.testing.samples_advanced_indexing import index_put_samples
 
     return index_put_samples(dtype, device, quick)
 
@@ -84,7 +85,7 @@ SPECS = [
         impls={"index_put": index_put, "index_put_": index_put_, "_index_put_impl_": index_put_impl_,
                "index_put.out": index_put_out},
         call=torch.ops.aten.index_put, samples=_samples, dtypes=ALL,
-        perf=lazy_perf("gems.testing.samples_indexing", "put_perf", shapes="index_rows"),
+        perf=lazy_perf("gems.testing.samples_advanced_indexing", "put_perf", shapes="index_rows"),
         skips=cuda_asserts("error-index-out-of-range", "error-index-negative"),
         varies_between_runs={"*": "with accumulate, equal indices add in the order their atomics land"},
     ),

@@ -110,7 +110,7 @@ def masked_scatter_out(self, mask, source, *, out):
 
 
 def _samples(dtype, device, quick):
-    from gems.testing.samples_indexing import masked_scatter_samples
+    from gems.testing.samples_advanced_indexing import masked_scatter_samples
 
     return masked_scatter_samples(dtype, device, quick)
 
@@ -121,7 +121,8 @@ SPECS = [
         impls={"masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
                "masked_scatter.out": masked_scatter_out},
         call=torch.masked_scatter, samples=_samples, dtypes=ALL,
-        perf=lazy_perf("gems.testing.samples_indexing", "masked_perf", "masked_scatter", shapes="index_masked"),
+        perf=lazy_perf("gems.testing.samples_advanced_indexing", "masked_perf", "masked_scatter",
+                       shapes="index_masked"),
         skips={("nvidia", "*", "error-source-short"): "ATen's CUDA kernel asserts on the device for a source shorter "
                                                        "than the mask's count and kills the process's CUDA context"},
     ),

@@ -78,7 +78,7 @@ def masked_select_out(self, mask, *, out):
 
 
 def _samples(dtype, device, quick):
-    from gems.testing.samples_indexing import masked_select_samples
+    from gems.testing.samples_advanced_indexing import masked_select_samples
 
     return masked_select_samples(dtype, device, quick)
 
@@ -88,6 +88,6 @@ SPECS = [
         name="masked_select", family="indexing", impls={"masked_select": masked_select,
                                                         "masked_select.out": masked_select_out},
         call=torch.masked_select, samples=_samples, dtypes=ALL,
-        perf=lazy_perf("gems.testing.samples_indexing", "masked_perf", "masked_select", shapes="index_masked"),
+        perf=lazy_perf("gems.testing.samples_advanced_indexing", "masked_perf", "masked_select", shapes="index_masked"),
     ),
 ]

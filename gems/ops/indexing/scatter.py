@@ -22,7 +22,8 @@ from gems.ops.indexing.shared import (
     prepare_out,
     scalar_of,
 )
-from gems.ops.indexing.walk import ADD, MUL, STORE, accumulate, along, copy_op, over, scatter as scatter_kernel
+from gems.ops.indexing.walk import ADD, MUL, STORE, accumulate, along, copy_op, over
+from gems.ops.indexing.walk import scatter as scatter_kernel
 from gems.ops.reduction.planning import wrap_dim
 from gems.spec import OpSpec, lazy_perf
 

@@ -11,8 +11,8 @@ import torch
 import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
 
 from gems.dtypes import ALL
-from gems.ops.indexing.shared import cuda_asserts, prepare_out
 from gems.ops.indexing.scatter import scatter_into
+from gems.ops.indexing.shared import cuda_asserts, prepare_out
 from gems.ops.indexing.walk import ADD
 from gems.spec import OpSpec, lazy_perf
 

@@ -145,7 +145,9 @@ def check_no_overlap_with(out: torch.Tensor, *inputs: torch.Tensor) -> None:
         return
     start, end = out.data_ptr(), out.data_ptr() + out.numel() * out.element_size()
     for t in inputs:
-        if t is not None and t.numel() and is_dense(t) and t.data_ptr() < end and start < t.data_ptr() + t.numel() * t.element_size():
+        if t is None or not t.numel() or not is_dense(t):
+            continue
+        if t.data_ptr() < end and start < t.data_ptr() + t.numel() * t.element_size():
             raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                                "refer to a single memory location. Please clone() the tensor before performing the "
                                "operation.")
@@ -177,7 +179,8 @@ class Walk(NamedTuple):
         block_c = min(next_power_of_2(self.n_cols), elems)
         block_r = min(next_power_of_2(self.n_rows), max(elems // block_c, 1))
         col_blocks = cdiv(self.n_cols, block_c)
-        return cdiv(self.n_rows, block_r) * col_blocks, col_blocks, block_r, block_c, 8 if block_r * block_c > 4096 else 4
+        warps = 8 if block_r * block_c > 4096 else 4
+        return cdiv(self.n_rows, block_r) * col_blocks, col_blocks, block_r, block_c, warps
 
 
 def plan_walk(sizes, *strides) -> Walk:
