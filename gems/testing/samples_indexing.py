@@ -74,7 +74,9 @@ def index_select_samples(dtype, device, quick):
         Sample("wide-rows", lambda: (make((6, 1500)), 0, idx(5, 6))),
         Sample("special-values", lambda: (as_rows(special_values(dtype, device)), 1, idx(6, 4))),
         Sample("out-noncontiguous", lambda: (make(), 0, idx(9, rows)),
-               call=lambda x, d, i: torch.index_select(x, d, i, out=make((cols, 9)).t()), expects="index_select.out"),
+               call=lambda x, d, i: torch.index_select(x, d, i, out=torch.empty((cols, 9), dtype=x.dtype,
+                                                                                device=x.device).t()),
+               expects="index_select.out"),
         Sample("grad", lambda: (make().requires_grad_(), 0, idx(9, rows)), grad=True,
                expects=("index_select", "index_add_")),
     ]

@@ -97,26 +97,6 @@ device_gaps = {
         "with-update/bfloat16": _CPU_STATS,
         "with-update/float16": _CPU_STATS,
     },
-    "cummax": {
-        "grad-dim0/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float64": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float64": _ATEN.format(what="aten::scatter_add.out"),
-    },
-    "cummin": {
-        "grad-dim0/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float64": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float64": _ATEN.format(what="aten::scatter_add.out"),
-    },
     "cumsum": {
         "grad-dim0/bfloat16": _ATEN.format(what="aten::flip"),
         "grad-dim0/float16": _ATEN.format(what="aten::flip"),
@@ -140,26 +120,6 @@ device_gaps = {
     "log_softmax": {
         "backward-half-to-float/float16": _CPU_ONLY.format(what="for half-to-float log_softmax"),
         "half-to-float/float16": _CPU_ONLY.format(what="for half-to-float log_softmax"),
-    },
-    "nll_loss": {
-        "cross-entropy-label-smoothing-grad/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float64": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float64": _ATEN.format(what="aten::masked_select"),
-    },
-    "nll_loss2d": {
-        "cross-entropy-label-smoothing-grad/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float64": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float64": _ATEN.format(what="aten::masked_select"),
     },
     "prod": {
         "special-values/bfloat16": _NO_PARITY,
@@ -220,6 +180,9 @@ device_gaps = {
     "tanh": {
         "grad/float16": _NO_PARITY,
     },
+    "masked_scatter": {f"grad/{dtype}": _ATEN.format(what="aten::cat.out (in masked_scatter_backward, source's "
+                                                         "gradient)") for dtype in ("bfloat16", "float16", "float32",
+                                                                                   "float64")},
     "trace": {
         "grad/bfloat16": _ATEN.format(what="aten::index_fill_.int_Tensor"),
         "grad/float16": _ATEN.format(what="aten::index_fill_.int_Tensor"),
