@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from gems.ops.compaction.nonzero import nonzero
-from gems.ops.indexing.shared import check_device, check_values, out_of_bounds
+from gems.ops.indexing.shared import broadcast_shape, check_device, check_values, out_of_bounds
 from gems.ops.indexing.walk import MAX_INDICES, Indices
 from gems.runtime.registration import Fallback
 
@@ -76,13 +76,11 @@ def _expanded(self, indices):
 def plan(self: torch.Tensor, indices) -> Advanced:
     """ATen's checks of ``self[indices]`` (index values included) and its plan."""
     dims = _expanded(self, indices)
-    try:
-        b_shape = tuple(torch.broadcast_shapes(*(t.shape for _, t, _ in dims)))
-    except RuntimeError:
+    b_shape = broadcast_shape(*(t.shape for _, t, _ in dims))
+    if b_shape is None:
         shapes = ", ".join(str(list(t.shape)) for _, t, _ in dims)
-        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}") \
-            from None
-    tensors = [t.expand(b_shape) for _, t, _ in dims]
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}")
+    tensors = [t if tuple(t.shape) == b_shape else t.expand(b_shape) for _, t, _ in dims]
     if any(t.stride() != tensors[0].stride() for t in tensors):
         tensors = [t.contiguous() for t in tensors]  # one set of strides for all (small copies of the indices)
     positions = [d for d, _, _ in dims]

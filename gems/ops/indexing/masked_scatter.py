@@ -17,7 +17,14 @@ import triton.language as tl
 
 from gems.dtypes import ALL, ATEN_NAMES
 from gems.ops.compaction.scan_scatter import BLOCK, NUM_WARPS, block_ranks, device_block_ends, element_flags, grid
-from gems.ops.indexing.shared import check_device, check_no_overlap, interpreted, prepare_out
+from gems.ops.indexing.shared import (
+    broadcast_error,
+    broadcast_shape,
+    check_device,
+    check_no_overlap,
+    interpreted,
+    prepare_out,
+)
 from gems.ops.indexing.walk import copy_op
 from gems.runtime import registration
 from gems.runtime.launch import Launcher
@@ -55,6 +62,13 @@ def _check(self, mask, source):
     check_device(self, mask, source)
 
 
+def _broadcast(self, mask):
+    shape = broadcast_shape(self.shape, mask.shape)
+    if shape is None:
+        raise broadcast_error(self.shape, mask.shape)
+    return shape
+
+
 def _bits(t):
     return t.view(torch.uint8) if t.dtype is torch.bool else t
 
@@ -79,7 +93,7 @@ def _scatter(x, mask, source, out):
 
 def masked_scatter(self, mask, source):
     _check(self, mask, source)
-    shape = torch.broadcast_shapes(self.shape, mask.shape)
+    shape = _broadcast(self, mask)
     out = torch.empty(shape, dtype=self.dtype, device=self.device)
     return _scatter(self.expand(shape).contiguous(), mask.expand(shape).contiguous(), source, out)
 
@@ -97,7 +111,7 @@ def masked_scatter_(self, mask, source):
 
 def masked_scatter_out(self, mask, source, *, out):
     _check(self, mask, source)
-    shape = torch.broadcast_shapes(self.shape, mask.shape)
+    shape = _broadcast(self, mask)
     prepare_out(out, self, shape)
     result = out if out.is_contiguous() else torch.empty(shape, dtype=self.dtype, device=self.device)
     _scatter(self.expand(shape).contiguous(), mask.expand(shape).contiguous(), source, result)

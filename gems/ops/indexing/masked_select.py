@@ -15,7 +15,7 @@ import triton.language as tl
 
 from gems.dtypes import ALL
 from gems.ops.compaction.scan_scatter import BLOCK, NUM_WARPS, block_ends, block_ranks, element_flags, grid
-from gems.ops.indexing.shared import check_device, check_no_overlap_with
+from gems.ops.indexing.shared import broadcast_error, broadcast_shape, check_device, check_no_overlap_with
 from gems.runtime.launch import Launcher
 from gems.spec import OpSpec, lazy_perf
 
@@ -43,7 +43,9 @@ def broadcast_mask(op, self, mask):
     if mask.dtype is not torch.bool:
         raise RuntimeError(f"{op}: expected BoolTensor for mask")
     check_device(self, mask)
-    shape = torch.broadcast_shapes(self.shape, mask.shape)
+    shape = broadcast_shape(self.shape, mask.shape)
+    if shape is None:
+        raise broadcast_error(self.shape, mask.shape)
     return self.expand(shape).contiguous(), mask.expand(shape).contiguous().view(torch.uint8)
 
 

@@ -124,6 +124,32 @@ def check_gather_scatter(op: str, self, dim: int, index, src=None, error=Runtime
     return size
 
 
+def broadcast_shape(*shapes):
+    """The shape ``shapes`` broadcast to, or None where two sizes differ and neither is 1 (torch.broadcast_shapes
+    costs tens of microseconds per call)."""
+    if len(shapes) == 1:
+        return tuple(shapes[0])
+    rank = max(len(s) for s in shapes)
+    result = [1] * rank
+    for shape in shapes:
+        for d, n in enumerate(shape, rank - len(shape)):
+            if n != 1:
+                if result[d] not in (1, n):
+                    return None
+                result[d] = n
+    return tuple(result)
+
+
+def broadcast_error(a, b) -> RuntimeError:
+    """ATen's error for two shapes that do not broadcast."""
+    for d in range(1, max(len(a), len(b)) + 1):
+        x, y = (a[-d] if d <= len(a) else 1), (b[-d] if d <= len(b) else 1)
+        if x != y and 1 not in (x, y):
+            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                                f"dimension {max(len(a), len(b)) - d}")
+    return RuntimeError(f"shapes {list(a)} and {list(b)} do not broadcast")
+
+
 def check_device(*tensors) -> None:
     device = tensors[0].device
     for t in tensors[1:]:
