@@ -10,7 +10,7 @@ import torch
 
 import gems
 from gems import native
-from gems.ops.indexing import shared, walk
+from gems.ops.indexing import segments, shared, walk
 from gems.ops.indexing.masked_scatter import _masked_scatter_kernel
 from gems.runtime import launch, registration
 from gems.runtime.registration import Fallback
@@ -45,7 +45,7 @@ def test_walk_merges_contiguous_dims_and_keeps_an_indexed_dim_apart():
 
 
 def test_kernels_that_read_indices_assert_on_the_device():
-    for kernel in (walk._gather_kernel, walk._scatter_kernel, _masked_scatter_kernel):
+    for kernel in (walk._gather_kernel, walk._scatter_kernel, _masked_scatter_kernel, segments._bounds_kernel):
         # jit(debug=True): a JITFunction's option, an InterpretedFunction's keyword (which it ignores)
         assert getattr(kernel, "debug", None) or getattr(kernel, "kwargs", {}).get("debug"), kernel
 

@@ -30,6 +30,10 @@ class Advanced:
         self.shape, self.order, self.b_shape = shape, order, b_shape
         self.tensors, self.index_strides, self.dims = tensors, index_strides, dims
 
+    def leading_rows(self) -> bool:
+        """Whether one index tensor addresses dim 0 and the indexed shape is B followed by self's other dims."""
+        return self.dims == [0] and self.order[0] is None
+
     def layout(self, t):
         strides = []
         for d in self.order:

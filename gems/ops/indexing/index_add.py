@@ -3,9 +3,11 @@ along ``dim`` added at ``index`` (a 0-d or 1-d int32/int64 tensor); equal indice
 backward (index_select_backward, a composite) reaches index_add_.
 
 walk.py's scatter over source, with atomics into the result where its dtype has them (fp32, fp64,
-int32, int64), as ATen's CUDA kernel; fp16/bf16 add up in an fp32 scratch and 8/16-bit integers and bool
-in int64, rounded once into the result. Equal indices add in no fixed order on a GPU, so float results
-may differ in their last bits from call to call (as ATen's do).
+int32, int64), as ATen's CUDA kernel: equal indices add in no fixed order on a GPU, so float results may
+differ in their last bits from call to call (as ATen's do). In the other dtypes (fp16, bf16, 8/16-bit
+integers, bool) sums are taken in fp32 (int64), rounded once into the result: along dim 0 of a self whose
+rows are views, by segments.py's sorted sums (deterministic, only the indexed rows touched); otherwise in
+a scratch the size of self (walk.accumulate).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
 
 from gems.dtypes import ALL
+from gems.ops.indexing.segments import add_rows, as_rows
 from gems.ops.indexing.shared import (
     check_device,
     check_no_overlap,
@@ -24,7 +27,7 @@ from gems.ops.indexing.shared import (
     prepare_out,
     scalar_of,
 )
-from gems.ops.indexing.walk import ADD, Indices, accumulate
+from gems.ops.indexing.walk import ADD, NATIVE_ATOMICS, Indices, accumulate, copy_op
 from gems.ops.reduction.planning import wrap_dim
 from gems.spec import OpSpec, lazy_perf
 
@@ -70,6 +73,13 @@ def add_slices(self, dim, index, source, alpha, out):
         step = dest.stride(dim) if dest.dim() else 0
         return strides, Indices((index,), index_strides, ((size, step),))
 
+    if dim == 0 and self.dim() and out.dtype not in NATIVE_ATOMICS:
+        out_rows, source_rows = as_rows(out), as_rows(source)
+        if out_rows is not None and source_rows is not None:  # sorted sums of rows, in fp32 (segments.py)
+            if out is not self:
+                copy_op(self, out=out)
+            add_rows(out_rows, index.reshape(-1), source_rows, base=True, alpha=alpha, check=True)
+            return out
     return accumulate(self, out, tuple(source.shape), source, source.stride(), layout, ADD, alpha,
                       scale=alpha != 1)
 
