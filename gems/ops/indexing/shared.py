@@ -8,11 +8,14 @@ bounds for dimension 0 with size 5"); its CUDA kernels assert on the device (CUD
 stops the kernel, with no host synchronisation when every index is good. gems does the same on each side:
 
 - compiled kernels (a GPU): every kernel that reads an index is jitted with ``debug=True`` and asserts
-  ``0 <= i < size`` (``-size <= i`` where negative indices wrap) with ``tl.device_assert``; the load or
-  store of an element whose index is out of range is masked as well, so nothing outside a tensor is
-  touched even where the assert is compiled out. The price: ``debug=True`` also makes Triton check 32-bit
-  integer +, -, * for overflow; the kernels compute offsets in int64, where it adds no check, so what
-  remains is one compare per index and a never-taken branch to the trap.
+  ``0 <= i < size`` (``-size <= i`` where negative indices wrap) with ``tl.device_assert`` (segments.py's
+  sorted sums assert on the smallest and the largest sorted index; masked_scatter on the source's
+  length); the load or store of an element whose index is out of range is masked as well, so nothing
+  outside a tensor is touched even where the assert is compiled out. The price: ``debug=True`` also makes
+  Triton check 32-bit integer +, -, * for overflow; the kernels compute offsets in int64, where it adds no
+  check, so what remains is one compare per index and a never-taken branch to the trap (the sm_90 PTX of
+  the embedding tile keeps its 16-byte vector loads and stores, four each, with or without it). An error
+  certain without reading any index (a non-empty index into a dim of size 0) is raised on the host.
 - interpreted kernels (the interpreter vendor, the simulated device): memory is host memory and every
   launch copies its arguments to the host anyway, so the index is read on the host before any launch and
   the call raises ATen's CPU exception. Triton's interpreter drops device asserts, so this is the only

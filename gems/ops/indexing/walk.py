@@ -336,7 +336,6 @@ def accumulate(self, out, sizes, src, src_strides, layout, mode, value=1, scale=
     return out
 
 
-
 def over(t: torch.Tensor, ndim: int, dim=None) -> list:
     """t's strides over an iteration space of ``ndim`` dims (0 where t has fewer: a 0-d t beside 1-d
     indices), 0 along ``dim``."""
