@@ -97,26 +97,6 @@ device_gaps = {
         "with-update/bfloat16": _CPU_STATS,
         "with-update/float16": _CPU_STATS,
     },
-    "cummax": {
-        "grad-dim0/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float64": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float64": _ATEN.format(what="aten::scatter_add.out"),
-    },
-    "cummin": {
-        "grad-dim0/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad-dim0/float64": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/bfloat16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float16": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float32": _ATEN.format(what="aten::scatter_add.out"),
-        "grad/float64": _ATEN.format(what="aten::scatter_add.out"),
-    },
     "linalg_vector_norm": {
         "ord-2-special-values/bfloat16": _NO_PARITY,
         "ord-2-special-values/float32": _NO_PARITY,
@@ -130,26 +110,6 @@ device_gaps = {
     "log_softmax": {
         "backward-half-to-float/float16": _CPU_ONLY.format(what="for half-to-float log_softmax"),
         "half-to-float/float16": _CPU_ONLY.format(what="for half-to-float log_softmax"),
-    },
-    "nll_loss": {
-        "cross-entropy-label-smoothing-grad/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float64": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float64": _ATEN.format(what="aten::masked_select"),
-    },
-    "nll_loss2d": {
-        "cross-entropy-label-smoothing-grad/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing-grad/float64": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/bfloat16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float16": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float32": _ATEN.format(what="aten::masked_select"),
-        "cross-entropy-label-smoothing/float64": _ATEN.format(what="aten::masked_select"),
     },
     "prod": {
         "special-values/bfloat16": _NO_PARITY,
@@ -210,12 +170,6 @@ device_gaps = {
     "tanh": {
         "grad/float16": _NO_PARITY,
     },
-    # The shape family (2026-11-26): repeat_interleave.self_Tensor is CompositeImplicitAutograd:
-    # repeat_interleave.Tensor (gems), then index_select (not served by gems yet).
-    "repeat_interleave": {variant: _ATEN.format(what="aten::index_select (in repeat_interleave.self_Tensor's "
-                                                     "decomposition)")
-                          for variant in ("self-tensor", "self-tensor-flattened", "self-tensor-grad",
-                                          "self-tensor-one-repeat", "self-tensor-zero-repeats")},
     "trace": {
         "grad/bfloat16": _ATEN.format(what="aten::index_fill_.int_Tensor"),
         "grad/float16": _ATEN.format(what="aten::index_fill_.int_Tensor"),
