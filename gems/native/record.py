@@ -33,8 +33,8 @@ from gems.runtime import registration
 aten = torch.ops.aten
 _ALLOCATING = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
                aten.new_empty.default, aten.new_empty_strided.default}
-# Ops that read only metadata (dtypes, shapes): they decide nothing a key does not cover.
-_METADATA = {aten.result_type, aten.can_cast, aten.promote_types, aten.is_same_size}
+# Ops that read only metadata (dtypes, shapes, strides): they decide nothing a key does not cover.
+_METADATA = {aten.result_type, aten.can_cast, aten.promote_types, aten.is_same_size, aten._debug_has_internal_overlap}
 # Integer and float kernel parameters as triton 3.6's launcher packs them (backends/nvidia/driver.py).
 _FORMATS = {"i1": "b", "i8": "b", "u1": "B", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
             "i64": "q", "u64": "Q", "fp16": "e", "fp32": "f", "f32": "f", "fp64": "d"}
