@@ -7,8 +7,9 @@ ranks, alignment, other scalars, aliasing and global state stay exact). When a s
 family is recorded, :func:`observe` tries to derive one plan for a range of the family:
 
 1. **One variable.** Every word that differs between the two calls must be integer-affine in one of
-   them, v (word_i = a_i * v + b_i). The plan covers v's power-of-two bucket (2^(k-1), 2^k] and only
-   calls that keep these relations (C++ checks every word).
+   them, v (word_i = a_i * v + b_i). The plan covers v's power-of-two bucket (2^(k-1), 2^k], narrowed
+   around v by bisection where the launches change inside it (a choice made on v plus an offset), and
+   only calls that keep these relations (C++ checks every word).
 2. **Dry runs.** The implementation runs at other values of v on fresh tensors of the sizes the
    relations give, its launches recorded and not executed, any ATen op that computes stopping it:
    both ends of the bucket, one value per residue mod 16, spread values, then wherever two formulas
@@ -69,6 +70,10 @@ class NoGeneric(Exception):
     """No size-generic plan for this family and bucket; the message says why."""
 
 
+class StructureChanged(NoGeneric):
+    """A probe launched other kernels, constexprs or outputs than the anchor call."""
+
+
 def enabled() -> bool:
     return os.environ.get("GEMS_NATIVE_GENERIC", "1") != "0"
 
@@ -118,11 +123,51 @@ def _derive(overload, tensors, words, descs, previous, plan, args, kwargs, primi
     prober = _Prober(overload, tensors, descs, a, b, args, kwargs, primitive)
     skeleton, numbers, slots = _layout(plan)
     points = {v: numbers}
-    for p in _initial_points(lo, hi, v, previous[var]):
-        if p not in points:
-            points[p] = prober.numbers(p, skeleton, lo, hi)
-    formulas = _fit_all(points, slots, lo, hi, _divisors(plan), lambda p: prober.numbers(p, skeleton, lo, hi))
+    lo, hi = _probe_range(prober, skeleton, points, v, previous[var], lo, hi)
+    formulas = _fit_all(points, slots, lo, hi, _divisors(plan), lambda p: prober.numbers(p, skeleton))
     return _spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas)
+
+
+def _probe_range(prober, skeleton, points, v, previous, lo, hi):
+    """Probe the bucket [lo, hi] into ``points``; where the launches change inside it, narrow it around v by
+    bisection to the sizes that keep the anchor's launches (an implementation whose choice depends on v plus
+    an offset steps inside v's bucket). Returns the range, at least 4 sizes, fully probed up to 48 sizes."""
+    changed = set()
+    for p in _initial_points(lo, hi, v, previous):
+        if p in points:
+            continue
+        try:
+            points[p] = prober.numbers(p, skeleton)
+        except StructureChanged:
+            changed.add(p)
+    if changed:
+        below = [p for p in changed if p < v]
+        above = [p for p in changed if p > v]
+        if below:
+            lo = _edge(prober, skeleton, points, max(below), max(p for p in points if p <= v))
+        if above:
+            hi = _edge(prober, skeleton, points, min(above), min(p for p in points if p >= v))
+        for p in [p for p in points if not lo <= p <= hi]:
+            del points[p]
+        if hi - lo + 1 < 4:
+            raise NoGeneric(f"the launches change at sizes {lo - 1} and {hi + 1}, around {v}")
+        for p in _initial_points(lo, hi, v, previous):
+            if p not in points:
+                points[p] = prober.numbers(p, skeleton)  # inside the narrowed range: any change now is final
+    return lo, hi
+
+
+def _edge(prober, skeleton, points, outside, inside):
+    """The size next to ``inside`` (the anchor's launches) on the way to ``outside`` (other launches) where the
+    launches still are the anchor's, by bisection; returns it."""
+    while abs(outside - inside) > 1:
+        middle = (outside + inside) // 2
+        try:
+            points[middle] = prober.numbers(middle, skeleton)
+            inside = middle
+        except StructureChanged:
+            outside = middle
+    return inside
 
 
 def _initial_points(lo, hi, v, previous):
@@ -182,7 +227,7 @@ class _Prober:
                 raise NoGeneric("an integer argument at its default value varies")
         return args, kwargs, tuple(replaced.get(id(t), t) for t in self.tensors)
 
-    def numbers(self, v, skeleton, lo, hi):
+    def numbers(self, v, skeleton):
         """The dry run's numbers at ``v``, after checking that its structure is the anchor's."""
         args, kwargs, tensors = self._inputs(v)
         recording = record.Recording(tensors, self.primitive, dry=True)
@@ -206,7 +251,7 @@ class _Prober:
             raise NoGeneric(f"at size {v}: {recording.why_python}")
         probe_skeleton, numbers, _ = _layout(plan)
         if probe_skeleton != skeleton:
-            raise NoGeneric(f"the launches change within sizes {lo}..{hi} (at {v}: {_difference(skeleton, probe_skeleton)})")
+            raise StructureChanged(f"the launches change at size {v}: {_difference(skeleton, probe_skeleton)}")
         return numbers
 
 
