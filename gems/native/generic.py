@@ -105,6 +105,8 @@ def observe(overload, call, plan, args, kwargs, primitive):
 
 def _derive(overload, tensors, words, descs, previous, plan, args, kwargs, primitive):
     free = [i for i, (w, p) in enumerate(zip(words, previous)) if w != p]
+    if not free:
+        raise NoGeneric("the same signature was recorded again (its exact plan was replaced)")
     var = min(free, key=lambda i: (descs[i] & 15 == _STRIDE, abs(words[i] - previous[i]), i))
     step = words[var] - previous[var]
     a, b = [0] * len(words), list(words)
@@ -261,11 +263,12 @@ def _probe_tensor(t, sizes, strides):
     itemsize = t.element_size()
     if (span + 16) * itemsize > _PROBE_BYTES:
         raise NoGeneric(f"a probe of {span * itemsize} bytes is too large")
-    buffer = torch.empty(span + 16, dtype=t.dtype, device=t.device)
-    gap = (t.data_ptr() - buffer.data_ptr()) % 16
-    if gap % itemsize:
-        raise NoGeneric("a tensor's address cannot be matched modulo 16")
-    return buffer.as_strided(sizes, strides, gap // itemsize)
+    with registration.aten_only():
+        buffer = torch.empty(span + 16, dtype=t.dtype, device=t.device)
+        gap = (t.data_ptr() - buffer.data_ptr()) % 16
+        if gap % itemsize:
+            raise NoGeneric("a tensor's address cannot be matched modulo 16")
+        return buffer.as_strided(sizes, strides, gap // itemsize)
 
 
 def _substitute(value, replaced):
@@ -433,7 +436,8 @@ def _disagreement(candidates, points):
 
 def _fit_all(points, slots, lo, hi, divisors, probe):
     """One (a, b, d) per slot, probing more sizes (``probe(v)`` -> numbers) until each fit is unique."""
-    tests = _test_points(lo, hi)
+    with registration.aten_only():  # this module's own arithmetic is not a call of the user's to serve
+        tests = _test_points(lo, hi)
     extra = 0
     while True:
         formulas, wanted = [], set()
@@ -452,7 +456,11 @@ def _fit_all(points, slots, lo, hi, divisors, probe):
             a, d, b, b_hi = candidates[0]
             if max(abs(a) * hi + abs(b), abs(b_hi)) > 1 << 62:
                 raise NoGeneric(f"{_slot_name(slot)} is too large")
-            where = None if len(candidates) == 1 and b == b_hi else _disagreement(candidates, tests)
+            if len(candidates) == 1 and b == b_hi:
+                where = None
+            else:
+                with registration.aten_only():
+                    where = _disagreement(candidates, tests)
             if where is None:
                 formulas.append((a, b, d))
             else:

@@ -270,8 +270,7 @@ def _cuda_launch(launcher, compiled, grid, args, argspec):
             patches.append((len(params), spec[1], spec[2], spec[3]))
             params.append(0)
         elif ty == "bf16":
-            bits = torch.tensor(float(value), dtype=torch.bfloat16).view(torch.int16).item()
-            params.append(bits & 0xFFFF)
+            params.append(_bf16_bits(float(value)))
         elif ty in _FORMATS:
             raw = struct.pack("<" + _FORMATS[ty], value)
             where[p] = ("param", len(params), len(raw))
@@ -279,6 +278,12 @@ def _cuda_launch(launcher, compiled, grid, args, argspec):
         else:
             raise NotRecordable(f"kernel parameter type {ty}")
     return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches), where
+
+
+def _bf16_bits(value: float) -> int:
+    """The 16 bits of ATen's bfloat16 for ``value`` (ATen's own cast, not gems': this is no call of the user's)."""
+    with registration.aten_only():
+        return torch.tensor(value, dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF
 
 
 def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
