@@ -80,6 +80,22 @@ def test_attention_over_a_growing_kv_cache_replays_natively():
     assert native.generic_counts()[overload] == len(sizes) - python_calls(overload)
 
 
+def test_an_overload_with_integer_results_replays_them():
+    # CUDA's cuDNN attention overload (gems serves it on every device) returns max_q and max_k as SymInts: the
+    # plan returns them, max_k = the key length, recomputed per call in a size-generic plan.
+    op = torch.ops.aten._scaled_dot_product_cudnn_attention
+    q = torch.randn(1, 2, 1, 16)
+    k_cache, v_cache = torch.randn(1, 2, 24, 16), torch.randn(1, 2, 24, 16)
+    for n in range(5, 25):
+        k, v = k_cache[:, :, :n], v_cache[:, :, :n]
+        out, lse, _, _, max_q, max_k, *_ = op(q, k, v, None, True)
+        assert (max_q, max_k, tuple(lse.shape)) == (1, n, (1, 2, 1, 1))
+        torch.testing.assert_close(out, aten(torch.nn.functional.scaled_dot_product_attention, q, k, v),
+                                   rtol=1e-5, atol=1e-5)
+    overload = "_scaled_dot_product_cudnn_attention"
+    assert native.generic_counts()[overload] == 20 - python_calls(overload) >= 14
+
+
 def test_a_growing_batch_replays_natively():
     w = torch.randn(32)
     batches = range(5, 30)

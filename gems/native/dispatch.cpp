@@ -109,15 +109,18 @@ struct Launch {
 };
 
 struct OutSpec {
-  int kind;  // 0 fresh, 1 an input tensor, 2 None (an undefined tensor: an optional result not asked for)
+  // 0 fresh, 1 an input tensor, 2 None (an undefined tensor: an optional result not asked for), 3 an integer
+  // (a SymInt result: the attention overloads' max_q, max_k)
+  int kind;
   int index;
+  int64_t value = 0;  // kind 3
   std::vector<int64_t> sizes, strides;
   at::ScalarType dtype;
   int device_index;
 };
 
 // Where a size-generic plan puts one of its computed numbers.
-enum TargetKind : uint8_t { kGridX = 0, kGridY, kGridZ, kParam, kPatchDelta, kOutSize, kOutStride, kTemp };
+enum TargetKind : uint8_t { kGridX = 0, kGridY, kGridZ, kParam, kPatchDelta, kOutSize, kOutStride, kTemp, kOutInt };
 
 struct Target {
   uint8_t what;
@@ -521,8 +524,8 @@ void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
     const OutSpec& o = plan.outs[j];
     if (o.kind == 1) {
       outs.push_back(inputs[o.index]);
-    } else if (o.kind == 2) {
-      outs.emplace_back();
+    } else if (o.kind >= 2) {
+      outs.emplace_back();  // None, or an integer pushed below
     } else {
       auto options = at::TensorOptions().dtype(o.dtype).device(c10::Device(g_device_type, o.device_index));
       if (values == nullptr) {
@@ -551,7 +554,18 @@ void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
   if (values != nullptr) s.generic_hits.fetch_add(1, std::memory_order_relaxed);
   s.launches.fetch_add(int64_t(plan.launches.size()), std::memory_order_relaxed);
   torch::jit::drop(*stack, s.nargs);
-  for (auto& o : outs) stack->emplace_back(std::move(o));
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const OutSpec& o = plan.outs[j];
+    if (o.kind != 3) {
+      stack->emplace_back(std::move(outs[j]));
+      continue;
+    }
+    int64_t value = o.value;
+    if (values != nullptr)
+      for (const Target& t : plan.targets)
+        if (t.what == kOutInt && t.item == j) value = values[t.value];
+    stack->emplace_back(value);
+  }
 }
 
 Plan* build_plan(const py::object& spec) {
@@ -569,6 +583,7 @@ Plan* build_plan(const py::object& spec) {
     OutSpec out;
     out.kind = item[0].cast<int>();
     out.index = item[1].cast<int>();
+    if (out.kind == 3) out.value = item[2].cast<int64_t>();
     if (out.kind == 0) {
       out.sizes = item[2].cast<std::vector<int64_t>>();
       out.strides = item[3].cast<std::vector<int64_t>>();
@@ -728,6 +743,14 @@ void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks
   if (res.size() > 2 && !res[2].is_none()) insert_generic(s, build_generic(res[2].cast<py::tuple>(), *k));
 }
 
+// ATen's own kernel for the call (gems.aten_only(), a traced call at an autograd-level kernel).
+void call_original(const Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  TORCH_CHECK_NOT_IMPLEMENTED(s.original.has_value(), "Could not run 'aten::", s.overload,
+                              "' with arguments from this backend: ATen has no kernel for it there, and gems left "
+                              "this call to ATen");
+  s.original->callBoxed(op, ks, stack);
+}
+
 struct GemsKernel : public c10::OperatorKernel {
   explicit GemsKernel(Slot* slot) : slot(slot) {}
   Slot* slot;
@@ -735,7 +758,7 @@ struct GemsKernel : public c10::OperatorKernel {
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     Slot& s = *slot;
     if (g_aten_only.load(std::memory_order_relaxed)) {
-      s.original->callBoxed(op, ks, stack);
+      call_original(s, op, ks, stack);
       return;
     }
     if (!g_enabled) {
@@ -751,7 +774,7 @@ struct GemsKernel : public c10::OperatorKernel {
       if (k.why == kWhyTraced) {
         // Fake, functional or batched tensors (torch.compile's tracing, vmap) at an autograd-level kernel: ATen's
         // composite decomposes the call into operators the tracer knows; gems' kernels cannot run on them.
-        s.original->callBoxed(op, ks, stack);
+        call_original(s, op, ks, stack);
       } else {
         serve_python(s, op, ks, stack, nullptr, 0, g_why[k.why]);
       }
@@ -796,7 +819,11 @@ int64_t register_kernel(int64_t slot_id, const std::string& overload, const std:
   std::string variant = dot == std::string::npos ? "" : overload.substr(dot + 1);
   auto op = c10::Dispatcher::singleton().findSchemaOrThrow(("aten::" + name).c_str(), variant.c_str());
   const auto dispatch_key = c10::parseDispatchKey(key);
-  s.original = op.getComputedKernelForDispatchKey(dispatch_key);
+  try {  // a CUDA-only overload on another device (gems serves it, ATen has nothing to fall back to)
+    s.original = op.getComputedKernelForDispatchKey(dispatch_key);
+  } catch (const c10::Error&) {
+    s.original.reset();
+  }
   s.autograd = c10::isIncludedInAlias(dispatch_key, c10::DispatchKey::Autograd);
   const auto& arguments = op.schema().arguments();
   s.nargs = arguments.size();

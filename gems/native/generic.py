@@ -61,7 +61,7 @@ _TEST_POINTS = 1 << 16
 _PROBE_BYTES = 1 << 30
 _MAX_FAMILIES = 4096
 # dispatch.cpp's TargetKind
-_GRID, _PARAM, _PATCH, _OUT_SIZE, _OUT_STRIDE, _TEMP = 0, 3, 4, 5, 6, 7
+_GRID, _PARAM, _PATCH, _OUT_SIZE, _OUT_STRIDE, _TEMP, _OUT_INT = 0, 3, 4, 5, 6, 7, 8
 
 _families: dict = {}  # (overload, key with its variable words left out) -> the latest recorded call's words
 
@@ -331,6 +331,10 @@ def _layout(plan):
         numbers.append(value)
 
     for out in plan.outs:
+        if out[0] == 3:
+            skeleton.append((3, out[1]))
+            number(("oint", out[1]), out[2])
+            continue
         if out[0] != 0:
             skeleton.append(out)
             continue
@@ -475,7 +479,8 @@ def _fit_all(points, slots, lo, hi, divisors, probe):
 
 
 def _slot_name(slot) -> str:
-    names = {"osize": "output {} size {}", "ostride": "output {} stride {}", "temp": "temporary buffer {} bytes",
+    names = {"osize": "output {} size {}", "ostride": "output {} stride {}", "oint": "integer result {}",
+             "temp": "temporary buffer {} bytes",
              "grid": "launch {} grid dim {}", "arg": "launch {} argument {}", "delta": "launch {} argument {} offset",
              "tshape": "launch {} argument {} size {}", "tstride": "launch {} argument {} stride {}"}
     return names[slot[0]].format(*slot[1:])
@@ -507,6 +512,8 @@ def _spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas)
             targets.append((_OUT_SIZE if kind == "osize" else _OUT_STRIDE, 0, slot[1], slot[2], value))
         elif kind == "temp":
             targets.append((_TEMP, 0, slot[1], 0, value))
+        elif kind == "oint":
+            targets.append((_OUT_INT, 0, slot[1], 0, value))
         elif kind == "arg":
             checks.append((0, value, -1, _int_class(anchor[slot])))
         elif kind == "delta":

@@ -8,8 +8,8 @@ call did can be redone from its signature alone:
   a fill, ``.item()``, a nested operator) means "stay in Python" for this signature;
 - every kernel argument is a constant, or a pointer into an input, an output or a temporary buffer
   the call allocated (plus a fixed byte offset);
-- every result is an input tensor (out=, in-place), a fresh dense allocation or None (an optional
-  result not asked for, as in ``convolution_backward``'s output_mask);
+- every result is an input tensor (out=, in-place), a fresh dense allocation, None (an optional
+  result not asked for, as in ``convolution_backward``'s output_mask) or an integer (a SymInt result);
 - the random generators' states did not move (no random numbers drawn).
 
 Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count)``, or a str: "this
@@ -148,8 +148,11 @@ class Recording:
             if r is None:  # an optional result not asked for (an undefined tensor in C++)
                 outs.append((2, j))
                 continue
+            if type(r) is int:  # a SymInt result (the attention overloads' max_q, max_k)
+                outs.append((3, j, r))
+                continue
             if type(r) is not torch.Tensor:
-                raise NotRecordable("a result is not a tensor")
+                raise NotRecordable("a result is neither a tensor nor an integer")
             k = next((i for i, t in enumerate(self.tensors) if r is t), None)
             if k is not None:
                 outs.append((1, k))
@@ -197,7 +200,8 @@ class Recording:
 
 
 class Plan:
-    """A recorded call: ``outs`` ((0, j, shape, strides, dtype, device index) fresh / (1, input) / (2, j) None),
+    """A recorded call: ``outs`` ((0, j, shape, strides, dtype, device index) fresh / (1, input) / (2, j) None /
+    (3, j, value) an integer),
     ``temps`` (bytes), ``launches`` ((launcher, compiled, grid, options, argspec, args)). :meth:`spec` is what
     C++ stores; ``refs`` (slot -> index of a computed number) makes a size-generic plan's spec."""
 
