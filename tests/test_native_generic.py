@@ -171,16 +171,24 @@ def test_a_threshold_inside_a_bucket_bounds_the_plan():
 
 
 def test_a_size_dependent_float_keeps_exact_plans():
+    runs = []
+
     def abs_as_mean_fill(x):  # fills 1 / n: a float no size-generic plan recomputes
+        runs.append(x.numel())
         y = torch.empty_like(x)
         _launch(_fill_kernel, (cdiv(x.numel(), 16),), y, x.numel(), 1.0 / x.numel(), 16)
         return y
 
     _register_abs(abs_as_mean_fill)
-    for n in range(20, 30):
+    for n in range(20, 23):
         assert torch.equal(torch.abs(torch.randn(n)), torch.full((n,), 1.0 / n)), n
     assert native.generic_counts().get("abs", 0) == 0
     assert "no size-generic plan: the launches change" in native.python_reasons()["abs"]
+    tried = len(runs)  # the calls, and the dry runs of the failed derivation at 21
+    for n in range(23, 30):
+        assert torch.equal(torch.abs(torch.randn(n)), torch.full((n,), 1.0 / n)), n
+    assert len(runs) == tried + 7  # the bucket is known to fail: no more dry runs, one run per call
+    assert native.python_calls()["abs"][native.python_reasons()["abs"]] == 8
 
 
 def test_a_number_no_formula_fits_keeps_exact_plans():

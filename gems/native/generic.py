@@ -64,6 +64,9 @@ _MAX_FAMILIES = 4096
 _GRID, _PARAM, _PATCH, _OUT_SIZE, _OUT_STRIDE, _TEMP, _OUT_INT = 0, 3, 4, 5, 6, 7, 8
 
 _families: dict = {}  # (overload, key with its variable words left out) -> the latest recorded call's words
+# (family, variable, relations) -> [(lo, hi, why)]: ranges where a derivation failed, not tried again (each try
+# runs the implementation dozens of times)
+_failures: dict = {}
 
 
 class NoGeneric(Exception):
@@ -80,6 +83,7 @@ def enabled() -> bool:
 
 def forget() -> None:
     _families.clear()
+    _failures.clear()
 
 
 def observe(overload, call, plan, args, kwargs, primitive):
@@ -91,19 +95,20 @@ def observe(overload, call, plan, args, kwargs, primitive):
     family = (overload, tuple(w if d & 15 == _FIXED else None for w, d in zip(words, descs)))
     previous = _families.pop(family, None)
     if len(_families) >= _MAX_FAMILIES:
-        _families.clear()
+        forget()
     _families[family] = words
     if previous is None or not enabled():
         return None, record.NEW_SIGNATURE
     try:
-        return _derive(overload, call[0], words, descs, previous, plan, args, kwargs, primitive), record.NEW_SIGNATURE
+        spec = _derive(family, overload, call[0], words, descs, previous, plan, args, kwargs, primitive)
+        return spec, record.NEW_SIGNATURE
     except NoGeneric as why:
         return None, f"a new size of a family with no size-generic plan: {why}"
     except Exception as exc:  # the call itself succeeded: a failed derivation only costs the plan
         return None, f"a new size of a family with no size-generic plan: a gems bug ({type(exc).__name__}: {exc})"
 
 
-def _derive(overload, tensors, words, descs, previous, plan, args, kwargs, primitive):
+def _derive(family, overload, tensors, words, descs, previous, plan, args, kwargs, primitive):
     free = [i for i, (w, p) in enumerate(zip(words, previous)) if w != p]
     if not free:
         raise NoGeneric("the same signature was recorded again (its exact plan was replaced)")
@@ -122,18 +127,29 @@ def _derive(overload, tensors, words, descs, previous, plan, args, kwargs, primi
     lo, hi = (1 << (k - 1)) + 1, 1 << k
     if any(min(a[i] * lo + b[i], a[i] * hi + b[i]) < 0 for i in free if descs[i] & 15 in (_SIZE, _STRIDE)):
         raise NoGeneric(f"a size or stride would be negative for sizes {lo}..{hi}")
-    prober = _Prober(overload, tensors, descs, a, b, args, kwargs, primitive)
-    skeleton, numbers, slots = _layout(plan)
-    points = {v: numbers}
-    lo, hi = _probe_range(prober, skeleton, points, v, previous[var], lo, hi)
-    formulas = _fit_all(points, slots, lo, hi, _divisors(plan), lambda p: prober.numbers(p, skeleton))
-    return _spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas)
+    failed = _failures.setdefault((family, var, tuple(a)), [])
+    for failed_lo, failed_hi, why in failed:
+        if failed_lo <= v <= failed_hi:
+            raise NoGeneric(why)
+    bounds = [lo, hi]  # narrowed by _probe_range
+    try:
+        prober = _Prober(overload, tensors, descs, a, b, args, kwargs, primitive)
+        skeleton, numbers, slots = _layout(plan)
+        points = {v: numbers}
+        lo, hi = _probe_range(prober, skeleton, points, v, previous[var], bounds)
+        formulas = _fit_all(points, slots, lo, hi, _divisors(plan), lambda p: prober.numbers(p, skeleton))
+        return _spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas)
+    except NoGeneric as why:
+        failed.append((bounds[0], bounds[1], str(why)))
+        raise
 
 
-def _probe_range(prober, skeleton, points, v, previous, lo, hi):
-    """Probe the bucket [lo, hi] into ``points``; where the launches change inside it, narrow it around v by
-    bisection to the sizes that keep the anchor's launches (an implementation whose choice depends on v plus
-    an offset steps inside v's bucket). Returns the range, at least 4 sizes, fully probed up to 48 sizes."""
+def _probe_range(prober, skeleton, points, v, previous, bounds):
+    """Probe the bucket ``bounds`` ([lo, hi]) into ``points``; where the launches change inside it, narrow it
+    around v by bisection to the sizes that keep the anchor's launches (an implementation whose choice depends
+    on v plus an offset steps inside v's bucket), in ``bounds`` too. Returns the range, at least 4 sizes, fully
+    probed up to 48 sizes."""
+    lo, hi = bounds
     changed = set()
     for p in _initial_points(lo, hi, v, previous):
         if p in points:
@@ -151,6 +167,7 @@ def _probe_range(prober, skeleton, points, v, previous, lo, hi):
             hi = _edge(prober, skeleton, points, min(above), min(p for p in points if p >= v))
         for p in [p for p in points if not lo <= p <= hi]:
             del points[p]
+        bounds[:] = lo, hi
         if hi - lo + 1 < 4:
             raise NoGeneric(f"the launches change at sizes {lo - 1} and {hi + 1}, around {v}")
         for p in _initial_points(lo, hi, v, previous):

@@ -150,6 +150,10 @@ class Launcher:
             return recorder.launch(self, grid_x, 1, 1, num_warps, None, args)
         self._launch(grid_x, 1, 1, num_warps, None, args)
 
+    def compiled_for(self, args, num_warps, num_stages) -> bool:
+        """Whether a launch with these arguments needs no compile (always, where kernels are not compiled)."""
+        return not self.fast or (self._prepare(*args)[0], num_warps, num_stages) in self._compiled
+
     def _report_dry(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
         rec = registration.recording
         if callable(grid_x):  # an autotuner would benchmark: never in a dry run

@@ -16,7 +16,8 @@ of their varying size), and so is fp32 ``PRECISION`` (``torch.backends.cuda.matm
 the native layer's key reads too. A kernel with a single config (the interpreter vendor's) is never tuned.
 
 While a CUDA graph is being captured nothing is tuned (benchmarking launches and synchronizes): a class
-with no tuned config runs the first config that fits, and gems says so once per kernel.
+with no tuned config runs a config tuned for another class, or one that fits, whose kernel is already
+compiled for the call (compiling during capture is an error), and gems says so once per kernel.
 
 While tuning, Triton saves each tensor named in ``restore_value`` before a benchmark run and copies it
 back after (``copy_``), which ATen refuses for a tensor whose elements share memory (an expanded
@@ -86,7 +87,7 @@ class Tuned:
         key = self.key(named)
         config = self.chosen.get(key) or self._known(key, named)
         if config is None and _capturing():
-            config = self._untuned_during_capture(key, named)
+            config = self._untuned_during_capture(key, named, args)
         if config is None or not _plain_options(config):
             if config is None and registration.recording is not None:  # the next call of this signature is plain
                 registration.recording.deferred = "tuning"
@@ -118,13 +119,23 @@ class Tuned:
             self.chosen[key] = config
         return config
 
-    def _untuned_during_capture(self, key, named):
-        """The first config that fits (nothing is benchmarked during capture), said once per kernel."""
+    def _untuned_during_capture(self, key, named, args):
+        """Nothing is benchmarked during capture: a config tuned for another class, else one that fits, whose
+        kernel is compiled for these arguments (a compile during capture is an error), else the first that fits;
+        said once per kernel."""
         self.autotuner.nargs = named
         try:
-            config = self.autotuner.prune_configs({})[0]
+            fitting = self.autotuner.prune_configs({})
         finally:
             self.autotuner.nargs = None
+
+        def compiled(config):
+            meta = self.meta(config, named)
+            full = (*args, *(meta[name] for name in self.names[len(args):]))
+            return self._plain.compiled_for(full, config.num_warps, config.num_stages)
+
+        candidates = [*dict.fromkeys(c for c in self.chosen.values() if _plain_options(c)), *fitting]
+        config = next((c for c in candidates if compiled(c)), fitting[0])
         if not self._warned_capture:
             self._warned_capture = True
             warnings.warn(f"gems: {self.__name__} has no tuned config for shape class {key} while a CUDA graph is "
