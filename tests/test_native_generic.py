@@ -184,11 +184,10 @@ def test_a_size_dependent_float_keeps_exact_plans():
         assert torch.equal(torch.abs(torch.randn(n)), torch.full((n,), 1.0 / n)), n
     assert native.generic_counts().get("abs", 0) == 0
     assert "no size-generic plan: the launches change" in native.python_reasons()["abs"]
-    tried = len(runs)  # the calls, and the dry runs of the failed derivation at 21
+    tried = len(runs)  # the calls, and the dry runs of the derivations at 21 and 22, which failed
     for n in range(23, 30):
         assert torch.equal(torch.abs(torch.randn(n)), torch.full((n,), 1.0 / n)), n
-    assert len(runs) == tried + 7  # the bucket is known to fail: no more dry runs, one run per call
-    assert native.python_calls()["abs"][native.python_reasons()["abs"]] == 8
+    assert len(runs) == tried + 7  # the bucket 17..32 is given up: no more dry runs, one run per call
 
 
 def test_a_number_no_formula_fits_keeps_exact_plans():

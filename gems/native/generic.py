@@ -131,6 +131,9 @@ def _derive(family, overload, tensors, words, descs, previous, plan, args, kwarg
     for failed_lo, failed_hi, why in failed:
         if failed_lo <= v <= failed_hi:
             raise NoGeneric(why)
+    if sum(lo <= failed_lo <= hi for failed_lo, _, _ in failed) >= 2:  # twice in this bucket: give it up
+        failed.append((lo, hi, failed[-1][2]))
+        raise NoGeneric(failed[-1][2])
     bounds = [lo, hi]  # narrowed by _probe_range
     try:
         prober = _Prober(overload, tensors, descs, a, b, args, kwargs, primitive)
