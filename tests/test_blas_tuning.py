@@ -18,15 +18,10 @@ from gems.runtime import configs, registration
 
 
 @pytest.fixture(autouse=True)
-def _gems_on():
+def _gems_on(request):
     if gems.vendor().name != "interpreter":
         pytest.skip("checks the interpreter vendor (single-config tuning, Python launch primitive)")
-    previous = registration.snapshot()
-    gems.enable()
-    native.invalidate()
-    gems.reset_counts()
-    yield
-    registration.apply(previous, gems.vendor().dispatch_key)
+    request.getfixturevalue("gems_enabled")
 
 
 def _counting(monkeypatch, tuned):

@@ -11,22 +11,19 @@ import pytest
 import torch
 
 import gems
-from gems.runtime import registration
 
 torch_dynamo = pytest.importorskip("torch._dynamo")
+pytestmark = [
+    pytest.mark.skipif(gems.vendor().name != "interpreter", reason="checks the interpreter vendor (CPU tensors)"),
+    pytest.mark.usefixtures("gems_enabled"),
+]
 
 
 @pytest.fixture(autouse=True)
-def _gems_on():
-    if gems.vendor().name != "interpreter":
-        pytest.skip("checks the interpreter vendor (CPU tensors)")
-    previous = registration.snapshot()
-    gems.enable()
+def _fresh_dynamo():
     torch_dynamo.reset()
-    gems.reset_counts()
     yield
     torch_dynamo.reset()
-    registration.apply(previous, gems.vendor().dispatch_key)
 
 
 def block(x, w, m):

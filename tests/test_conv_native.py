@@ -15,7 +15,6 @@ import torch
 
 import gems
 from gems import native
-from gems.runtime import registration
 
 pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
                                 reason="no C++ compiler: the native layer cannot be built here")
@@ -24,15 +23,10 @@ aten = torch.ops.aten
 
 
 @pytest.fixture(autouse=True)
-def _gems_native():
+def _gems_native(request):
     if gems.vendor().name != "interpreter":
         pytest.skip("checks the interpreter vendor (CPU tensors, the Python launch primitive)")
-    previous = registration.snapshot()
-    gems.enable()
-    native.invalidate()
-    gems.reset_counts()
-    yield
-    registration.apply(previous, gems.vendor().dispatch_key)
+    request.getfixturevalue("gems_enabled")
 
 
 def _replays(overload, call, make, expected_none=()):

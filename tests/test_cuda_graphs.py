@@ -13,24 +13,13 @@ import torch
 
 import gems
 from gems import native
-from gems.runtime import registration
 
 pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graph capture needs a CUDA device"),
     pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer"),
+    pytest.mark.skipif(gems.vendor().device != "cuda", reason="captures the launches of a CUDA vendor"),
+    pytest.mark.usefixtures("gems_enabled"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _gems_native():
-    if gems.vendor().device != "cuda":
-        pytest.skip("captures the CUDA vendor's launches")
-    previous = registration.snapshot()
-    gems.enable()
-    native.invalidate()
-    gems.reset_counts()
-    yield
-    registration.apply(previous, gems.vendor().dispatch_key)
 
 
 def aten(fn, *args):

@@ -18,20 +18,11 @@ import gems
 from gems import native
 from gems.runtime import registration
 
-pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
-                                reason="no C++ compiler: the native layer cannot be built here")
+pytestmark = [pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                                 reason="no C++ compiler: the native layer cannot be built here"),
+              pytest.mark.usefixtures("gems_enabled")]
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _gems_native():
-    previous = registration.snapshot()
-    gems.enable()
-    native.invalidate()
-    gems.reset_counts()
-    yield
-    registration.apply(previous, gems.vendor().dispatch_key)
 
 
 def aten(fn, *args, **kwargs):

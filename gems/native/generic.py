@@ -460,8 +460,7 @@ def _disagreement(candidates, points):
 
 def _fit_all(points, slots, lo, hi, divisors, probe):
     """One (a, b, d) per slot, probing more sizes (``probe(v)`` -> numbers) until each fit is unique."""
-    with registration.aten_only():  # this module's own arithmetic is not a call of the user's to serve
-        tests = _test_points(lo, hi)
+    tests = None  # made when two step formulas must be compared
     extra = 0
     while True:
         formulas, wanted = [], set()
@@ -472,6 +471,8 @@ def _fit_all(points, slots, lo, hi, divisors, probe):
                 raise NoGeneric(f"{_slot_name(slot)} is not an integer")
             affine = _affine(vs, ys)
             if affine is not None:
+                if abs(affine[0]) * hi + abs(affine[1]) > 1 << 62:
+                    raise NoGeneric(f"{_slot_name(slot)} is too large")
                 formulas.append((affine[0], affine[1], 1))
                 continue
             candidates = _candidates(vs, ys, divisors)
@@ -483,7 +484,8 @@ def _fit_all(points, slots, lo, hi, divisors, probe):
             if len(candidates) == 1 and b == b_hi:
                 where = None
             else:
-                with registration.aten_only():
+                with registration.aten_only():  # this module's own arithmetic is not a call of the user's
+                    tests = _test_points(lo, hi) if tests is None else tests
                     where = _disagreement(candidates, tests)
             if where is None:
                 formulas.append((a, b, d))
