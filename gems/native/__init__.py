@@ -175,9 +175,16 @@ def register(overload: str, dispatch_key: str, device: str, serve):
 def record_call(impl, keyset, args, kwargs, call, calls, overload):
     """Run a new call signature of ``overload`` through ``impl`` (the registration wrapper) and record it as a
     plan (and, for a second size of a family, a size-generic plan)."""
-    from gems.native import record
+    from gems.native import generic, record
 
-    return record.record_call(impl, keyset, args, kwargs, call, calls, status()["primitive"], overload)
+    primitive = status()["primitive"]
+    outcome = record.record_call(impl, keyset, args, kwargs, call, calls, primitive, overload)
+    if len(outcome) == 2:
+        return outcome
+    result, spec, plan = outcome
+    generic_spec, why = generic.observe(overload, call, plan, args, kwargs, primitive)
+    record.note(overload, why)
+    return result, spec, generic_spec
 
 
 def note(overload: str, why: str) -> None:

@@ -14,7 +14,8 @@ call did can be redone from its signature alone:
 
 Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count)``, or a str: "this
 signature stays in Python", and why. A second call of the same family (the same key but for sizes and
-integer arguments) may also get a size-generic plan (:mod:`gems.native.generic`), derived from dry runs:
+integer arguments) may also get a size-generic plan (:mod:`gems.native.generic`, asked by
+:func:`gems.native.record_call`), derived from dry runs:
 the implementation run at other sizes with its launches recorded, not executed (:class:`Recording` with
 ``dry=True``).
 """
@@ -292,9 +293,9 @@ def _bf16_bits(value: float) -> int:
 
 def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
     """Run ``impl`` (the registration wrapper) for a new call signature of ``overload`` (``call``: its tensors,
-    key words and their descriptions); returns (result, plan spec[, size-generic spec]), with a str for "this
-    signature stays in Python" (the reason, also kept in :data:`python_reasons`) and None for "decide again
-    next time"."""
+    key words and their descriptions); returns (result, plan spec, :class:`Plan`), or (result, a str) for "this
+    signature stays in Python" (the reason, also kept in :data:`python_reasons`) or (result, None) for "decide
+    again next time"."""
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
         note(overload, "a new signature during CUDA graph capture (recorded outside capture only)")
         return impl(keyset, *args, **kwargs), None  # the state checks below are not capture-safe
@@ -320,11 +321,7 @@ def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
         spec = plan.spec(primitive)
     except NotRecordable as exc:
         return result, _python_only(overload, str(exc))
-    from gems.native import generic
-
-    generic_spec, why = generic.observe(overload, call, plan, args, kwargs, primitive)
-    note(overload, why)
-    return result, spec, generic_spec
+    return result, spec, plan  # gems.native.record_call notes the call once it knows about its family
 
 
 def _python_only(overload: str, why: str) -> str:
