@@ -44,7 +44,7 @@ constexpr int kMaxTensors = 8;   // tensors per call that a plan may reference
 constexpr int kMaxParams = 64;   // kernel parameters per launch
 constexpr int kTableSize = 64;   // plans per overload (open addressing)
 constexpr int kProbe = 8;
-constexpr int kMaxGeneric = 32;  // size-generic plans per overload
+constexpr int kMaxGeneric = 64;  // size-generic plans per overload
 constexpr int kMaxValues = 64;   // size-dependent numbers per size-generic plan
 
 enum Primitive { kPython = 0, kCuda = 1 };
@@ -179,6 +179,7 @@ struct Slot {
   std::atomic<Plan*> table[kTableSize];
   std::atomic<Generic*> generic[kMaxGeneric];
   std::atomic<int> ngeneric{0};
+  int generic_next = 0;  // the entry a new plan replaces once the table is full (the oldest)
   std::atomic<int64_t> hits{0}, launches{0}, plans{0}, generic_hits{0};
   Slot() {
     for (auto& p : table) p.store(nullptr);
@@ -662,7 +663,11 @@ void insert_generic(Slot& s, Generic* g) {
       return;  // the old one is never freed: a reader may hold it
     }
   }
-  if (n == kMaxGeneric) return;  // full: the family's further buckets stay exact
+  if (n == kMaxGeneric) {  // full: replace the oldest (a decode loop has left its early buckets behind)
+    s.generic[s.generic_next].store(g, std::memory_order_release);
+    s.generic_next = (s.generic_next + 1) % kMaxGeneric;
+    return;
+  }
   s.generic[n].store(g, std::memory_order_release);
   s.ngeneric.store(n + 1, std::memory_order_release);
 }
