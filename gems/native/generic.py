@@ -172,7 +172,7 @@ def _probe_range(prober, skeleton, points, v, previous, bounds):
             del points[p]
         bounds[:] = lo, hi
         if hi - lo + 1 < 4:
-            raise NoGeneric(f"the launches change at sizes {lo - 1} and {hi + 1}, around {v}")
+            raise NoGeneric(f"the launches stay those of size {v} only for sizes {lo}..{hi}")
         for p in _initial_points(lo, hi, v, previous):
             if p not in points:
                 points[p] = prober.numbers(p, skeleton)  # inside the narrowed range: any change now is final
