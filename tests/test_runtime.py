@@ -122,6 +122,113 @@ def test_heuristics_fall_back_along_the_base_chain():
         backend.heuristics("no_such_key")
 
 
+# A vendor's heuristics file, and what its check at activation says: (file text, line, words).
+BAD_HEURISTICS = {
+    "syntax error": ("HEURISTICS_CONFIGS = {\n    'pointwise': {'BLOCK': lambda args: 1024,\n}\n", 1,
+                     "syntax error: '{' was never closed"),
+    "missing num_warps": ("HEURISTICS_CONFIGS = {\n    'pointwise': {'BLOCK': lambda args: 1024},\n}\n", 2,
+                          "key 'pointwise' lacks num_warps: a vendor's key replaces its base's whole"),
+    "non-power-of-two block": ("HEURISTICS_CONFIGS = {\n    'pointwise': {\n        'BLOCK': lambda args: 1000,\n"
+                               "        'num_warps': lambda args: 4},\n}\n", 3,
+                               "rule 'BLOCK' returned 1000 for args {'n_elements': 1, 'itemsize': 1}: BLOCK must be a "
+                               "positive power-of-two integer"),
+    "a rule that raises": ("def _block(args):\n    return 1024 if args['n_elems'] < 8 else 2048\n\n\n"
+                           "HEURISTICS_CONFIGS = {'pointwise': {'BLOCK': _block, 'num_warps': lambda args: 4}}\n", 1,
+                           "rule 'BLOCK' raised KeyError('n_elems') for args {'n_elements': 1, 'itemsize': 1}: a rule "
+                           "must handle every call the kernels make (args n_elements, itemsize)"),
+    "unknown key": ("HEURISTICS_CONFIGS = {\n    'pointwize': {'BLOCK': lambda a: 1024, 'num_warps': lambda a: 4},"
+                    "\n}\n", 2, "unknown heuristics key 'pointwize' (did you mean 'pointwise'?)"),
+    "unknown name": ("HEURISTICS_CONFIGS = {'pointwise': {'BLOCK': lambda a: 1024, 'num_warps': lambda a: 4,\n"
+                     "                                   'num_warp': lambda a: 4}}\n", 1,
+                     "key 'pointwise': unknown name 'num_warp'; its kernels read BLOCK, num_warps"),
+    "rules out of order": ("HEURISTICS_CONFIGS = {'softmax': {\n    'BLOCK_K': lambda a: 2 * a['BLOCK_M'],\n"
+                           "    'BLOCK_M': lambda a: 2, 'num_warps': lambda a: 4}}\n", 2,
+                           "rules run in the order written, each seeing the values chosen before it: put 'BLOCK_M' "
+                           "before 'BLOCK_K'"),
+    "a value that is no rule": ("HEURISTICS_CONFIGS = {'pointwise': {'BLOCK': 1024, 'num_warps': lambda a: 4}}\n", 1,
+                                "'BLOCK' is 1024, not a function; write it as a rule of the kernel arguments, e.g. "
+                                "`lambda args: 1024`"),
+}
+
+
+def _interpreter_chain():
+    backend = selection.load_backend("interpreter")
+    return [("interpreter", *configs.read_vendor_heuristics(backend.directory))]
+
+
+@pytest.mark.parametrize("case", list(BAD_HEURISTICS))
+def test_a_bad_heuristics_file_is_named_with_its_line_key_and_fix(tmp_path, case):
+    text, line, words = BAD_HEURISTICS[case]
+    path = tmp_path / "heuristics_config_utils.py"
+    path.write_text(text)
+    with pytest.raises(VendorError) as err:
+        configs.check_heuristics([("acme", *configs.read_vendor_heuristics(tmp_path)), *_interpreter_chain()])
+    assert str(err.value).startswith(f"{path}:{line}: ") and words in str(err.value), str(err.value)
+
+
+def test_family_heuristics_files_are_checked_too_and_every_key_must_resolve(tmp_path):
+    (tmp_path / "heuristics").mkdir()
+    path = tmp_path / "heuristics" / "reduction.py"
+    path.write_text("HEURISTICS_CONFIGS = {'reduction': {'BLOCK_M': lambda a: 1, 'BLOCK_K': lambda a: 3,"
+                    " 'num_warps': lambda a: 1}}\n")
+    with pytest.raises(VendorError, match=r"rule 'BLOCK_K' returned 3 .*BLOCK_K must be a positive power-of") as err:
+        configs.check_heuristics([("acme", *configs.read_vendor_heuristics(tmp_path)), *_interpreter_chain()])
+    assert str(err.value).startswith(f"{path}:1: key 'reduction'")
+    path.unlink()
+    with pytest.raises(VendorError, match="no heuristics for key 'pointwise'.* in the vendors acme: define it"):
+        configs.check_heuristics([("acme", *configs.read_vendor_heuristics(tmp_path))])
+
+
+@pytest.mark.parametrize("vendor", ["interpreter", "nvidia", "sim"])
+def test_shipped_heuristics_pass_their_check(vendor, monkeypatch):
+    chain = [(b.name, *configs.read_vendor_heuristics(b.directory)) for b in selection.load_backend(vendor).chain()]
+    for _, table, _ in chain:  # nvidia's rules ask the device for its SM count: an H100's, here
+        for rules in table.values():
+            for rule in rules.values():
+                if "_sm_count" in rule.__globals__:
+                    monkeypatch.setitem(rule.__globals__, "_sm_count", lambda: 132)
+    configs.check_heuristics(chain)
+
+
+def test_activation_refuses_bad_heuristics_before_any_kernel(tmp_path, monkeypatch):
+    (tmp_path / "heuristics_config_utils.py").write_text(BAD_HEURISTICS["non-power-of-two block"][0])
+    base = selection.load_backend("interpreter")
+    info = VendorInfoBase("own", "cpu", None, "CPU")
+    fake = selection.Backend("own", info, base.capabilities, tmp_path, base, None)
+    monkeypatch.setattr(selection, "_current", None)
+    monkeypatch.setattr(selection, "load_backend", lambda name: fake)
+    with pytest.raises(VendorError, match="rule 'BLOCK' returned 1000"):
+        selection.select("own")
+    assert selection._current is None  # nothing was activated
+    selection.select("own", explicit=False)  # listing the vendor's operators runs no rule (they may need the device)
+    assert selection._current is fake
+
+
+@pytest.mark.xdist_group("scaffold")
+def test_the_clis_refuse_a_vendor_with_bad_heuristics(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "gems-copy"
+    shutil.copytree(REPO / "gems", copy / "gems", ignore=shutil.ignore_patterns("__pycache__"))
+    vendor = copy / "gems" / "runtime" / "backend" / "_rough"
+    vendor.mkdir()
+    (vendor / "__init__.py").write_text('from gems.runtime.vendor import VendorInfoBase\n\n'
+                                        'base_vendor = "interpreter"\n'
+                                        'vendor_info = VendorInfoBase("rough", "cpu", None, "CPU")\n')
+    (vendor / "heuristics_config_utils.py").write_text(BAD_HEURISTICS["unknown key"][0])
+    env = {k: v for k, v in os.environ.items() if k != "GEMS_VENDOR" and not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = str(copy)
+    words = f"{vendor / 'heuristics_config_utils.py'}:2: unknown heuristics key 'pointwize' (did you mean 'pointwise'?)"
+    (tmp_path / "script.py").write_text("print('ran')\n")
+    for argv in (["gems.perf", "--vendor", "rough", "--quick", "--ops", "add", "--out", str(tmp_path / "perf")],
+                 ["gems.tracing", "--vendor", "rough", str(tmp_path / "script.py")]):
+        proc = subprocess.run([sys.executable, "-m", *argv], cwd=copy, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+
+
 def test_use_gems_runs_the_triton_kernel_then_aten_again(monkeypatch):
     launches = []
     original_launch = launch.Launcher._launch  # every launch, by __call__ or flat, passes here

@@ -16,14 +16,19 @@ Triton (``cache_results``), so a second process with the same configs does not t
 for ``triton.heuristics``; so may one file per operator family in the vendor's ``heuristics/`` folder
 (``heuristics/pointwise.py``, ``heuristics/reduction.py``...), so that each family's rules sit in one
 place and a new family adds a file instead of editing a shared one. A key defined in two of a vendor's
-files is an error.
+files is an error. They are checked when the vendor is activated too (:func:`check_heuristics`): a file
+that does not import, an unknown key, a key that lacks a name its kernels read, and a rule that raises
+or returns a bad value for the arguments the kernels pass (``HEURISTICS_KEYS``) each stop with the file,
+the key and the fix.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from gems.runtime.vendor import VendorError
 from gems.yaml_file import read_mapping_with_lines
@@ -97,9 +102,54 @@ def autotune(configs: list, key: list[str], **kwargs):
     return triton.autotune(configs=configs, key=key, cache_results=True, **kwargs)
 
 
-def load_vendor_heuristics(directory: Path) -> dict[str, dict]:
-    """A vendor's ``HEURISTICS_CONFIGS``: its ``heuristics/<family>.py`` files and ``heuristics_config_utils.py``
-    together; a key found in two of them raises, naming both files."""
+class HeuristicsKey(NamedTuple):
+    """What the kernels of one heuristics key read: the names its rules give and the arguments they get."""
+
+    users: str  # the code that reads the key
+    names: tuple[str, ...]  # names every rule set of the key must give
+    optional: tuple[str, ...]  # names the kernels read when given (a default otherwise)
+    chained: bool  # rules run in the order written, each seeing the values chosen before it in its args
+    args: tuple[dict, ...]  # representative arguments the callers pass; every rule is called with each
+
+
+def _layouts(*layouts) -> tuple[dict, ...]:
+    """Reduction planner arguments (gems/ops/reduction/planning.config) for (layout, n_outer, n_red, n_inner)."""
+    return tuple({"layout": layout, "n_outer": outer, "n_red": red, "n_inner": inner, "n_rows": outer * inner}
+                 for layout, outer, red, inner in layouts)
+
+
+# Every heuristics key the kernels read. A vendor file naming any other key is refused, so a typo cannot go
+# silently unused; an operator that reads a new key adds it here (and rules for it to the nvidia and
+# interpreter vendors). The args cover the sizes the callers pass: odd, one element, an empty reduction,
+# the perf shapes' largest, and both reduction layouts.
+HEURISTICS_KEYS = {
+    "pointwise": HeuristicsKey(
+        "gems/codegen/pointwise.py (pointwise_config: pointwise ops, fills, cat, padding, triu...)",
+        ("BLOCK", "num_warps"), (), False,
+        tuple({"n_elements": n, "itemsize": size}
+              for n in (1, 13 * 17, 4096, 1 << 22, 1 << 26) for size in (1, 2, 4, 8))),
+    "reduction": HeuristicsKey(
+        "gems/ops/reduction/planning.py (config: reductions, scans, arg reductions, moments, losses)",
+        ("BLOCK_M", "BLOCK_K", "num_warps"), ("SPLITS",), True,
+        _layouts(("rows", 1, 1, 1), ("rows", 5, 0, 1), ("rows", 13, 17, 1), ("rows", 1, 1 << 20, 1),
+                 ("rows", 32768, 4096, 1), ("rows", 1 << 20, 2, 1), ("cols", 1, 7, 13), ("cols", 32, 4096, 1024),
+                 ("cols", 1, 1 << 16, 3))),
+    "softmax": HeuristicsKey(
+        "gems/ops/reduction/softmax.py (softmax, log_softmax, _safe_softmax and their backward)",
+        ("BLOCK_M", "BLOCK_K", "num_warps"), (), True,
+        _layouts(("rows", 1, 1, 1), ("rows", 13, 17, 1), ("rows", 4096, 4096, 1), ("rows", 4096, 32000, 1),
+                 ("rows", 1, 1 << 17, 1), ("cols", 1, 7, 13), ("cols", 32, 128, 1024))),
+}
+
+
+def _power_of_two_name(name: str) -> bool:
+    return name.startswith("BLOCK") or name in _POWER_OF_TWO
+
+
+def read_vendor_heuristics(directory: Path) -> tuple[dict[str, dict], dict[str, Path]]:
+    """(table, files): a vendor's ``HEURISTICS_CONFIGS`` from its ``heuristics/<family>.py`` files and
+    ``heuristics_config_utils.py`` together, and the file that defines each key; a key found in two of them
+    raises, naming both files."""
     table, source = {}, {}
     family_files = sorted(p for p in (directory / "heuristics").glob("*.py") if p.name != "__init__.py")
     for path in [*family_files, directory / "heuristics_config_utils.py"]:
@@ -107,7 +157,12 @@ def load_vendor_heuristics(directory: Path) -> dict[str, dict]:
             if key in source:
                 raise VendorError(f"heuristics key {key!r} is defined in both {source[key]} and {path}: keep one")
             table[key], source[key] = rules, path
-    return table
+    return table, source
+
+
+def load_vendor_heuristics(directory: Path) -> dict[str, dict]:
+    """A vendor's ``HEURISTICS_CONFIGS``, all its files together (see :func:`read_vendor_heuristics`)."""
+    return read_vendor_heuristics(directory)[0]
 
 
 def load_heuristics(path: Path) -> dict[str, dict]:
@@ -120,12 +175,92 @@ def load_heuristics(path: Path) -> dict[str, dict]:
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise VendorError(f"{path}:{exc.lineno}: syntax error: {exc.msg}; fix the file (it defines "
+                          f"HEURISTICS_CONFIGS)") from exc
     except Exception as exc:
-        raise VendorError(f"{path}: failed to import: {exc!r}") from exc
+        raise VendorError(f"{path}: failed to import: {exc!r}; fix the file (it defines HEURISTICS_CONFIGS)") from exc
     table = getattr(module, "HEURISTICS_CONFIGS", None)
     if not isinstance(table, dict):
         raise VendorError(f"{path}: must define HEURISTICS_CONFIGS = {{operator key: {{name: function}}}}")
     for key, rules in table.items():
-        if not isinstance(rules, dict) or not all(callable(f) for f in rules.values()):
-            raise VendorError(f"{path}: key {key!r}: expected a mapping of constexpr name -> function(args)")
+        if not isinstance(rules, dict):
+            raise VendorError(f"{_where(path, key)}: key {key!r}: expected a mapping of constexpr name -> "
+                              f"function(args), got {type(rules).__name__}")
+        for name, rule in rules.items():
+            if not callable(rule):
+                raise VendorError(f"{_where(path, key)}: key {key!r}: {name!r} is {rule!r}, not a function; write "
+                                  f"it as a rule of the kernel arguments, e.g. `lambda args: {rule!r}`")
     return table
+
+
+def _where(path: Path, key: str, rule=None) -> str:
+    """``path:line`` of a rule's definition, else of the key in the file's text, else the path alone."""
+    code = getattr(rule, "__code__", None)
+    if code is not None and Path(code.co_filename).resolve() == Path(path).resolve():
+        return f"{path}:{code.co_firstlineno}"
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return str(path)
+    found = re.search(r"""["']""" + re.escape(str(key)) + r"""["']\s*:""", text)
+    return f"{path}:{text.count(chr(10), 0, found.start()) + 1}" if found else str(path)
+
+
+def check_heuristics(chain: list[tuple[str, dict, dict]], run_rules: bool = True) -> None:
+    """Check the heuristics of a vendor chain, ``[(vendor, table, files)]`` nearest first (as
+    :func:`read_vendor_heuristics` gives them): every key is one the kernels read, with the names they read;
+    every key resolves somewhere in the chain; and, with ``run_rules``, the rules in effect return a positive
+    integer (a power of two for BLOCK* and num_warps) for each of the key's representative arguments.
+    ``run_rules`` needs the device where rules query it (an SM count). Raises VendorError."""
+    for _, table, files in chain:
+        for key, rules in table.items():
+            _check_names(files[key], key, rules)
+    vendors = " -> ".join(vendor for vendor, _, _ in chain)
+    for key, spec in HEURISTICS_KEYS.items():
+        found = next(((table[key], files[key]) for _, table, files in chain if key in table), None)
+        if found is None:
+            raise VendorError(f"no heuristics for key {key!r} (read by {spec.users}) in the vendors {vendors}: "
+                              f"define it in heuristics_config_utils.py or heuristics/<family>.py")
+        if run_rules:
+            _run_rules(found[1], key, found[0], spec)
+
+
+def _check_names(path: Path, key: str, rules: dict) -> None:
+    spec = HEURISTICS_KEYS.get(key)
+    if spec is None:
+        close = difflib.get_close_matches(str(key), HEURISTICS_KEYS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise VendorError(f"{_where(path, key)}: unknown heuristics key {key!r}{hint}; the keys the kernels read are "
+                          f"{', '.join(HEURISTICS_KEYS)}: rename it (a key no kernel reads is never used)")
+    missing = [n for n in spec.names if n not in rules]
+    if missing:
+        raise VendorError(f"{_where(path, key)}: key {key!r} lacks {', '.join(missing)}: a vendor's key replaces its "
+                          f"base's whole, so give every name its kernels read: {', '.join(spec.names)}"
+                          + (f" (optional: {', '.join(spec.optional)})" if spec.optional else ""))
+    unknown = [n for n in rules if n not in spec.names + spec.optional]
+    if unknown:
+        raise VendorError(f"{_where(path, key)}: key {key!r}: unknown name {unknown[0]!r}; its kernels read "
+                          f"{', '.join(spec.names + spec.optional)}")
+
+
+def _run_rules(path: Path, key: str, rules: dict, spec: HeuristicsKey) -> None:
+    for sample in spec.args:
+        args = dict(sample)
+        for name, rule in rules.items():
+            try:
+                value = rule(dict(args))
+            except Exception as exc:
+                later = isinstance(exc, KeyError) and exc.args and exc.args[0] in rules
+                fix = (f"rules run in the order written, each seeing the values chosen before it: put "
+                       f"{exc.args[0]!r} before {name!r}" if later and spec.chained else
+                       f"a rule must handle every call the kernels make (args {', '.join(sample)})")
+                raise VendorError(f"{_where(path, key, rule)}: key {key!r}: rule {name!r} raised {exc!r} for args "
+                                  f"{sample}: {fix}") from exc
+            power = _power_of_two_name(name)
+            if type(value) is not int or value < 1 or (power and value & (value - 1)):
+                need = "a positive power-of-two integer" if power else "a positive integer"
+                raise VendorError(f"{_where(path, key, rule)}: key {key!r}: rule {name!r} returned {value!r} for args "
+                                  f"{sample}: {name} must be {need}")
+            if spec.chained:
+                args[name] = value

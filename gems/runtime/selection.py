@@ -38,6 +38,7 @@ class Backend:
     _module: object = field(repr=False)
     _tune_configs: dict | None = field(default=None, repr=False)
     _heuristics: dict | None = field(default=None, repr=False)
+    _heuristics_files: dict | None = field(default=None, repr=False)
 
     @property
     def device(self) -> str:
@@ -76,11 +77,22 @@ class Backend:
         kernel arguments named in ``arg_keys`` (and the tensors' dtypes) change."""
         return configs.autotune(self.tune_configs(key), arg_keys, **kwargs)
 
-    def heuristics(self, key: str) -> dict:
-        """``triton.heuristics`` rules for an operator key, nearest vendor first."""
+    def _load_heuristics(self) -> None:
         for backend in self.chain():
             if backend._heuristics is None:
-                backend._heuristics = configs.load_vendor_heuristics(backend.directory)
+                backend._heuristics, backend._heuristics_files = configs.read_vendor_heuristics(backend.directory)
+
+    def check_heuristics(self, run_rules: bool = True) -> None:
+        """Check the heuristics files of every vendor in the chain and, with ``run_rules`` (the device is
+        present: a rule may query it), call the rules in effect with representative arguments (raises
+        VendorError)."""
+        self._load_heuristics()
+        configs.check_heuristics([(b.name, b._heuristics, b._heuristics_files) for b in self.chain()], run_rules)
+
+    def heuristics(self, key: str) -> dict:
+        """``triton.heuristics`` rules for an operator key, nearest vendor first."""
+        self._load_heuristics()
+        for backend in self.chain():
             if key in backend._heuristics:
                 return backend._heuristics[key]
         names = " -> ".join(b.name for b in self.chain())
@@ -197,6 +209,7 @@ def detect_vendor() -> tuple[str, str]:
         try:
             backend = load_backend(name)
             backend.check_tune_configs()
+            backend.check_heuristics(run_rules=False)
         except VendorError as exc:
             warnings.warn(f"skipping vendor {name!r} during detection: {exc}", stacklevel=2)
             continue
@@ -219,7 +232,7 @@ def current() -> Backend:
             except VendorError as exc:
                 raise VendorError(f"the GEMS_VENDOR environment variable: {exc}") from exc
         else:
-            select(*detect_vendor(), explicit=False)
+            select(*detect_vendor(), explicit=False, run_rules=True)  # detection found the device
     return _current
 
 
@@ -228,9 +241,11 @@ def selected_because() -> str:
     return _why
 
 
-def select(name: str, why: str = "selected explicitly", explicit: bool = True) -> Backend:
+def select(name: str, why: str = "selected explicitly", explicit: bool = True,
+           run_rules: bool | None = None) -> Backend:
     """Make ``name`` the vendor of this process. Kernels are compiled for one vendor per process.
-    ``why`` says what chose it, for the messages that name the vendor."""
+    ``why`` says what chose it, for the messages that name the vendor. ``explicit``: check that its device is
+    present; ``run_rules`` (default: ``explicit``): call its heuristics rules, which may query the device."""
     global _current, _why
     if _current is not None:
         if _current.name == name:
@@ -247,6 +262,7 @@ def select(name: str, why: str = "selected explicitly", explicit: bool = True) -
     if explicit:
         check_available(backend)
     backend.check_tune_configs()  # a malformed file fails here, before any kernel is defined
+    backend.check_heuristics(run_rules=explicit if run_rules is None else run_rules)
     for member in reversed(list(backend.chain())):
         activate = getattr(member._module, "activate", None)
         if activate is not None:
