@@ -27,7 +27,7 @@ from gems.gate.promote import LOG
 from gems.gate.verdict import MAX_ROWS
 from gems.perf.results import COLUMNS as PERF_COLUMNS
 from gems.perf.results import geomean, row_speedup
-from gems.report.conformance_report import cell_status, cells
+from gems.report.conformance_report import cell_status, cells, compact_text
 
 # The real runs are built once per pytest run, whichever xdist worker asks first (conftest's once_per_run).
 pytestmark = pytest.mark.xdist_group("gate")
@@ -166,7 +166,9 @@ def test_removed_case_is_blocked(runs, tmp_path, capsys):
     code, out, _ = gate(capsys, "--candidate", str(candidate), "--baseline", str(runs["base"]))
     assert code == REGRESSION
     assert "Cases that vanished" in out
-    assert f"| abs | {count} | {count - 1} | {removed} |" in out
+    dtype = removed.split("::")[1]
+    n = cells(report)["abs", dtype].total()
+    assert f"| abs | {count} | {count - 1} | {dtype}: {n - 1} case(s), {n} in the baseline |" in out
 
 
 def test_narrower_dtype_run_is_blocked(runs, capsys):
@@ -285,7 +287,7 @@ def test_bad_candidate_is_unusable_never_a_pass(damage, runs, tmp_path, capsys):
 def test_missing_baseline_says_how_to_make_one(runs, tmp_path, capsys):
     code, _, err = gate(capsys, "--candidate", str(runs["same"]), "--baseline", str(tmp_path / "nothing"))
     assert code == UNUSABLE
-    assert f"{tmp_path / 'nothing' / 'conformance.json'}: baseline file not found" in err
+    assert f"{tmp_path / 'nothing' / 'conformance_cells.json'}: baseline file not found (nor conformance.json" in err
     assert "gems-gate promote --vendor interpreter" in err
 
 
@@ -539,7 +541,10 @@ def test_promote_then_gate_against_the_promoted_baseline(runs, tmp_path, capsys)
     code, out, _ = _promote(capsys, "--candidate", str(runs["base"]), "--reports", str(reports))
     assert code == PASS, out
     target = reports / "interpreter"
-    assert (target / "conformance.json").read_text() == (runs["base"] / "conformance.json").read_text()
+    # The baseline is the run's compact form, made by the code the gate reads it with; the case-level
+    # records stay with the run.
+    assert (target / "conformance_cells.json").read_text() == compact_text(_report(runs["base"]))
+    assert not (target / "conformance.json").exists()
     assert (target / "support_matrix.md").is_file() and (target / "support_matrix.csv").is_file()
     assert oct(target.stat().st_mode & 0o777) == "0o755"
     log = (target / LOG).read_text().splitlines()
@@ -551,13 +556,13 @@ def test_promote_then_gate_against_the_promoted_baseline(runs, tmp_path, capsys)
 def test_promote_refuses_failures_unless_forced_with_a_reason(runs, tmp_path, capsys):
     reports = tmp_path / "reports"
     assert _promote(capsys, "--candidate", str(runs["base"]), "--reports", str(reports))[0] == PASS
-    before = (reports / "interpreter" / "conformance.json").read_text()
+    before = (reports / "interpreter" / "conformance_cells.json").read_text()
 
     code, _, err = _promote(capsys, "--candidate", str(runs["broken"]), "--reports", str(reports))
     assert code == REGRESSION and "refused" in err and "neg::" in err and "--force --reason" in err
     code, _, err = _promote(capsys, "--candidate", str(runs["broken"]), "--reports", str(reports), "--force")
     assert code == UNUSABLE and "--force needs --reason" in err
-    assert (reports / "interpreter" / "conformance.json").read_text() == before
+    assert (reports / "interpreter" / "conformance_cells.json").read_text() == before
 
     code, out, _ = _promote(capsys, "--candidate", str(runs["broken"]), "--reports", str(reports), "--force",
                             "--reason", "neg rewrite lands next week; tracked in issue 42")
@@ -607,7 +612,63 @@ def test_promote_rejects_unreadable_candidate_and_keeps_the_baseline(runs, tmp_p
     _truncate(candidate / "conformance.json")
     code, _, err = _promote(capsys, "--candidate", str(candidate), "--reports", str(reports))
     assert code == UNUSABLE and "not valid JSON" in err
-    assert (reports / "interpreter" / "conformance.json").read_text() == (runs["base"] / "conformance.json").read_text()
+    assert (reports / "interpreter" / "conformance_cells.json").read_text() == compact_text(_report(runs["base"]))
+
+
+def test_a_compact_baseline_judges_like_the_case_level_one(runs, tmp_path, capsys):
+    """The gate reads a compact baseline (and a compact candidate) and gives the verdicts the case-level
+    files give: a pass, the broken kernel's cells with their failing cases, a vanished dtype."""
+    compact = {}
+    for name in ("base", "broken", "same"):
+        compact[name] = tmp_path / name
+        compact[name].mkdir()
+        (compact[name] / "conformance_cells.json").write_text(compact_text(_report(runs[name])))
+    assert gate(capsys, "--candidate", str(runs["same"]), "--baseline", str(compact["base"]))[0] == PASS
+    assert gate(capsys, "--candidate", str(compact["same"]), "--baseline", str(compact["base"]))[0] == PASS
+    full = gate(capsys, "--candidate", str(runs["broken"]), "--baseline", str(runs["base"]))
+    for candidate in (runs["broken"], compact["broken"]):
+        code, out, _ = gate(capsys, "--candidate", str(candidate), "--baseline", str(compact["base"]))
+        assert code == REGRESSION
+        def tables(text):  # past the lines naming the files, up to the summary
+            return text.split("### Summary")[0].split("- Baseline")[1].split("\n", 1)[1]
+
+        assert "Cells that passed in the baseline and fail now" in out and tables(out) == tables(full[1])
+    code, out, _ = gate(capsys, "--candidate", str(runs["narrow"]), "--baseline", str(compact["base"]))
+    assert code == REGRESSION and "every float16 case" in out
+
+
+def test_the_compact_form_is_sorted_one_line_per_cell_and_case(runs):
+    report = _report(runs["broken"])
+    text = compact_text(report)
+    lines = text.splitlines()
+    cell_lines = [line for line in lines if line.startswith('  "abs::') or line.startswith('  "neg::')]
+    assert cell_lines == sorted(cell_lines) and len(cell_lines) == len(cells(report))
+    failing = [c for c in report["cases"] if c["status"] != "pass"]
+    case_lines = [line for line in lines if line.startswith('  {"id": ')]
+    assert [json.loads(line.rstrip(","))["id"] for line in case_lines] == sorted(c["id"] for c in failing)
+    assert json.loads(text)["schema"] == "gems.conformance-cells/1"
+    passing = _report(runs["base"])
+    assert len(compact_text(passing)) < len(json.dumps(passing)) / 10  # the case-level file stays in runs/
+
+
+def test_a_compact_file_whose_counts_disagree_is_unusable(runs, tmp_path, capsys):
+    baseline = tmp_path / "base"
+    baseline.mkdir()
+    report = json.loads(compact_text(_report(runs["broken"])))
+    report["cases"] = report["cases"][1:]  # a listed failure removed by hand; its cell still counts it
+    (baseline / "conformance_cells.json").write_text(json.dumps(report))
+    code, _, err = gate(capsys, "--candidate", str(runs["same"]), "--baseline", str(baseline))
+    assert code == UNUSABLE and "conformance_cells.json: cell neg::" in err and "but the file lists" in err
+
+
+def test_the_summary_is_recomputed_not_echoed(runs, tmp_path, capsys):
+    candidate = _copy(runs["same"], tmp_path / "cand")
+    _edit_json(candidate, lambda r: r["summary"].update({"pass": 999999, "fail": 7}))
+    code, out, _ = gate(capsys, "--candidate", str(candidate), "--baseline", str(runs["base"]))
+    passed = sum(c["status"] == "pass" for c in _report(runs["same"])["cases"])
+    assert code == PASS and "- Conformance now: cells passed: " in out
+    assert f"cases: {passed} pass, 0 fail" in out.split("- Conformance now: ")[1].splitlines()[0]
+    assert "999999" not in out
 
 
 # --- configuration and workflows -----------------------------------------------------------------

@@ -206,6 +206,83 @@ def test_bandwidth_chart_leaves_out_operators_that_move_no_data_or_compute():
     assert charts.bandwidth_chart(_fake_run(rows, copy_gbps=None)).startswith(PNG_SIGNATURE)
 
 
+def _chart_texts(figure) -> list[str]:
+    return [t.get_text() for t in figure.findobj(lambda a: hasattr(a, "get_text")) if t.get_text()]
+
+
+def test_interpreter_charts_say_what_was_timed_and_that_it_means_nothing():
+    from gems.perf import charts
+
+    families = [f"family{i:02d}" for i in range(14)]
+    rows = [_perf_row(f"op{i}", size, 0.01 * (i + 1), pct=0.5 + i, family=families[i])
+            for i in range(14) for size in ("large", "small")]
+    run = _fake_run(rows, copy_gbps=27.0)
+    run.env.update(vendor="interpreter", timer="wall-clock")
+    figure = charts.speedup_figure(run)
+    texts = " ".join(_chart_texts(figure))
+    assert charts.CAVEAT in " ".join(figure.get_suptitle().split()) and "kernel time" not in texts
+    assert "large shapes: wall-clock time per call" in texts
+    panels = [ax for ax in figure.axes if ax.get_title()]
+    assert len(panels) == 2 and all(ax.get_legend() is None for ax in panels)  # the legend covers no bar
+    (legend,) = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None]
+    assert sorted(t.get_text() for t in legend.get_texts()) == families
+    assert len(set(charts.family_styles(families).values())) == 14  # no two families alike
+    # 0.005x .. 0.15x on 5.5 inches: 1-2-5 labels would touch; what is left fits
+    ticks = [t.get_text() for t in panels[0].get_xticklabels()]
+    assert ticks and len(ticks) <= charts.PANEL_WIDTH / 0.55 and "1x" in ticks and "e-" not in "".join(ticks)
+
+
+def test_ratio_ticks_thin_out_as_the_range_grows():
+    from gems.perf import charts
+
+    assert charts.ratio_ticks(0.3, 3) == [0.5, 1.0, 2.0]
+    assert charts.ratio_ticks(0.00003, 1.5) == [0.0001, 0.001, 0.01, 0.1, 1.0]
+    assert charts.ratio_label(0.0001) == "0.0001x" and charts.ratio_label(20) == "20x"
+
+
+def test_bandwidth_chart_shows_bars_a_hundredth_of_others_on_a_log_axis():
+    from gems.perf import charts
+
+    rows = [dict(_perf_row("add", "large", 0.01, pct=0.5), gems_ms=100.0, aten_ms=1.0),
+            dict(_perf_row("exp", "large", 0.01, pct=0.2), gems_ms=100.0, aten_ms=2.0)]
+    figure = charts.bandwidth_figure(_fake_run(rows, copy_gbps=27.0))
+    (ax,) = [ax for ax in figure.axes if ax.containers]  # the one with bars
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_yticklabels()] == ["exp", "add"]
+    assert {"0.5%", "0.2%"} <= {t.get_text().strip() for t in ax.texts}  # each gems bar says its share
+    linear = charts.bandwidth_figure(_fake_run([_perf_row("add", "large", 1.0, pct=80.0)]))
+    assert [ax.get_xscale() for ax in linear.axes if ax.containers] == ["linear"]
+
+
+def test_matrix_cells_and_legends_say_what_they_count(tmp_path):
+    from collections import Counter
+
+    from gems.perf import matrix
+
+    assert conformance_report.cell_text(Counter({"pass": 16, "unsupported": 1})) == "✅ 16/17 (1 unsupported)"
+    legend = conformance_report.legend_markdown()
+    assert "✅ no failure: every case that ran passed" in legend and "all cases pass" not in legend
+    assert "no reference on its device (ATen has no kernel there)" in legend and "dtype unsupported" not in legend
+    rows = [{"op": "add", "dtype": "float32", "shape": "64", "status": "no-perf", "reason": "no perf inputs"},
+            {"op": "exp", "dtype": "float32", "shape": "64", "status": "error", "reason": "boom"},
+            {"op": "exp", "dtype": "float32", "shape": "128", "status": "error", "reason": "boom"}]
+    perf = matrix.perf_cells(rows)
+    assert perf["add", "float32"][0] == "(not benchmarked)" and perf["exp", "float32"][0] == "(perf: error ×2)"
+    cases = [{"id": f"add::float32::v{i}", "op": "add", "dtype": "float32", "variant": f"v{i}", "status": "pass",
+              "message": ""} for i in range(16)]
+    cases.append({"id": "add::float32::grad", "op": "add", "dtype": "float32", "variant": "grad",
+                  "status": "unsupported", "message": "not run on fake: ATen has no fake kernel for add"})
+    env = {"vendor": "fake", "device": "fake device", "driver": None, "torch": "2", "triton": "3",
+           "date": "2030-01-01T00:00:00Z", "commit": "abc"}
+    report = conformance_report.build(env, "quick", {"add": 17}, cases, notes=["the fake device rounds down"])
+    report["summary"]["pass"] = 999  # never echoed: the summary line counts the cases
+    run = SimpleNamespace(env=env, suite="quick", rows=rows)
+    page = matrix.html_page(run, report, "note", perf)
+    assert "✅ 16/17 (1 unsupported)" in page and "not benchmarked" in page and "perf no-perf" not in page
+    assert "<h2>Vendor notes</h2>" in page and "the fake device rounds down" in page
+    assert "Cases that did not simply pass (1)" in page and "ATen has no fake kernel for add" in page
+    assert "cases: 16 pass, 0 fail" in page and "999" not in page
+
+
 def test_bandwidth_above_the_copy_ceiling_is_flagged_not_reported():
     row = {"gbps": 5000.0, "reason": "agrees with ATen"}
     runner._share_of_copy(row, copy_gbps=4000.0)

@@ -20,10 +20,19 @@ import traceback
 from pathlib import Path
 
 from gems.gate import PASS, REGRESSION, UNUSABLE, config, conformance_diff, perf_diff, registry
-from gems.gate.inputs import CONFORMANCE_FILE, PERF_FILE, GateInputError, check_comparable, load_run, read_perf
+from gems.gate.inputs import (
+    COMPACT_FILE,
+    CONFORMANCE_FILE,
+    PERF_FILE,
+    GateInputError,
+    check_comparable,
+    load_run,
+    read_perf,
+)
 from gems.gate.merge import merge
 from gems.gate.promote import PromoteRefused, promote
 from gems.gate.verdict import Verdict, render, render_unusable
+from gems.report.conformance_report import find as find_conformance
 
 COMMANDS = ("check", "promote", "merge")
 
@@ -73,9 +82,10 @@ def _load_runs(args, settings):
     where = "--perf" if args.perf else (_shown(settings.sources[0]) if settings.sources else "the default")
     baseline_dir = args.baseline or Path("reports") / vendor
     candidate_dir = args.candidate or Path("runs") / vendor
-    if not (baseline_dir / CONFORMANCE_FILE).is_file():
-        raise GateInputError(f"{baseline_dir / CONFORMANCE_FILE}: baseline file not found (a vendor's first baseline "
-                             f"is made with: gems-gate promote --vendor {vendor} --candidate {candidate_dir})")
+    if not find_conformance(baseline_dir).is_file():
+        raise GateInputError(f"{baseline_dir / COMPACT_FILE}: baseline file not found (nor {CONFORMANCE_FILE}; a "
+                             f"vendor's first baseline is made with: gems-gate promote --vendor {vendor} --candidate "
+                             f"{candidate_dir})")
     baseline = load_run(baseline_dir, perf=perf_on and (baseline_dir / PERF_FILE).is_file())
     candidate = load_run(candidate_dir, perf=False)
     if baseline.perf is not None:

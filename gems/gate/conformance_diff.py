@@ -1,7 +1,11 @@
 """What changed between two conformance runs, cell by cell (operator x dtype) and case by case.
 
-Blocking: a case that fails now where it passed in the baseline, or that is new in a cell that
-passed; an operator whose collected case count dropped; a registered operator with no cases.
+Both runs are in the compact form (gems.report.conformance_report.compact): per cell the count of each
+status, and every case that did not simply pass. A case a cell does not list passed in that run (or was not
+there), so a case that fails now blocks unless it failed in the baseline too.
+
+Blocking: a case that fails now where it passed in the baseline (or that is new in a cell the baseline
+had); an operator whose collected case count dropped; a registered operator with no cases.
 Reported: cells that pass now and did not, other cell changes, new operators and cases.
 """
 
@@ -30,12 +34,13 @@ class Vanished:
     op: str
     before: int
     after: int
-    missing: list  # baseline case ids the candidate no longer has (outside lost_cells)
+    fewer: list  # (dtype, cases now, cases in the baseline) of the cells that lost cases
     lost_cells: list  # dtypes whose cases all vanished
 
     def describe(self) -> str:
-        parts = [f"every {d} case" for d in self.lost_cells] + self.missing
-        return ", ".join(parts) or "(no case id lost: the count dropped)"
+        parts = [f"every {d} case" for d in self.lost_cells]
+        parts += [f"{d}: {now} case(s), {then} in the baseline" for d, now, then in self.fewer]
+        return ", ".join(parts) or "(no cell lost cases: the count dropped)"
 
 
 @dataclass
@@ -55,9 +60,10 @@ class ConformanceDiff:
 
 
 def compare(baseline: dict, candidate: dict, registered: dict | None) -> ConformanceDiff:
-    """registered: operator -> overloads gems registers for the vendor (None: not checked)."""
+    """baseline, candidate: compact reports; registered: operator -> overloads gems registers for the vendor
+    (None: not checked)."""
     diff = ConformanceDiff()
-    base_cases = {c["id"]: c for c in baseline["cases"]}
+    base_listed = {c["id"]: c["status"] for c in baseline["cases"]}  # every case that did not simply pass
     base_cells, cand_cells = cells(baseline), cells(candidate)
     base_cell_status = {key: cell_status(counts) for key, counts in base_cells.items()}
 
@@ -65,25 +71,25 @@ def compare(baseline: dict, candidate: dict, registered: dict | None) -> Conform
     for case in candidate["cases"]:
         if case["status"] not in FAILING:
             continue
-        before = base_cases.get(case["id"])
         key = case["op"], case["dtype"]
-        if before is not None and before["status"] in FAILING:
+        before = base_listed.get(case["id"], "pass" if key in base_cells else None)
+        if before in FAILING:
             diff.still_failing += 1
-        elif (before is not None and before["status"] in PASSING) or base_cell_status.get(key) in PASSING:
+        elif before in PASSING or base_cell_status.get(key) in PASSING:
             newly_failing.setdefault(key, []).append(case)
     for (op, dtype), cases in sorted(newly_failing.items()):
         diff.regressions.append(CellChange(op, dtype, base_cell_status[op, dtype],
                                            cell_status(cand_cells[op, dtype]), cases))
 
-    cand_ids = {c["id"] for c in candidate["cases"]}
     before_counts, after_counts = baseline["collected"], candidate["collected"]
     for op in sorted(before_counts):
         after = after_counts.get(op, 0)
         if after < before_counts[op]:
-            missing = [c for i, c in sorted(base_cases.items()) if c["op"] == op and i not in cand_ids]
             lost = sorted(d for o, d in base_cells if o == op and (o, d) not in cand_cells)
-            diff.vanished.append(Vanished(op, before_counts[op], after,
-                                          [c["id"] for c in missing if c["dtype"] not in lost], lost))
+            fewer = [(d, sum(cand_cells[o, d].values()), sum(counts.values()))
+                     for (o, d), counts in sorted(base_cells.items())
+                     if o == op and (o, d) in cand_cells and sum(cand_cells[o, d].values()) < sum(counts.values())]
+            diff.vanished.append(Vanished(op, before_counts[op], after, fewer, lost))
         elif after > before_counts[op]:
             diff.grown.append((op, before_counts[op], after))
     diff.new_ops = {op: n for op, n in sorted(after_counts.items()) if op not in before_counts}

@@ -1,7 +1,9 @@
 """Reading a run's result files and checking that two runs can be compared.
 
-A run is a directory holding ``conformance.json`` (written by the conformance suite) and, where perf
-is gated, ``perf.csv`` (written by gems-perf). Anything the gate cannot trust raises
+A run is a directory holding ``conformance.json`` (written by the conformance suite, one record per case)
+or its compact form ``conformance_cells.json`` (what ``gems-gate promote`` commits: cells and the cases that
+did not simply pass) and, where perf is gated, ``perf.csv`` (written by gems-perf). Either conformance form
+is read into the compact one, which is all the gate compares. Anything the gate cannot trust raises
 :class:`GateInputError` with the file and what is wrong; the gate then exits 2 and never passes.
 """
 
@@ -20,7 +22,8 @@ from gems.perf.results import OPTIONAL_COLUMNS
 from gems.report import conformance_report
 from gems.testing.conformance import STATUSES as CASE_STATUSES
 
-CONFORMANCE_FILE = "conformance.json"
+CONFORMANCE_FILE = conformance_report.FILE
+COMPACT_FILE = conformance_report.COMPACT_FILE
 PERF_FILE = "perf.csv"
 MODES = ("quick", "full")
 
@@ -35,12 +38,13 @@ class GateInputError(Exception):
 @dataclass
 class Run:
     directory: Path
-    conformance: dict
+    conformance: dict  # the compact form (conformance_report.compact), whichever file it was read from
     perf: list[dict] | None  # None: perf not read (gating off) or absent where it may be
+    conformance_path: Path | None = None  # the file read
 
-    @property
-    def conformance_path(self) -> Path:
-        return self.directory / CONFORMANCE_FILE
+    def __post_init__(self):
+        if self.conformance_path is None:
+            self.conformance_path = conformance_report.find(self.directory)
 
     @property
     def perf_path(self) -> Path:
@@ -48,7 +52,8 @@ class Run:
 
 
 def load_conformance(path: Path) -> dict:
-    """conformance.json, checked beyond its schema: a complete run with known statuses."""
+    """conformance.json or its compact form, checked beyond its schema (a complete run, known statuses, counts
+    that agree), as the compact form."""
     try:
         report = conformance_report.load(path)
     except conformance_report.ReportError as exc:
@@ -58,8 +63,6 @@ def load_conformance(path: Path) -> dict:
     collected = report["collected"]
     if not isinstance(collected, dict) or not all(isinstance(n, int) and n >= 0 for n in collected.values()):
         raise GateInputError(f"{path}: 'collected' must map operator -> number of cases")
-    if not report["cases"]:
-        raise GateInputError(f"{path}: holds no cases")
     ids = Counter(case["id"] for case in report["cases"])
     duplicated = sorted(i for i, n in ids.items() if n > 1)
     if duplicated:
@@ -67,13 +70,39 @@ def load_conformance(path: Path) -> dict:
     bad = [(c["id"], c["status"]) for c in report["cases"] if c["status"] not in CASE_STATUSES]
     if bad:
         raise GateInputError(f"{path}: case {bad[0][0]} has unknown status {bad[0][1]!r}; known: {CASE_STATUSES}")
-    per_op = Counter(case["op"] for case in report["cases"])
+    if "cells" in report:
+        _check_cells(path, report)
+    table = conformance_report.cells(report)
+    if not table:
+        raise GateInputError(f"{path}: holds no cases")
+    per_op = Counter()
+    for (op, _), counts in table.items():
+        per_op[op] += sum(counts.values())
     for op in sorted(set(per_op) | set(collected)):
         if per_op[op] != collected.get(op, 0):
             raise GateInputError(
                 f"{path}: incomplete run: {collected.get(op, 0)} case(s) of {op!r} collected but {per_op[op]} "
                 f"result(s) recorded (interrupted, or run with -k/-x/--lf?); rerun the whole suite")
-    return report
+    return conformance_report.compact(report)
+
+
+def _check_cells(path: Path, report: dict) -> None:
+    """A compact file's cells and listed cases must agree: each listed case in a cell that counts its status,
+    and every status but pass counted as many times as cases list it."""
+    listed = Counter((c["op"], c["dtype"], c["status"]) for c in report["cases"])
+    for (op, dtype), counts in conformance_report.cells(report).items():
+        for status, n in counts.items():
+            if status not in CASE_STATUSES or not isinstance(n, int) or n < 0:
+                raise GateInputError(f"{path}: cell {op}::{dtype}: {status!r}: {n!r} is not a count of a known "
+                                     f"status ({', '.join(CASE_STATUSES)})")
+            if status != "pass" and listed[op, dtype, status] != n:
+                raise GateInputError(f"{path}: cell {op}::{dtype} counts {n} {status} case(s) but the file lists "
+                                     f"{listed[op, dtype, status]}: a compact file lists every case that did not "
+                                     f"simply pass (edited by hand?)")
+    for op, dtype, status in listed:
+        if status == "pass":
+            raise GateInputError(f"{path}: lists a passing case of {op}::{dtype}: a compact file lists only the "
+                                 f"cases that did not simply pass")
 
 
 def load_perf(path: Path) -> list[dict]:
@@ -153,7 +182,8 @@ def load_run(directory: Path, perf: bool) -> Run:
     directory = Path(directory)
     if not directory.is_dir():
         raise GateInputError(f"{directory}: directory not found")
-    run = Run(directory, load_conformance(directory / CONFORMANCE_FILE), None)
+    path = conformance_report.find(directory)
+    run = Run(directory, load_conformance(path), None, path)
     if perf:
         read_perf(run)
     return run

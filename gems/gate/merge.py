@@ -22,10 +22,14 @@ _DERIVED = ("schema", "summary", "cases", "collected", "notes", "mode")
 
 
 def _load(directory: Path) -> dict:
+    path = Path(directory) / CONFORMANCE_FILE
     try:
-        return conformance_report.load(Path(directory) / CONFORMANCE_FILE)
+        report = conformance_report.load(path)
     except conformance_report.ReportError as exc:
         raise GateInputError(str(exc)) from exc
+    if report["schema"] != conformance_report.SCHEMA:
+        raise GateInputError(f"{path}: is in the compact form; merge joins the case-level results of runs")
+    return report
 
 
 def merge(shards: list[Path], out: Path) -> list[str]:

@@ -2,7 +2,10 @@
 
 The run is validated as the gate validates it. A run with failures is refused unless forced with a
 reason; every promotion is logged in ``reports/<vendor>/PROMOTIONS.md`` (forced ones with the reason).
-The new baseline is assembled beside the old one and swapped in, so a failure leaves the old one whole.
+The baseline keeps the run's conformance results in their compact, reviewable form
+(``conformance_cells.json``, gems.report.conformance_report.compact_text), which is all the gate reads;
+the case-level ``conformance.json`` stays with the run. The new baseline is assembled beside the old one
+and swapped in, so a failure leaves the old one whole.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from gems.gate.inputs import CONFORMANCE_FILE, PERF_FILE, GateInputError, load_perf, load_run
+from gems.gate.inputs import COMPACT_FILE, CONFORMANCE_FILE, PERF_FILE, GateInputError, load_perf, load_run
+from gems.report.conformance_report import compact_text, status_counts
 
-CONFORMANCE_FILES = (CONFORMANCE_FILE, "support_matrix.md", "support_matrix.csv", "support_matrix.html")
+MATRIX_FILES = ("support_matrix.md", "support_matrix.csv", "support_matrix.html")
+CONFORMANCE_FILES = (CONFORMANCE_FILE, COMPACT_FILE, *MATRIX_FILES)  # a baseline keeps the compact one only
 PERF_FILES = (PERF_FILE, "perf_summary.md")
 MODEL_FILES = ("models.json", "models.md", "models.csv")  # gems-perf --model, beside the operator results
 CHART_SUFFIXES = (".png", ".svg")  # gems-perf's charts, beside perf.csv
@@ -54,7 +59,7 @@ def _copy(source: Path, target: Path) -> None:
 
 def _log_entry(run, failed: list[str], reason: str | None) -> str:
     r = run.conformance
-    s = r["summary"]
+    s = status_counts(r)
     result = f"{s['pass']} pass, {s['fail']} fail, {s['error']} error" + (", perf" if run.perf else ", no perf")
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     why = f"forced with {len(failed)} failure(s): {reason}" if failed else (reason or "")
@@ -89,13 +94,17 @@ def promote(vendor: str, candidate: Path, reports: Path, force: bool = False, re
     stage = Path(tempfile.mkdtemp(prefix=f".{vendor}.promote-", dir=target.parent))
     stage.chmod(0o755)  # mkdtemp's 0700 would become the committed directory's mode
     try:
-        names = [n for n in CONFORMANCE_FILES if (candidate / n).is_file()]
+        (stage / COMPACT_FILE).write_text(compact_text(run.conformance))
+        done.append(f"wrote {target / COMPACT_FILE} from {run.conformance_path} (compact: per cell, and every case "
+                    f"that did not simply pass; the case-level records stay with the run)")
+        names = [n for n in MATRIX_FILES if (candidate / n).is_file()]
         if run.perf is not None:
             names += _perf_files(candidate)
         names += [n for n in MODEL_FILES if (candidate / n).is_file()]
         for name in names:
             _copy(candidate / name, stage / name)
-        done.append(f"copied {', '.join(names)} from {candidate}")
+        if names:
+            done.append(f"copied {', '.join(names)} from {candidate}")
         if run.perf is None and (target / PERF_FILE).is_file():
             done.append(_keep_or_drop_perf(run, target, stage))
         for old in sorted(target.iterdir()) if target.is_dir() else ():

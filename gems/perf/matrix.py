@@ -15,10 +15,23 @@ from types import SimpleNamespace
 
 from gems.perf.results import geomean, read_csv, row_speedup, write_atomic
 from gems.report import conformance_report
-from gems.report.conformance_report import DTYPE_ORDER, MARKS, ReportError, cell_status, cells
+from gems.report.conformance_report import (
+    DTYPE_ORDER,
+    LEGEND,
+    MARKS,
+    ReportError,
+    cell_status,
+    cell_text,
+    cells,
+    problem_cases,
+)
 
 COLOURS = {"pass": "#d8f3dc", "fail": "#ffccd5", "fallback": "#fff3bf", "unsupported": "#e9ecef",
            "xfail": "#ffe8cc", "xpass": "#e5dbff", None: "#ffffff"}
+# How a cell names the perf cases that gave no speedup (perf.csv's status words mean little to a reader).
+PERF_WORDS = {"mismatch": "perf: result differs from ATen", "fallback": "perf: ATen's kernel ran",
+              "unsupported": "perf: not run", "no-perf": "not benchmarked", "oom": "perf: out of memory",
+              "error": "perf: error"}
 
 
 def perf_cells(rows) -> dict:
@@ -31,7 +44,8 @@ def perf_cells(rows) -> dict:
         speedup = geomean([row_speedup(r) for r in group])
         others = Counter(r["status"] for r in group if r["status"] != "ok")
         parts = [f"{speedup:.3g}x"] if speedup else []
-        parts += [f"perf {status}" + (f" ×{n}" if n > 1 else "") for status, n in sorted(others.items())]
+        parts += [f"({PERF_WORDS.get(status, status)}" + (f" ×{n}" if n > 1 else "") + ")"
+                  for status, n in sorted(others.items())]
         detail = "; ".join(f"{r['shape'] or '-'}: {r['status']}" + (f" {row_speedup(r):.3g}x" if row_speedup(r) else "")
                            + (f" ({r['reason']})" if r["status"] != "ok" and r["reason"] else "") for r in group)
         result[key] = (" ".join(parts), speedup, detail)
@@ -40,7 +54,7 @@ def perf_cells(rows) -> dict:
 
 def _load_conformance(out: Path, vendor: str):
     """(report or None, note for the reader)."""
-    path = Path(out) / "conformance.json"
+    path = conformance_report.find(out)
     if not path.is_file():
         return None, (f"No conformance.json in {out}: this matrix shows perf only. Run `pytest conformance "
                       f"--vendor {vendor} --report-dir {out}` and then gems-perf again to join both.")
@@ -94,7 +108,10 @@ th { background: #f1f3f5; position: sticky; top: 0; }
 td.op { text-align: left; font-family: monospace; }
 .fast { color: #2b8a3e; font-weight: 600; }
 .slow { color: #c92a2a; font-weight: 600; }
-.legend span { display: inline-block; padding: 0.1em 0.5em; margin-right: 0.4em; border: 1px solid #ced4da; }
+.muted { color: #868e96; }
+.legend span { display: inline-block; padding: 0.1em 0.5em; margin: 0 0.4em 0.3em 0; border: 1px solid #ced4da; }
+table.cases td { text-align: left; }
+table.cases td.why { white-space: normal; max-width: 60em; }
 """
 
 
@@ -102,17 +119,33 @@ def _html_cell(conf: Counter | None, perf_entry) -> str:
     status = cell_status(conf) if conf else None
     parts, tips = [], []
     if conf:
-        total = sum(conf.values())
-        mark = MARKS[status] if status == "unsupported" else f"{MARKS[status]} {conf['pass']}/{total}"
-        parts.append(html.escape(mark))
+        parts.append(html.escape(cell_text(conf)))
         tips.append("conformance: " + ", ".join(f"{n} {s}" for s, n in sorted(conf.items())))
     if perf_entry:
         text, speedup, detail = perf_entry
-        css = "" if speedup is None else ("fast" if speedup >= 1.0 else "slow")
+        css = "muted" if speedup is None else ("fast" if speedup >= 1.0 else "slow")
         parts.append(f'<span class="{css}">{html.escape(text)}</span>')
         tips.append("perf: " + detail)
     title = html.escape(" | ".join(tips), quote=True)
     return f'<td style="background:{COLOURS[status]}" title="{title}">{"<br>".join(parts)}</td>'
+
+
+def _html_notes_and_problems(report) -> str:
+    """The vendor's notes and the table of cases that did not simply pass, as the Markdown matrix has them."""
+    if report is None:
+        return ""
+    out = []
+    if report.get("notes"):
+        out.append("<h2>Vendor notes</h2>\n<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in report["notes"])
+                   + "</ul>")
+    problems = problem_cases(report)
+    if problems:
+        rows = "".join(f'<tr><td class="op">{html.escape(c["id"])}</td><td>{MARKS.get(c["status"], "")} '
+                       f'{html.escape(c["status"])}</td><td class="why">{html.escape(c.get("message", ""))}</td></tr>'
+                       for c in problems)
+        out.append(f"<h2>Cases that did not simply pass ({len(problems)})</h2>\n<table class=\"cases\">\n"
+                   f"<thead><tr><th>case</th><th>status</th><th>why</th></tr></thead>\n<tbody>{rows}</tbody></table>")
+    return "\n".join(out)
 
 
 def html_page(run, report, note: str, perf: dict) -> str:
@@ -127,7 +160,7 @@ def html_page(run, report, note: str, perf: dict) -> str:
         tds = "".join(_html_cell(conf.get((op, d)), perf.get((op, d))) if (op, d) in keys else "<td></td>"
                       for d in dtypes)
         body.append(f'<tr><td class="op">{html.escape(op)}</td>{tds}</tr>')
-    legend = "".join(f'<span style="background:{COLOURS[s]}">{html.escape(MARKS[s])} {s}</span>'
+    legend = "".join(f'<span style="background:{COLOURS[s]}">{html.escape(MARKS[s])} {html.escape(LEGEND[s])}</span>'
                      for s in ("pass", "fail", "fallback", "xfail", "xpass", "unsupported"))
     summary = html.escape(conformance_report.summary_line(report)) if report is not None else ""
     return f"""<!DOCTYPE html>
@@ -141,15 +174,16 @@ torch {html.escape(env['torch'])}; triton {html.escape(env['triton'])}; perf {ht
 {html.escape(env['date'])}.</p>
 <p>{html.escape(note)}</p>
 <p>{summary}</p>
-<p class="legend">{legend}</p>
-<p>Each cell: conformance cases passed / run, then the geometric-mean speedup over ATen
-(<span class="fast">green</span>: gems faster, <span class="slow">red</span>: slower) or the perf status.
-Hover a cell for details.</p>
+<p class="legend">{legend}<span>blank: not declared</span></p>
+<p>Each cell: conformance cases passed / cases, then those that did not simply pass; then the geometric-mean
+speedup over ATen (<span class="fast">green</span>: gems faster, <span class="slow">red</span>: slower) or why
+there is none (<span class="muted">grey</span>). Hover a cell for details.</p>
 <table>
 <thead><tr><th>operator</th>{head}</tr></thead>
 <tbody>
 {chr(10).join(body)}
 </tbody></table>
+{_html_notes_and_problems(report)}
 </body></html>
 """
 
