@@ -480,6 +480,14 @@ def test_bad_options_are_clear_errors(tmp_path, capsys, no_benchmark, argv, mess
     assert message in capsys.readouterr().err
 
 
+def test_list_ops_names_every_operator_with_its_overloads(capsys):
+    assert cli.main(["--list-ops"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == gems.ops.names()
+    assert re.match(r"abs +pointwise +abs, abs_, abs.out$", next(line for line in lines if line.startswith("abs ")))
+    assert lines[-1].startswith(f"{len(gems.ops.names())} operators")
+
+
 def test_console_script_points_at_main():
     declared = re.search(r'^gems-perf\s*=\s*"([\w.]+):(\w+)"', (REPO / "pyproject.toml").read_text(), re.M)
     assert declared and (declared.group(1), declared.group(2)) == ("gems.perf.__main__", "main")

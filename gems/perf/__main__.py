@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps (default: core on a device, "
               "quick on the CPU interpreter)")
@@ -30,6 +31,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default: runs/<vendor>/, git-ignored, shared with conformance)")
     p.add_argument("--shapes", help="shapes file (default: perf/shapes.yaml, or GEMS_PERF_SHAPES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list-ops", action="store_true", help="list the declared operators (the names --ops takes, "
+                   "here and in pytest conformance), their family and ATen overloads, and exit")
     models = p.add_argument_group("models (instead of operators: docs/models.md)")
     models.add_argument("--model", help="a preset model: llama, bert (built from its configuration, random weights)")
     models.add_argument("--model-config", metavar="FILE.json", help="any transformers config.json (decoder-only or "
@@ -65,8 +68,37 @@ def run_models(args) -> int:
     return 0 if run.answers_ok() else 1
 
 
+def list_ops() -> int:
+    """One line per declared operator: name, family, the ATen overloads (or gems API) it serves; an operator
+    that serves overloads of others through their composite (an optimizer step) names those, in brackets."""
+    import gems
+
+    try:
+        from gems import ops  # selects the vendor (GEMS_VENDOR, else detected): its kernels are defined on import
+    except gems.VendorError as exc:
+        print(f"gems-perf: error: {exc}", file=sys.stderr)
+        return 2
+    specs = ops.all_specs()
+    width = max(len(s.name) for s in specs)
+    for spec in specs:
+        served = ", ".join([*spec.impls, *spec.api]) or f"[{', '.join(spec.composite_of)}]"
+        print(f"{spec.name:<{width}}  {spec.family:<13} {served}")
+    print(f"{len(specs)} operators (also: python -c \"import gems.ops; print(gems.ops.names())\")")
+    return 0
+
+
+# numpy's complaints inside Triton's interpreter (NaN and overflow of the inputs' special values, its deprecated
+# scalar conversions) are expected, as pyproject.toml's pytest filters say; printed, they break the progress bar.
+_INTERPRETER = r"triton\.runtime\.interpreter"
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    for category in (RuntimeWarning, DeprecationWarning):
+        warnings.filterwarnings("ignore", category=category, module=_INTERPRETER)
+    warnings.filterwarnings("ignore", "(invalid value|overflow|divide by zero) encountered in", RuntimeWarning, "numpy")
+    if args.list_ops:
+        return list_ops()
     if args.model or args.model_config:
         return run_models(args)
     from gems.perf.runner import PerfError, run_perf  # after parsing: --help needs no torch
