@@ -281,6 +281,14 @@ def test_matrix_cells_and_legends_say_what_they_count(tmp_path):
     assert "<h2>Vendor notes</h2>" in page and "the fake device rounds down" in page
     assert "Cases that did not simply pass (1)" in page and "ATen has no fake kernel for add" in page
     assert "cases: 16 pass, 0 fail" in page and "999" not in page
+    import html
+
+    from gems.perf.charts import CAVEAT
+
+    assert html.escape(CAVEAT) not in page
+    interpreted = SimpleNamespace(env={**env, "vendor": "acme", "timer": "wall-clock"}, suite="quick", rows=rows)
+    assert html.escape(CAVEAT) in matrix.html_page(interpreted, report, "note", perf)
+    assert CAVEAT in matrix.markdown(interpreted, report, "note", perf)
 
 
 def test_bandwidth_above_the_copy_ceiling_is_flagged_not_reported():

@@ -17,8 +17,8 @@ SPEEDUP_PNG = "speedup_by_op.png"
 BANDWIDTH_PNG = "bandwidth.png"
 PANEL_WIDTH = 5.5  # inches per panel
 # Qualitative colours, one per operator family: tab10's ten, then five hues none of them is close to (navy,
-# gold, black, mint, lavender); beyond them a colour comes back with a hatch, so no two families look alike.
-_PALETTE = [f"C{i}" for i in range(10)] + ["#393b79", "#e7ba52", "#222222", "#98df8a", "#bcbddc"]
+# light blue, black, mint, lavender); beyond them a colour comes back with a hatch, so no two families look alike.
+_PALETTE = [f"C{i}" for i in range(10)] + ["#393b79", "#aec7e8", "#222222", "#98df8a", "#bcbddc"]
 _HATCHES = ("", "//", "..", "xx")
 _LEGEND_COLUMNS = 8
 # A log axis for the bandwidth chart once its bars span this ratio: on a linear one the smaller vanish.

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
+from gems.perf.charts import CAVEAT, interpreted
 from gems.perf.results import geomean, read_csv, row_speedup, write_atomic
 from gems.report import conformance_report
 from gems.report.conformance_report import (
@@ -77,8 +78,13 @@ def _order(dtypes) -> list[str]:
     return [d for d in DTYPE_ORDER if d in dtypes] + sorted(set(dtypes) - set(DTYPE_ORDER))
 
 
+def _speed_note(env: dict) -> str:
+    text = "Speedups are geometric means over the perf cases of the cell (see perf_summary.md for the rule)."
+    return text + (f" {CAVEAT}" if interpreted(env) else "")
+
+
 def markdown(run, report, note: str, perf: dict) -> str:
-    speed = "Speedups are geometric means over the perf cases of the cell (see perf_summary.md for the rule)."
+    speed = _speed_note(run.env)
     if report is not None:
         text = conformance_report.matrix_markdown(report, extra={k: v[0] for k, v in perf.items() if v[0]})
         conf_cells = set(cells(report))
@@ -109,6 +115,7 @@ td.op { text-align: left; font-family: monospace; }
 .fast { color: #2b8a3e; font-weight: 600; }
 .slow { color: #c92a2a; font-weight: 600; }
 .muted { color: #868e96; }
+.caveat { color: #862e9c; font-weight: 600; }
 .legend span { display: inline-block; padding: 0.1em 0.5em; margin: 0 0.4em 0.3em 0; border: 1px solid #ced4da; }
 table.cases td { text-align: left; }
 table.cases td.why { white-space: normal; max-width: 60em; }
@@ -163,6 +170,7 @@ def html_page(run, report, note: str, perf: dict) -> str:
     legend = "".join(f'<span style="background:{COLOURS[s]}">{html.escape(MARKS[s])} {html.escape(LEGEND[s])}</span>'
                      for s in ("pass", "fail", "fallback", "xfail", "xpass", "unsupported"))
     summary = html.escape(conformance_report.summary_line(report)) if report is not None else ""
+    caveat = f'<p class="caveat">{html.escape(CAVEAT)}</p>' if interpreted(env) else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>gems support matrix: {html.escape(env['vendor'])}</title>
@@ -178,6 +186,7 @@ torch {html.escape(env['torch'])}; triton {html.escape(env['triton'])}; perf {ht
 <p>Each cell: conformance cases passed / cases, then those that did not simply pass; then the geometric-mean
 speedup over ATen (<span class="fast">green</span>: gems faster, <span class="slow">red</span>: slower) or why
 there is none (<span class="muted">grey</span>). Hover a cell for details.</p>
+{caveat}
 <table>
 <thead><tr><th>operator</th>{head}</tr></thead>
 <tbody>
@@ -206,6 +215,7 @@ def refresh(out: Path) -> list[Path]:
     rows = read_csv(out / "perf.csv")
     if not rows:
         return []
-    env = {k: rows[0].get(k) or None for k in ("vendor", "device", "driver", "torch", "triton", "date", "commit")}
+    fields = ("vendor", "device", "driver", "torch", "triton", "date", "commit", "timer")
+    env = {k: rows[0].get(k) or None for k in fields}
     run = SimpleNamespace(env=env, suite=rows[0].get("suite") or "unknown", rows=rows)
     return [write_atomic(out / name, text) for name, text in render(run, out).items()]
