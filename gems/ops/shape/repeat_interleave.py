@@ -125,5 +125,8 @@ SPECS = [
         name="repeat_interleave", family="tensor",
         impls={"repeat_interleave.Tensor": repeat_interleave, "repeat_interleave.Tensor_out": repeat_interleave_out},
         call=torch.repeat_interleave, samples=shape_samples("repeat_interleave_samples"), dtypes=ALL,
-        tolerance="exact", known_failures=_SELF_INT_GAPS),
+        tolerance="exact", known_failures=_SELF_INT_GAPS,
+        varies_between_runs={"self-tensor-grad": "the gradient of self is index_add's sum over the repeats "
+                                                 "(index_select's backward), whose float atomics add in an order "
+                                                 "that varies from run to run on a GPU"}),
 ]

@@ -42,6 +42,8 @@ capabilities = dataclasses.replace(
 _ATEN = "gems relies on ATen's {what} here, and ATen has no kernels on this device"
 _CPU_ONLY = ("ATen on the CPU (the stand-in for the device's absent ATen) raises {what}; gems on an accelerator "
              "follows ATen's CUDA behaviour, which returns a result")
+_CUDA_REFUSES = ("ATen on the CPU (the stand-in for the device's absent ATen) {what}; gems on an accelerator follows "
+                 "ATen's CUDA kernel, which refuses it")
 # On the interpreter these pass by the aten-parity rule (gems is no further from the float64 oracle than
 # ATen's own result in the same dtype); a device with no ATen answer has only the tolerance rule.
 _NO_PARITY = ("outside the dtype's tolerance, as ATen's own CPU result is in the same dtype (the interpreter "
@@ -170,6 +172,18 @@ device_gaps = {
     "tanh": {
         "grad/float16": _NO_PARITY,
     },
+    # Measured on 2026-11-26 (merging the indexing, shape and optim families): where ATen's CPU and CUDA kernels
+    # disagree, gems on an accelerator follows CUDA.
+    "scatter": {f"{variant}/bool": _CUDA_REFUSES.format(what="computes bool products")
+                for variant in ("inplace-reduce", "out-value-reduce", "reduce-multiply", "value-reduce-multiply")},
+    "scatter_reduce": {f"{variant}/bool": _CUDA_REFUSES.format(what="computes bool products, maxima and minima")
+                       for variant in ("amax", "amax-exclude-self", "amin", "amin-exclude-self", "inplace", "out",
+                                       "prod", "prod-exclude-self")},
+    "foreach_add": {"tensor-cpu-scalar/float32": _CUDA_REFUSES.format(what="reads a CPU scalar tensor beside a list "
+                                                                            "on the device")},
+    "index_select": {"error-index-2d/float32": _CUDA_REFUSES.format(what="raises IndexError for a 2-d index (CUDA: "
+                                                                         "RuntimeError)")},
+    "repeat_interleave": {f"self-tensor-grad/{dtype}": _NO_PARITY for dtype in ("bfloat16", "float16", "float32")},
     "trace": {
         "grad/bfloat16": _ATEN.format(what="aten::index_fill_.int_Tensor"),
         "grad/float16": _ATEN.format(what="aten::index_fill_.int_Tensor"),
