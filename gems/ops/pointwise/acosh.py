@@ -12,7 +12,9 @@ from triton.language.extra import libdevice
 from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.ops.pointwise.unary_shared import alias_calls, unary_spec, value_samples
 
-DOMAIN = dict(low=1.0, high=6.0, int_low=0, int_high=100)  # random inputs where the function is real from 1 on
+# Random inputs where the function is real, above 1, where its derivative's fp16 rounding (ATen's formula)
+# leaves the float64 oracle's tolerance; the domain edge has its own samples.
+DOMAIN = dict(low=1.05, high=6.0, int_low=0, int_high=100)
 
 
 @triton.jit

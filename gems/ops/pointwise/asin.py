@@ -12,7 +12,9 @@ from triton.language.extra import libdevice
 from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.ops.pointwise.unary_shared import alias_calls, unary_spec, value_samples
 
-DOMAIN = dict(low=-1.0, high=1.0, int_low=-1, int_high=1)  # random inputs where the function is real on [-1, 1]
+# Random inputs where the function is real, short of +-1, where its derivative's fp16 rounding (ATen's
+# formula) leaves the float64 oracle's tolerance; the domain edges have their own samples.
+DOMAIN = dict(low=-0.95, high=0.95, int_low=-1, int_high=1)
 
 
 @triton.jit

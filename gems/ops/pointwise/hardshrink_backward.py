@@ -39,7 +39,7 @@ SPECS = [
             without_values(backward_samples(grad_input=("hardshrink_backward.grad_input",
                                                         aten.hardshrink_backward.grad_input),
                                             scalars=(0.5,), rejects=(torch.int64,)), [NAN]),
-            ("lambd", without_values(backward_samples(scalars=(0.1,), domain=dict(low=-0.3, high=0.3),
+            ("lambd", without_values(backward_samples(scalars=(0.125,), domain=dict(low=-0.3, high=0.3),
                                                       broadcast=False), [NAN])),
         ),
         dtypes=FLOATS, perf=pointwise_perf(2, scalars=(0.5,)),

@@ -15,6 +15,9 @@ from gems.ops.pointwise.unary_shared import alias_calls, scalar_variants, unary_
 
 NO_EPS = -1.0  # ATen's kernels take a negative eps for "none"
 DOMAIN = dict(low=0.0, high=1.0, int_low=0, int_high=1)  # random inputs where logit is finite
+# An eps whose 1 - eps is exact in fp32 (the compute type of every dtype but fp64), so that the clamped ends
+# agree with the float64 oracle's; 1 - 1e-6 rounds in fp32, 1% away in 1 - x.
+EDGE_EPS = 2.0**-20
 
 
 @triton.jit
@@ -46,6 +49,7 @@ SPECS = [
         more=(scalar_variants(("eps", {"eps": 0.1}), ("eps-zero", {"eps": 0.0}), ("eps-above-half", {"eps": 0.7}),
                               domain=dict(low=-0.5, high=1.5), grad=True),
               value_samples([0.0, 1.0, -0.0, -0.5, 1.5, 1e-6, ("ulp-below", 1.0), ("ulp-above", 0.0)]),
-              ("eps", value_samples([0.0, 1.0, 1e-6, 1e-7, ("ulp-below", 1.0), -2.0, 2.0], kwargs={"eps": 1e-6})),
+              ("eps", value_samples([0.0, 1.0, EDGE_EPS, EDGE_EPS / 2, ("ulp-below", 1.0), -2.0, 2.0],
+                                    kwargs={"eps": EDGE_EPS})),
               alias_calls(("special_logit", torch.special.logit, "logit"), domain=DOMAIN))),
 ]

@@ -1,5 +1,6 @@
 """softplus_backward(grad, x, beta, threshold): grad where x * beta > threshold, else grad z / (z + 1) with
-z = exp(x * beta) (ATen's CUDA formula; a correctly rounded division)."""
+z = exp(x * beta): ATen's CUDA formula, with the quotient z / (z + 1) taken first (correctly rounded), where
+ATen's grad * z overflows to inf for large gradients whose result is finite."""
 
 import torch
 import triton
@@ -17,7 +18,7 @@ from gems.spec import OpSpec
 def _softplus_backward(grad, x, beta, threshold):
     scaled = x * beta
     z = libdevice.exp(scaled)
-    return tl.where(scaled > threshold, grad, div_rn(grad * z, z + 1.0))
+    return tl.where(scaled > threshold, grad, grad * div_rn(z, z + 1.0))
 
 
 softplus_backward_op = PointwiseOp("softplus_backward", _softplus_backward, operands=2,
