@@ -189,13 +189,22 @@ def _round_half_away(x):
     return torch.where((x - x.trunc()).abs() >= 0.5, x.trunc() + x.sign(), x.trunc())
 
 
+def _libm_double(np_fn):
+    """np_fn (libm) in float64, the result rounded to the kernel's dtype: torch's vectorized sinh and cosh
+    overflow to inf early (fp32 from |x| = 89, fp64 from 710), where libdevice's stay finite up to the
+    function's own overflow; and sin(pi x), cos(pi x) for sinpi and cospi, whose product pi x must not be
+    rounded to fp32 first."""
+    return lambda x: torch.from_numpy(np_fn(x.double().numpy()))
+
+
 # libdevice name -> torch function over CPU tensors (same precision as the kernel's values).
 _LIBDEVICE = {
     "tanh": torch.tanh, "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv,
     "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log, "log2": torch.log2,
     "log10": torch.log10, "log1p": torch.log1p, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
-    "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "asin": torch.asin, "acos": torch.acos,
-    "atan": torch.atan, "sinh": torch.sinh, "cosh": torch.cosh, "asinh": torch.asinh,
+    "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinpi": _libm_double(lambda x: np.sin(np.pi * x)),
+    "cospi": _libm_double(lambda x: np.cos(np.pi * x)), "asin": torch.asin, "acos": torch.acos,
+    "atan": torch.atan, "sinh": _libm_double(np.sinh), "cosh": _libm_double(np.cosh), "asinh": torch.asinh,
     "acosh": torch.acosh, "atanh": torch.atanh, "atan2": torch.atan2, "pow": torch.pow,
     "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "rint": torch.round,
     "nearbyint": torch.round, "round": _round_half_away, "fmod": torch.fmod, "hypot": torch.hypot,

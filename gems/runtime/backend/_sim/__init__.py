@@ -51,8 +51,9 @@ _NO_PARITY = ("outside the dtype's tolerance, as ATen's own CPU result is in the
 _CPU_STATS = ("ATen on the CPU returns batch norm's saved statistics with another shape or dtype than ATen on "
               "CUDA, whose behaviour gems follows on an accelerator")
 _INTS = ("int8", "int16", "int32", "int64", "uint8")
+_CPU_ONLY_ARITHMETIC = ("ATen on the CPU (the stand-in) computes round(decimals=) of fp16/bf16 in fp32; gems on an "
+                        "accelerator follows ATen's CUDA kernel, which computes 10^d and x * 10^d in the dtype")
 device_gaps = {
-    "abs": {"grad": _ATEN.format(what="aten::sgn (in abs's derivative formula)")},
     "clamp": {"grad": _ATEN.format(what="aten::logical_and (in clamp's derivative formula)"),
               "bound-overflow/float16": _CPU_ONLY.format(what="for a float16 bound that overflows")},
     "pow": {"grad": _ATEN.format(what="aten::logical_and (in pow's derivative formula)")},
@@ -190,6 +191,18 @@ device_gaps = {
         "grad/float32": _ATEN.format(what="aten::index_fill_.int_Tensor"),
         "grad/float64": _ATEN.format(what="aten::index_fill_.int_Tensor"),
     },
+    # The pointwise unary operators of issue #27 (quick suite on sim, 2026-11-26).
+    "digamma": {f"grad/{dtype}": _ATEN.format(what="aten::polygamma (digamma's derivative)")
+                for dtype in ("bfloat16", "float16", "float32", "float64")},
+    "sgn": {f"grad/{dtype}": _ATEN.format(what="aten::_efficientzerotensor (sgn's derivative of a real tensor)")
+            for dtype in ("bfloat16", "float16", "float32", "float64")},
+    **{op: {f"grad/{dtype}": f"{op}'s derivative calls {derivative} in fp16/bf16, which ATen's CUDA kernel (and "
+                             "gems after it) computes in float32 and float64 only; ATen on the CPU, the stand-in "
+                             "here, computes it"
+            for dtype in ("bfloat16", "float16")}
+       for op, derivative in (("i0", "special_i1"), ("special_i0e", "special_i1e"))},
+    "nan_to_num": {f"special-values/{dtype}": _NO_PARITY for dtype in ("bfloat16", "float16", "float32")},
+    "round": {"decimals2/float16": _CPU_ONLY_ARITHMETIC, "decimals5/float16": _CPU_ONLY_ARITHMETIC},
 }
 
 
