@@ -16,6 +16,8 @@ GPU's (docs/interpreter.md lists what is still not reproduced):
 - ``tl.minimum`` / ``tl.maximum`` (and ``tl.min`` / ``tl.max``, ``tl.clamp``) without
   ``propagate_nan=tl.PropagateNan.ALL`` return the operand that is not NaN, like the hardware's
   min/max (numpy propagated NaN).
+- ``tl.fma`` of fp32 values rounds once, as the GPU's ``fma.rn.f32`` does (the interpreter rounded the
+  product to fp32 before adding it).
 - fp32 ``/`` and ``tl.sqrt`` are approximations on the GPU (``div.full.f32``, ``sqrt.approx.f32``):
   here they go through a rounded reciprocal (``x * (1/y)``, ``x * rsqrt(x)``), within 1 and 2 ulp
   but not correctly rounded, so a kernel that needs IEEE results must use ``tl.div_rn`` /
@@ -155,6 +157,14 @@ def _sqrt(builder, arg):
         root = (x.astype(np.float64) * rsqrt).astype(np.float32)
     exact = (x == 0) | np.isinf(x)  # where x * rsqrt(x) is 0 * inf or inf * 0
     return builder.unary_op(arg, lambda data: np.where(exact, np.sqrt(x), root).astype(np.float32))
+
+
+def _fma(builder, x, y, z):
+    if z.data.dtype != np.float32:
+        return builder.ternary_op(x, y, z, lambda a, b, c: a * b + c)
+    # The product of two fp32 values is exact in fp64: one rounding left (to fp64, then fp32: a double
+    # rounding that can miss by an ulp only where the fp64 sum lies exactly half-way).
+    return builder.ternary_op(x, y, z, lambda a, b, c: (a.astype(np.float64) * b + c).astype(np.float32))
 
 
 def _idiv(builder, lhs, rhs):
@@ -365,7 +375,7 @@ def install() -> None:
     _interp._implicit_cvt = _float_argument
     builder = _interp.InterpreterBuilder
     builder.create_minnumf, builder.create_maxnumf, builder.create_clampf = _minnumf, _maxnumf, _clampf
-    builder.create_fdiv, builder.create_sqrt = _fdiv, _sqrt
+    builder.create_fdiv, builder.create_sqrt, builder.create_fma = _fdiv, _sqrt, _fma
     builder.create_sdiv = builder.create_udiv = _idiv
     builder.create_srem = builder.create_urem = _irem
     builder.create_shl = _shift(np.left_shift, signed=False)
