@@ -27,3 +27,104 @@ def integer_input_error_samples(call, operands=2):
                 for bad in (torch.int32, torch.bool)]
 
     return samples
+
+
+@dataclass(frozen=True)
+class TernarySamples:
+    """Samples for ``call(x, a, b, **kwargs)``, three tensors broadcast together (addcmul, addcdiv, lerp
+    with a tensor weight): layouts, broadcasting, 0-d operands, special values, another dtype in the last
+    operand, out= and in-place forms with the error variants ATen raises for them, grad.
+
+    domains: make_tensor's value ranges of x, a and b; other_dtype(dtype): the dtype of b in the
+    "mixed-dtype" variant (type promotion, or ATen's dtype error); out: the ``.out`` overload; inplace:
+    (overload, call); grad: check the gradients; expects: the overload of the functional variants.
+    """
+
+    call: object
+    kwargs: dict = field(default_factory=dict)
+    domains: tuple = ({}, {}, {})
+    other_dtype: object = None
+    out: str | None = None
+    inplace: tuple | None = None
+    grad: bool = False
+    expects: str | None = None
+
+    def __call__(self, dtype, device, quick):
+        shape = shape_for(quick)
+        rows, cols = shape
+        square = (cols, cols)
+        kwargs = dict(self.kwargs)
+        make = [lambda s, d=dtype, domain=domain: make_tensor(s, d, device, **domain) for domain in self.domains]
+
+        def three(*shapes, views=(None, None, None)):
+            def build():
+                made = [m(s) for m, s in zip(make, shapes)]
+                return tuple(v(t) if v else t for v, t in zip(views, made))
+            return build
+
+        def fn(*args, **kw):
+            return self.call(*args, **kwargs, **kw)
+
+        cases = []
+
+        def add(variant, build, kw=kwargs, expects=None, call=None, grad=False):
+            cases.append(Sample(variant, build, kw, call=call, expects=expects or self.expects, grad=grad))
+
+        def specials():
+            values = special_values(dtype, device)
+            n = values.numel()
+            return values.repeat_interleave(n), values.repeat(n), make[2]((n * n,))
+
+        t = lambda x: x.t()
+        add("contiguous", three(shape, shape, shape))
+        add("noncontiguous-transposed", three(shape[::-1], shape[::-1], shape[::-1], views=(t, t, t)))
+        add("noncontiguous-strided", three((rows, 2 * cols), shape, shape[::-1], views=(lambda x: x[:, ::2], None, t)))
+        add("broadcast", three((rows, 1), (1, cols), (cols,)))
+        add("broadcast-self", three((cols,), shape, (rows, 1)))
+        add("0d", three((), (), ()))
+        add("0d-operands", three(shape, (), ()))
+        add("empty", three((0, cols), (0, cols), (0, cols)))
+        add("special-values", specials)
+        add("broadcast-error", three((3, 4), (5,), (4,)))
+        if self.other_dtype is not None:
+            other = self.other_dtype(dtype)
+            add("mixed-dtype", lambda: (make[0](shape), make[1](shape), make[2](shape, other)))
+        if self.grad and dtype.is_floating_point:
+            add("grad", lambda: tuple(x.requires_grad_() for x in three(shape, shape, shape)()), grad=True)
+        if self.out:
+            out = self.out
+            plain = three(shape, shape, shape)
+            with_out = lambda x, a, b, o: fn(x, a, b, out=o)
+            add("out", plain, expects=out, call=_with_out)
+            add("out-noncontiguous", lambda: (*plain(), _strided_empty(shape, dtype, device)), {}, out, with_out)
+            add("out-resize", lambda: (*plain(), torch.empty((3,), dtype=dtype, device=device)), {}, out, with_out)
+            add("out-wrong-device", plain, {}, call=lambda x, a, b: fn(x, a, b, out=torch.empty(
+                0, dtype=dtype, device=other_device(x.device))))
+            add("out-overlap-error", three(square, square, square), {}, call=lambda x, a, b: fn(x, a, b, out=x.t()))
+            if _WIDER.get(dtype) is not None:
+                add("out-wider-dtype", lambda: (*plain(), torch.empty(0, dtype=_WIDER[dtype], device=device)), {},
+                    out, with_out)
+            refused = _refused_out_dtype(dtype)
+            if refused is not None:
+                add("out-wrong-dtype", plain, {}, call=lambda x, a, b: fn(x, a, b, out=torch.empty(
+                    0, dtype=refused, device=x.device)))
+        if self.inplace:
+            overload, inplace_call = self.inplace
+            add("inplace", three(shape, shape, shape), expects=overload, call=inplace_call)
+            add("inplace-broadcast-operands", three(shape, (cols,), (rows, 1)), expects=overload, call=inplace_call)
+            add("inplace-self-alias", lambda: (make[0](shape),), expects=overload,
+                call=lambda x, **kw: inplace_call(x, x, x, **kw))
+            add("inplace-broadcast-error", three((1, cols), shape, shape), call=inplace_call)
+            add("inplace-overlap-error", three(square, square, square),
+                call=lambda x, a, b, **kw: inplace_call(x, x.t(), b, **kw))
+            wider = _INPLACE_WIDER.get(dtype)
+            if wider is not None:
+                add("inplace-promoted", lambda: (make[0](shape), make[1](shape, wider), make[2](shape, wider)),
+                    expects=overload, call=inplace_call)
+            if not dtype.is_floating_point:
+                add("inplace-promotion-error", lambda: (make[0](shape), make[1](shape, torch.float32),
+                                                        make[2](shape, torch.float32)), call=inplace_call)
+        return cases
+
+
+ternary_samples = TernarySamples

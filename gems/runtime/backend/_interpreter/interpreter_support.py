@@ -16,8 +16,8 @@ GPU's (docs/interpreter.md lists what is still not reproduced):
 - ``tl.minimum`` / ``tl.maximum`` (and ``tl.min`` / ``tl.max``, ``tl.clamp``) without
   ``propagate_nan=tl.PropagateNan.ALL`` return the operand that is not NaN, like the hardware's
   min/max (numpy propagated NaN).
-- ``tl.fma`` of fp32 values rounds once, as the GPU's ``fma.rn.f32`` does (the interpreter rounded the
-  product to fp32 before adding it).
+- ``tl.fma`` of fp32 and fp64 values rounds (nearly) once, as the GPU's ``fma.rn`` does (the interpreter
+  rounded the product before adding it).
 - fp32 ``/`` and ``tl.sqrt`` are approximations on the GPU (``div.full.f32``, ``sqrt.approx.f32``):
   here they go through a rounded reciprocal (``x * (1/y)``, ``x * rsqrt(x)``), within 1 and 2 ulp
   but not correctly rounded, so a kernel that needs IEEE results must use ``tl.div_rn`` /
@@ -159,12 +159,18 @@ def _sqrt(builder, arg):
     return builder.unary_op(arg, lambda data: np.where(exact, np.sqrt(x), root).astype(np.float32))
 
 
+# The wider type an fma is computed in, then rounded from: fp32 products are exact in fp64; fp64 ones are
+# computed to 64 bits in long double (x86's 80-bit format), whose exponent range keeps fp64 subnormals.
+_FMA_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
+
+
 def _fma(builder, x, y, z):
-    if z.data.dtype != np.float32:
+    wider = _FMA_WIDER.get(z.data.dtype)
+    if wider is None:
         return builder.ternary_op(x, y, z, lambda a, b, c: a * b + c)
-    # The product of two fp32 values is exact in fp64: one rounding left (to fp64, then fp32: a double
-    # rounding that can miss by an ulp only where the fp64 sum lies exactly half-way).
-    return builder.ternary_op(x, y, z, lambda a, b, c: (a.astype(np.float64) * b + c).astype(np.float32))
+    # Rounded once more than the GPU rounds (to the wider type first): off by an ulp only where that first
+    # rounding lands exactly half-way between two results.
+    return builder.ternary_op(x, y, z, lambda a, b, c: (a.astype(wider) * b + c).astype(c.dtype))
 
 
 def _idiv(builder, lhs, rhs):
