@@ -128,3 +128,55 @@ class TernarySamples:
 
 
 ternary_samples = TernarySamples
+
+
+def scalar_overload_samples(functional, inplace, name, extra=()):
+    """Variants of a ``.Scalar`` overload (``functional(x, number, *extra)``, e.g. aten.mul.Scalar) and its
+    in-place form (``inplace``, None for an operator without one), which models reach from C++ (autograd formulas, optimizers) rather than through Python's
+    wrapped numbers: 0-d, expanded (stride 0) and transposed tensors, a float number on an integer tensor,
+    a bool number, the generated ``{name}.Scalar_out`` wrapper, an in-place result that self cannot hold, and
+    the gradient. ``name``: the operator (the overloads are ``{name}.Scalar`` and ``{name}_.Scalar``)."""
+    expects, inplace_expects = f"{name}.Scalar", f"{name}_.Scalar"
+    scalar_out = getattr(torch.ops.aten, name).Scalar_out
+
+    def samples(dtype, device, quick):
+        shape = shape_for(quick)
+        rows, cols = shape
+        number = 2.5 if dtype.is_floating_point else (True if dtype == torch.bool else 3)
+        make = lambda s: make_tensor(s, dtype, device)
+
+        def one(build, value=number):
+            return lambda: (build(), value, *extra)
+
+        call, call_inplace = (lambda x, s, *rest: functional(x, s, *rest)), (lambda x, s, *rest: inplace(x, s, *rest))
+        cases = [
+            Sample("scalar-form-0d", one(lambda: make(())), expects=expects, call=call),
+            # expanded in the call: the harness copies inputs, and no copy can be written into a stride-0 tensor
+            Sample("scalar-form-expanded", one(lambda: make((1, cols))), expects=expects,
+                   call=lambda x, s, *rest: functional(x.expand(rows, cols), s, *rest)),
+            Sample("scalar-form-transposed", one(lambda: make(shape[::-1]).t()), expects=expects, call=call),
+            Sample("scalar-form-bool", one(lambda: make(shape), True), expects=expects, call=call),
+            # {name}.Scalar_out is ATen's generated wrapper: the functional overload, then a copy into out
+            Sample("scalar-form-out", lambda: (make(shape), number, *extra, torch.empty(0, dtype=dtype, device=device)),
+                   expects=expects, call=lambda x, s, *rest: scalar_out(x, s, *rest[:-1], out=rest[-1])),
+        ]
+        if inplace is not None:
+            cases += [
+                Sample("scalar-form-inplace", one(lambda: make(shape)), expects=inplace_expects, call=call_inplace),
+                Sample("scalar-form-inplace-0d", one(lambda: make(())), expects=inplace_expects,
+                       call=call_inplace),
+                Sample("scalar-form-inplace-expanded-error", one(lambda: make((1, cols))),
+                       call=lambda x, s, *rest: inplace(x.expand(rows, cols), s, *rest)),
+            ]
+        if not dtype.is_floating_point:
+            cases.append(Sample("scalar-form-float-on-int", one(lambda: make(shape), -1.5), expects=expects,
+                                call=call))
+            if inplace is not None:
+                cases.append(Sample("scalar-form-inplace-float-on-int-error", one(lambda: make(shape), -1.5),
+                                    call=call_inplace))
+        else:
+            cases.append(Sample("scalar-form-grad", one(lambda: make(shape).requires_grad_()), expects=expects,
+                                call=call, grad=True))
+        return cases
+
+    return samples
