@@ -132,10 +132,11 @@ ternary_samples = TernarySamples
 
 def scalar_overload_samples(functional, inplace, name, extra=()):
     """Variants of a ``.Scalar`` overload (``functional(x, number, *extra)``, e.g. aten.mul.Scalar) and its
-    in-place form (``inplace``, None for an operator without one), which models reach from C++ (autograd formulas, optimizers) rather than through Python's
-    wrapped numbers: 0-d, expanded (stride 0) and transposed tensors, a float number on an integer tensor,
-    a bool number, the generated ``{name}.Scalar_out`` wrapper, an in-place result that self cannot hold, and
-    the gradient. ``name``: the operator (the overloads are ``{name}.Scalar`` and ``{name}_.Scalar``)."""
+    in-place form (``inplace``, None for an operator without one), which models reach from C++ (autograd
+    formulas, optimizers) rather than through Python's wrapped numbers: 0-d, expanded (stride 0) and
+    transposed tensors, a float number on an integer tensor, a bool number, the generated
+    ``{name}.Scalar_out`` wrapper, an in-place result that self cannot hold, and the gradient. ``name``: the
+    operator (the overloads are ``{name}.Scalar`` and ``{name}_.Scalar``)."""
     expects, inplace_expects = f"{name}.Scalar", f"{name}_.Scalar"
     scalar_out = getattr(torch.ops.aten, name).Scalar_out
 

@@ -12,7 +12,7 @@ from triton.language.extra import libdevice
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import NUMERIC
 from gems.ops.pointwise.div import check_zero_division
-from gems.ops.pointwise.shared import pointwise_perf
+from gems.ops.pointwise.shared import checked_binary_overloads, pointwise_perf
 from gems.spec import OpSpec
 
 # Divisors of both signs (integers: small ones, so that the sign rules show; zeros are drawn away).
@@ -32,21 +32,7 @@ def c_fmod(x, y):
 
 
 fmod_op = PointwiseOp("fmod", c_fmod, operands=2, dtypes=NUMERIC)
-
-
-def fmod(self, other):
-    check_zero_division(self, other)
-    return fmod_op(self, other)
-
-
-def fmod_(self, other):
-    check_zero_division(self, other)
-    return fmod_op(self, other, out=self, inplace=True)
-
-
-def fmod_out(self, other, *, out):
-    check_zero_division(self, other)
-    return fmod_op(self, other, out=out)
+fmod, fmod_, fmod_out = checked_binary_overloads(fmod_op, check_zero_division)
 
 
 def modulo_samples(name, call):

@@ -119,8 +119,8 @@ def _samples(dtype, device, quick):
         Sample("0d-weight-promoted", lambda: (make(), make(), zero_d(wide)), expects="lerp.Tensor"),
         Sample("0d-weight-integer-inputs", lambda: (make(d=torch.int32), make(d=torch.int32), zero_d(dtype)),
                expects="lerp.Tensor"),
-        Sample("0d-weight-out-wider", lambda: (make(), make(), zero_d(dtype), torch.empty(0, dtype=wide, device=device)),
-               expects="lerp.Tensor_out", call=lambda x, y, w, o: torch.lerp(x, y, w, out=o)),
+        Sample("0d-weight-out-wider", lambda: (make(), make(), zero_d(dtype)), expects="lerp.Tensor_out",
+               call=lambda x, y, w: torch.lerp(x, y, w, out=torch.empty(0, dtype=wide, device=x.device))),
         Sample("cpu-scalar-weight", lambda: (make(), make(), torch.tensor(0.7, dtype=wide)), expects="lerp.Tensor"),
         Sample("cpu-scalar-end", lambda: (make(), torch.tensor(0.7, dtype=dtype), make(d=dtype, domain=WEIGHT)),
                expects="lerp.Tensor"),  # refused on CUDA

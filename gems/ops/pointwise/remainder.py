@@ -12,7 +12,7 @@ from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import NUMERIC
 from gems.ops.pointwise.div import check_zero_division
 from gems.ops.pointwise.fmod import DIVISOR, PERF_DIVISOR, c_fmod, modulo_samples
-from gems.ops.pointwise.shared import pointwise_perf
+from gems.ops.pointwise.shared import checked_binary_overloads, pointwise_perf
 from gems.spec import OpSpec
 
 
@@ -25,21 +25,7 @@ def _remainder(x, y):
 
 
 remainder_op = PointwiseOp("remainder", _remainder, operands=2, dtypes=NUMERIC)
-
-
-def remainder(self, other):
-    check_zero_division(self, other)
-    return remainder_op(self, other)
-
-
-def remainder_(self, other):
-    check_zero_division(self, other)
-    return remainder_op(self, other, out=self, inplace=True)
-
-
-def remainder_out(self, other, *, out):
-    check_zero_division(self, other)
-    return remainder_op(self, other, out=out)
+remainder, remainder_, remainder_out = checked_binary_overloads(remainder_op, check_zero_division)
 
 
 def _samples(dtype, device, quick):

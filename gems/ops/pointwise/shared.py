@@ -197,3 +197,22 @@ def check_cpu_scalars(name, tensors, refused):
             if tensor.dim() == 0 and tensor.is_cpu:
                 raise RuntimeError(f"CPU Scalar support for {argument} argument is not supported when calling "
                                    f"{name} on CUDA tensors.")
+
+
+def checked_binary_overloads(op, check):
+    """(functional, in-place, out=) implementations of a two-operand op with ``check(self, other)`` first
+    (fmod and remainder: ATen's CPU error for an integer division by zero)."""
+
+    def functional(self, other):
+        check(self, other)
+        return op(self, other)
+
+    def in_place(self, other):
+        check(self, other)
+        return op(self, other, out=self, inplace=True)
+
+    def with_out(self, other, *, out):
+        check(self, other)
+        return op(self, other, out=out)
+
+    return functional, in_place, with_out
