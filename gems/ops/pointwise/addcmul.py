@@ -63,7 +63,7 @@ def _samples(dtype, device, quick):
     cpu = lambda: torch.tensor(1.5 if dtype.is_floating_point else 3, dtype=dtype)
     cases += [
         Sample("value-default", three),  # value 1: fma(tensor1, tensor2, self)
-        Sample("value-float", three, {"value": -0.75}),  # truncated to 0 for integers
+        Sample("value-float", three, {"value": 2.5}),  # truncated to 2 for integers
         Sample("value-bool", three, {"value": True}),
         Sample("value-complex-error", three, {"value": 1 + 2j}),
         Sample("bool-error", lambda: (make(d=torch.bool), make(d=torch.bool), make(d=torch.bool))),

@@ -1,6 +1,7 @@
 """fmod (Tensor and Scalar, in-place, out=): C's fmod, x - trunc(x / y) * y computed exactly, with the
 sign of x. Floats use libdevice's fmod: Triton's float ``%`` lowers on NVIDIA GPUs to x - trunc(x / y) * y
-with a rounded quotient, wrong once |x / y| passes 2^24. Integer division by zero raises
+with a rounded quotient, wrong once |x / y| passes 2^24 (under the interpreter, libdevice's fmod is torch's CPU
+fmod, which is as inexact there as ATen's CPU kernel). Integer division by zero raises
 RuntimeError("ZeroDivisionError") on CPU, as ATen's CPU kernel does, and is left undefined elsewhere, as
 CUDA's is. remainder.py builds on this kernel."""
 
