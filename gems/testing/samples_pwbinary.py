@@ -149,7 +149,7 @@ def scalar_overload_samples(functional, inplace, name, extra=()):
         def one(build, value=number):
             return lambda: (build(), value, *extra)
 
-        call, call_inplace = (lambda x, s, *rest: functional(x, s, *rest)), (lambda x, s, *rest: inplace(x, s, *rest))
+        call, call_inplace = functional, inplace
         cases = [
             Sample("scalar-form-0d", one(lambda: make(())), expects=expects, call=call),
             # expanded in the call: the harness copies inputs, and no copy can be written into a stride-0 tensor
