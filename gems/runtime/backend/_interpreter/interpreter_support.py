@@ -16,6 +16,8 @@ GPU's (docs/interpreter.md lists what is still not reproduced):
 - ``tl.minimum`` / ``tl.maximum`` (and ``tl.min`` / ``tl.max``, ``tl.clamp``) without
   ``propagate_nan=tl.PropagateNan.ALL`` return the operand that is not NaN, like the hardware's
   min/max (numpy propagated NaN).
+- ``tl.fma`` of fp32 and fp64 values rounds (nearly) once, as the GPU's ``fma.rn`` does (the interpreter
+  rounded the product before adding it).
 - fp32 ``/`` and ``tl.sqrt`` are approximations on the GPU (``div.full.f32``, ``sqrt.approx.f32``):
   here they go through a rounded reciprocal (``x * (1/y)``, ``x * rsqrt(x)``), within 1 and 2 ulp
   but not correctly rounded, so a kernel that needs IEEE results must use ``tl.div_rn`` /
@@ -155,6 +157,20 @@ def _sqrt(builder, arg):
         root = (x.astype(np.float64) * rsqrt).astype(np.float32)
     exact = (x == 0) | np.isinf(x)  # where x * rsqrt(x) is 0 * inf or inf * 0
     return builder.unary_op(arg, lambda data: np.where(exact, np.sqrt(x), root).astype(np.float32))
+
+
+# The wider type an fma is computed in, then rounded from: fp32 products are exact in fp64; fp64 ones are
+# computed to 64 bits in long double (x86's 80-bit format), whose exponent range keeps fp64 subnormals.
+_FMA_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
+
+
+def _fma(builder, x, y, z):
+    wider = _FMA_WIDER.get(z.data.dtype)
+    if wider is None:
+        return builder.ternary_op(x, y, z, lambda a, b, c: a * b + c)
+    # Rounded once more than the GPU rounds (to the wider type first): off by an ulp only where that first
+    # rounding lands exactly half-way between two results.
+    return builder.ternary_op(x, y, z, lambda a, b, c: (a.astype(wider) * b + c).astype(c.dtype))
 
 
 def _idiv(builder, lhs, rhs):
@@ -374,7 +390,7 @@ def install() -> None:
     _interp._implicit_cvt = _float_argument
     builder = _interp.InterpreterBuilder
     builder.create_minnumf, builder.create_maxnumf, builder.create_clampf = _minnumf, _maxnumf, _clampf
-    builder.create_fdiv, builder.create_sqrt = _fdiv, _sqrt
+    builder.create_fdiv, builder.create_sqrt, builder.create_fma = _fdiv, _sqrt, _fma
     builder.create_sdiv = builder.create_udiv = _idiv
     builder.create_srem = builder.create_urem = _irem
     builder.create_shl = _shift(np.left_shift, signed=False)

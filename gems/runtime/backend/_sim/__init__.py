@@ -54,13 +54,14 @@ _INTS = ("int8", "int16", "int32", "int64", "uint8")
 _CPU_ONLY_ARITHMETIC = ("ATen on the CPU (the stand-in) computes round(decimals=) of fp16/bf16 in fp32; gems on an "
                         "accelerator follows ATen's CUDA kernel, which computes 10^d and x * 10^d in the dtype")
 device_gaps = {
-    "clamp": {"grad": _ATEN.format(what="aten::logical_and (in clamp's derivative formula)"),
-              "bound-overflow/float16": _CPU_ONLY.format(what="for a float16 bound that overflows")},
+    "clamp": {"bound-overflow/float16": _CPU_ONLY.format(what="for a float16 bound that overflows")},
     "pow": {"grad": _ATEN.format(what="aten::logical_and (in pow's derivative formula)")},
     "bitwise_and": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
                                                                "dtype)")},
     "bitwise_or": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
                                                               "dtype)")},
+    "bitwise_xor": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
+                                                               "dtype)")},
     "resolve_conj": {"complex-conj-view": _ATEN.format(what="aten::complex (the sample makes a complex tensor)")},
     "resolve_neg": {"imag-of-conj": _ATEN.format(what="aten::complex (the sample makes a complex tensor)")},
     "softmax": {f"{variant}/float16": _CPU_ONLY.format(what="for half-to-float softmax")
@@ -69,6 +70,14 @@ device_gaps = {
             for variant in ("floor-zero-divisor", "trunc-zero-divisor") for dtype in _INTS},
     "floor_divide": {f"zero-divisor/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division "
                                                                     "by zero") for dtype in _INTS},
+    # fmod and remainder: the integer zero divisors as floor_divide's; and the interpreter's stand-in
+    # for libdevice's (exact) fmod is torch's CPU fmod, which loses exactness, as ATen's own CPU result does,
+    # once |x / y| passes the fp32 mantissa.
+    **{op: {**{f"zero-divisor/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division by zero")
+               for dtype in _INTS},
+            **{f"{variant}/{dtype}": _NO_PARITY for variant in ("special-values", "special-values-nonzero", "subnormal")
+               for dtype in ("float32", "bfloat16")}}
+       for op in ("fmod", "remainder")},
 
     # Measured on 2026-11-22 for the operators added that day (quick suite on sim, 230 cases).
     # Its grad runs the eager composite, whose aten::cat.out gems serves since the shape family (2026-11-26):
