@@ -55,7 +55,6 @@ _CPU_ONLY_ARITHMETIC = ("ATen on the CPU (the stand-in) computes round(decimals=
                         "accelerator follows ATen's CUDA kernel, which computes 10^d and x * 10^d in the dtype")
 device_gaps = {
     "clamp": {"bound-overflow/float16": _CPU_ONLY.format(what="for a float16 bound that overflows")},
-    "pow": {"grad": _ATEN.format(what="aten::logical_and (in pow's derivative formula)")},
     "bitwise_and": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
                                                                "dtype)")},
     "bitwise_or": {"out-wider-dtype/bool": _ATEN.format(what="kernel (gems falls back for a bool out= of a wider "
@@ -164,13 +163,6 @@ device_gaps = {
     },
     # Operators added on 2026-11-22 (fourth session), found by README's worked example on the device:
     # quantile's error cases pass: ATen's checks run before its decomposition reaches the device.
-    "quantile": {variant: _ATEN.format(what="gather, lerp and the other operators of quantile's decomposition "
-                                            "(gems serves its sort)")
-                 for variant in ("0d", "dim-negative-keepdim", "keepdim", "long", "middle-dim", "nan-flat", "nan-row",
-                                 "noncontiguous-strided", "noncontiguous-transposed", "out", "q-0d-tensor", "scalar-q",
-                                 "single", "special", "tensor-q-dim",
-                                 *(f"{kind}-{mode}" for kind in ("flat", "interpolation")
-                                   for mode in ("higher", "linear", "lower", "midpoint", "nearest")))},
     "flash_attention_forward": {"*": "ATen has _flash_attention_forward only on CUDA: no answer to compare with "
                                      "here (its cases are skipped on the interpreter for the same reason)"},
     "convolution": {"transposed": _ATEN.format(what="convolution for a transposed convolution (a deliberate "
