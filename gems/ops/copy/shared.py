@@ -58,6 +58,15 @@ def _copy_flat_kernel(src_ptr, dst_ptr, n_elements, WIDEN: tl.constexpr, VIA_INT
 
 
 @triton.jit
+def tile_offsets(pid, tiles_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Row and column offsets of tile ``pid`` in a grid of row tiles by ``tiles_n`` column tiles, columns first
+    (neighbouring programs write neighbouring memory of a row-major result)."""
+    offs_m = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    return offs_m, offs_n
+
+
+@triton.jit
 def _outer_step(pid, size, stride_s, stride_d, src_base, dst_base):
     index = pid % size
     return pid // size, src_base + index * stride_s, dst_base + index * stride_d
@@ -110,22 +119,33 @@ def _copy_tiled_kernel(src_ptr, dst_ptr, value, size_m, size_n, tiles_m, tiles_n
 _copy_flat = Launcher(_copy_flat_kernel)
 _copy_tiled = Launcher(_copy_tiled_kernel)
 _tile_rules = []
+_tile_configs = {}  # the vendor's rules depend only on their arguments: memoized, off the per-call path
+_conversions = {}
 
 
-def tile_config(size_m, size_n, itemsize, transposed):
-    if not _tile_rules:
-        _tile_rules.append(selection.current().heuristics("copy"))
-    rules = _tile_rules[0]
-    args = {"size_m": size_m, "size_n": size_n, "itemsize": itemsize, "transposed": transposed}
-    return rules["BLOCK_M"](args), rules["BLOCK_N"](args), rules["num_warps"](args)
+def tile_config(size_m, size_n, itemsize, transposed) -> tuple[int, int, int]:
+    """(BLOCK_M, BLOCK_N, num_warps) of a tile from the vendor's heuristics, key "copy"."""
+    key = (size_m, size_n, itemsize, transposed)
+    config = _tile_configs.get(key)
+    if config is None:
+        if not _tile_rules:
+            _tile_rules.append(selection.current().heuristics("copy"))
+        rules = _tile_rules[0]
+        args = {"size_m": size_m, "size_n": size_n, "itemsize": itemsize, "transposed": transposed}
+        if len(_tile_configs) > 4096:
+            _tile_configs.clear()
+        config = _tile_configs[key] = (rules["BLOCK_M"](args), rules["BLOCK_N"](args), rules["num_warps"](args))
+    return config
 
 
 def conversion(src_dtype, dst_dtype) -> tuple[bool, bool]:
     """(WIDEN, VIA_INT64) of :func:`_converted` for a copy from src_dtype to dst_dtype."""
-    if src_dtype is dst_dtype:
-        return False, False
-    widen = src_dtype in _LOW_PRECISION or dst_dtype in _LOW_PRECISION
-    return widen, dst_dtype is torch.uint8 and src_dtype.is_floating_point
+    flags = _conversions.get((src_dtype, dst_dtype))
+    if flags is None:
+        widen = src_dtype is not dst_dtype and (src_dtype in _LOW_PRECISION or dst_dtype in _LOW_PRECISION)
+        via_int64 = dst_dtype is torch.uint8 and src_dtype.is_floating_point
+        flags = _conversions[src_dtype, dst_dtype] = (widen, via_int64)
+    return flags
 
 
 # --------------------------------------------------------------------------- planning and launching
@@ -188,13 +208,12 @@ def _launch_tiled(dst, src, sizes, dst_strides, src_strides, widen=False, via_in
     outer = [d for d in range(rank) if d not in (m_dim, n_dim)]
     if len(outer) > MAX_OUTER_DIMS:
         raise Fallback(f"a copy of {rank} dimensions that do not merge (gems tiles at most {MAX_OUTER_DIMS + 2})")
-    size_m = 1 if m_dim is None else sizes[m_dim]
+    size_m, sm, dm = (1, 0, 0) if m_dim is None else (sizes[m_dim], src_strides[m_dim], dst_strides[m_dim])
     size_n = sizes[n_dim]
-    sm, dm = (0, 0) if m_dim is None else (src_strides[m_dim], dst_strides[m_dim])
-    pad = [None] * (MAX_OUTER_DIMS - len(outer))
-    outer_sizes = [1 if d is None else sizes[d] for d in pad + outer]
-    outer_src = [0 if d is None else src_strides[d] for d in pad + outer]
-    outer_dst = [0 if d is None else dst_strides[d] for d in pad + outer]
+    pad = MAX_OUTER_DIMS - len(outer)  # outer dimensions of size 1 first: the kernel walks o3, o2... inward out
+    outer_sizes = [1] * pad + [sizes[d] for d in outer]
+    outer_src = [0] * pad + [src_strides[d] for d in outer]
+    outer_dst = [0] * pad + [dst_strides[d] for d in outer]
     reach = max(sum((n - 1) * s for n, s in zip(sizes, strides)) for strides in (src_strides, dst_strides))
     block_m, block_n, num_warps = tile_config(size_m, size_n, max(src.element_size(), dst.element_size()),
                                                transposed)
@@ -226,10 +245,10 @@ def fill_strided(dst: torch.Tensor, value) -> torch.Tensor:
 
 def check_dtypes(*tensors) -> None:
     for t in tensors:
-        if t.dtype not in SUPPORTED_DTYPES:
+        if t.dtype not in SUPPORTED_DTYPES:  # complex dtypes among them (the only ones with a conjugate bit)
             raise Fallback(f"dtype {t.dtype} not handled by gems copy kernels")
-        if t.is_neg() or t.is_conj():
-            raise Fallback("a tensor with a negative or conjugate bit (ATen resolves it while copying)")
+        if t.is_neg():
+            raise Fallback("a tensor with a negative bit (ATen resolves it while copying)")
 
 
 def check_copy(dst: torch.Tensor, src: torch.Tensor) -> None:
@@ -267,13 +286,13 @@ def check_broadcast(shape, src_shape) -> None:
 
 def _partial_overlap(a, b) -> bool:
     """ATen's get_overlap_status(a, b) == Partial: both dense, sharing bytes, not exactly the same elements."""
-    if a.numel() == 0 or b.numel() == 0 or not (is_dense(a) and is_dense(b)):
-        return False
     a_begin, b_begin = a.data_ptr(), b.data_ptr()
-    a_end, b_end = a_begin + a.numel() * a.element_size(), b_begin + b.numel() * b.element_size()
+    a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes  # the extent of a dense tensor
+    if not (a_begin < b_end and b_begin < a_end) or not (is_dense(a) and is_dense(b)):
+        return False  # apart (or empty), or a layout ATen does not judge
     if a_begin == b_begin and a_end == b_end:
         return a.stride() != b.stride()
-    return a_begin < b_end and b_begin < a_end
+    return True
 
 
 def same_data(dst, src) -> bool:

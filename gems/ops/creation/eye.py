@@ -8,7 +8,7 @@ import triton.language as tl
 
 from gems.codegen.pointwise import SUPPORTED_DTYPES
 from gems.dtypes import ALL
-from gems.ops.copy.shared import INT32_LIMIT, tile_config
+from gems.ops.copy.shared import INT32_LIMIT, tile_config, tile_offsets
 from gems.ops.creation.fill import check_options, factory_samples
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
@@ -22,8 +22,7 @@ def _eye_kernel(out_ptr, n_rows, n_cols, stride_r, stride_c, tiles_n, INT64: tl.
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
-    offs_m = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m, offs_n = tile_offsets(pid, tiles_n, BLOCK_M, BLOCK_N)
     values = (offs_m[:, None] == offs_n[None, :]).to(out_ptr.dtype.element_ty)
     mask = (offs_m < n_rows)[:, None] & (offs_n < n_cols)[None, :]
     tl.store(out_ptr + offs_m[:, None] * stride_r + offs_n[None, :] * stride_c, values, mask=mask)

@@ -1,8 +1,8 @@
 """polar (and polar.out): the complex tensor ``abs * (cos(angle) + i sin(angle))`` of two real tensors of one
 floating dtype (float32 -> complex64, float64 -> complex128), broadcast together.
 
-gems kernels hold no complex dtype: the result is written through its real view (``torch.view_as_real``), real
-and imaginary parts interleaved. Inputs that are not contiguous tensors of the result's shape are made so
+gems kernels hold no complex dtype: the result is written through a real view of it, real and imaginary parts
+interleaved. Inputs that are not contiguous tensors of the result's shape are made so
 first; an out= that is not contiguous receives the values through a contiguous buffer. cos and sin are
 libdevice's (the interpreter evaluates them with torch's CPU functions, as ATen's).
 """
@@ -20,6 +20,7 @@ from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy, lazy_perf
 
 _COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
+_REAL = {complex_: real for real, complex_ in _COMPLEX.items()}
 _COMPLEX_NAMES = {torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble"}
 
 
@@ -55,6 +56,12 @@ def _check(abs, angle):
     return torch.broadcast_shapes(abs.shape, angle.shape)
 
 
+def real_view(t):
+    """A contiguous complex tensor's real and imaginary parts, interleaved, as one flat real tensor (view.dtype:
+    every device has it, unlike view_as_real)."""
+    return t.reshape(-1).view(_REAL[t.dtype])
+
+
 def _full(t, shape):
     return t if t.shape == shape and t.is_contiguous() else t.expand(shape).contiguous()
 
@@ -65,7 +72,7 @@ def _polar_into(out, abs, angle, shape):
         return out
     target = out if out.is_contiguous() else torch.empty(shape, dtype=out.dtype, device=out.device)
     block, num_warps = pointwise_config(numel, abs.element_size())
-    _polar((cdiv(numel, block),), _full(abs, shape), _full(angle, shape), torch.view_as_real(target), numel,
+    _polar((cdiv(numel, block),), _full(abs, shape), _full(angle, shape), real_view(target), numel,
            2 * numel > INT32_LIMIT, block, num_warps=num_warps)
     if target is not out:
         out.copy_(target)
