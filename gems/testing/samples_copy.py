@@ -91,6 +91,13 @@ def copy_samples():
                    call=lambda d, s: d.expand(s.shape).copy_(s)),
             Sample("overlap-error", lambda: (mk((cols, cols)),), call=lambda x: x.copy_(x.t())),
         ]
+        if dtype != torch.bool:  # negative views: made in the call (conformance copies arguments resolved)
+            cases += [Sample("from-negative-view", pair(same(shape), same(shape)),
+                             call=lambda d, s: d.copy_(torch._neg_view(s))),
+                      Sample("into-negative-view", pair(same(shape), same(shape)),
+                             call=lambda d, s: torch._neg_view(torch._neg_view(d).copy_(s))),
+                      Sample("from-negative-view-converted", pair(same(shape), lambda: mk(shape, _other_dtype(dtype))),
+                             call=lambda d, s: d.copy_(torch._neg_view(s)))]
         if dtype.is_floating_point:
             cases.append(Sample("grad", pair(same(shape), lambda: mk(shape).requires_grad_()), call=call, grad=True))
             cases.append(Sample("from-float64-special-values", lambda: (
@@ -99,6 +106,9 @@ def copy_samples():
             if source != dtype:
                 cases.append(Sample(f"from-{name(source)}", pair(same(shape), lambda s=source: mk(shape, s)),
                                     call=call))
+        if dtype == torch.float32:  # complex: left to ATen (its real part, with a warning)
+            cases.append(Sample("from-complex64", pair(same(shape), lambda: torch.complex(mk(shape), mk(shape))),
+                                call=call))
         if dtype in _NARROW_INTS:
             cases.append(Sample("from-int64-wrapping", pair(same(shape), lambda: _wrapping_int64(shape, device)),
                                 call=call))
@@ -213,7 +223,26 @@ def clone_samples():
         ]
         if dtype.is_floating_point:
             cases.append(Sample("grad", lambda: (mk(shape[::-1]).t().requires_grad_(),), grad=True))
+        if dtype != torch.bool:
+            cases.append(Sample("negative-view", transposed, call=lambda x: torch._neg_view(x).clone()))
         return cases
+
+    return samples
+
+
+def resolve_neg_samples():
+    """resolve_neg of negative views (made in the call: conformance copies its arguments resolved), each
+    materialized by gems' clone."""
+
+    def samples(dtype, device, quick):
+        mk = _maker(dtype, device)
+        shape = shape_for(quick)
+        call = lambda x: torch.resolve_neg(torch._neg_view(x))  # noqa: E731
+        return [Sample("contiguous", lambda: (mk(shape),), call=call, expects="clone"),
+                Sample("noncontiguous-transposed", lambda: (mk(shape[::-1]).t(),), call=call, expects="clone"),
+                Sample("noncontiguous-strided", lambda: (strided(shape, dtype, device),), call=call, expects="clone"),
+                Sample("0d", lambda: (mk(()),), call=call, expects="clone"),
+                Sample("special-values", lambda: (special_values(dtype, device),), call=call, expects="clone")]
 
     return samples
 
@@ -228,6 +257,26 @@ def clone_perf(shapes="copy"):
         return Sample("perf", (make_tensor(shape, dtype, device),))
 
     return PerfSpec(inputs=inputs, shapes=shapes, bytes=lambda sample, result: tensor_bytes(*sample.args, result))
+
+
+def unary_copy_perf(call, shapes="copy"):
+    """Perf inputs ``(x,)`` for a copy that makes its result (t_copy, alias_copy, lift_fresh_copy, resolve_neg of a
+    negative view): bytes = x read + the result written."""
+
+    def inputs(shape, dtype, device):
+        return Sample("perf", (make_tensor(shape, dtype, device),), call=call)
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=lambda sample, result: tensor_bytes(*sample.args, result))
+
+
+def out_copy_perf(call, shapes="copy"):
+    """Perf inputs ``(x, out)`` for a copy into a given out= tensor (conj_physical.out)."""
+
+    def inputs(shape, dtype, device):
+        return Sample("perf", (make_tensor(shape, dtype, device), torch.empty(shape, dtype=dtype, device=device)),
+                      call=call)
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=lambda sample, result: tensor_bytes(*sample.args))
 
 
 def view_copy_samples(call, overload, most_dims=None):

@@ -4,7 +4,7 @@ memory_format=contiguous)."""
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.copy.shared import copy_out, copy_samples, copy_view
+from gems.ops.copy.shared import copy_out, copy_perf, copy_samples, copy_view
 from gems.spec import OpSpec
 
 
@@ -21,5 +21,6 @@ SPECS = [
         name="alias_copy", family="creation", impls={"alias_copy": alias_copy, "alias_copy.out": alias_copy_out},
         call=torch.alias_copy, samples=copy_samples("view_copy_samples", call=torch.alias_copy, overload="alias_copy"),
         dtypes=ALL, tolerance="exact",
+        perf=copy_perf("unary_copy_perf", call=torch.alias_copy),
     ),
 ]

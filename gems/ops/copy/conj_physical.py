@@ -6,7 +6,7 @@ ATen (gems kernels hold no complex dtype)."""
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.copy.shared import check_dtypes, copy_out, copy_samples
+from gems.ops.copy.shared import check_dtypes, copy_out, copy_perf, copy_samples
 from gems.spec import OpSpec
 
 
@@ -24,6 +24,7 @@ SPECS = [
         name="conj_physical", family="creation",
         impls={"conj_physical.out": conj_physical_out, "conj_physical_": conj_physical_},
         call=torch.conj_physical, samples=copy_samples("conj_physical_samples"), dtypes=ALL, tolerance="exact",
+        perf=copy_perf("out_copy_perf", call=lambda x, o: torch.conj_physical(x, out=o)),
         no_launch={"inplace": "the conjugate of a real tensor is itself: ATen's conj_physical_ returns self at once"},
     ),
 ]

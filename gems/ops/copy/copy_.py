@@ -5,6 +5,7 @@ and launches nothing; a source that does not broadcast, a destination holding an
 a source overlapping the destination in part are refused before any launch. A copy between devices is a
 transfer, not compute: gems raises Fallback and the device's own copy (ATen's, or an out-of-tree device's
 ``_copy_from``) runs it. ``non_blocking`` changes nothing on one device.
+Complex tensors are left to ATen (Fallback), as are layouts that merge into more than six dimensions.
 """
 
 import torch
@@ -32,6 +33,7 @@ SPECS = [
         no_launch={"self-copy": "a copy onto itself changes nothing (ATen returns at once)",
                    "same-view": "a view of exactly the destination's elements changes nothing (ATen returns at once)"},
         deliberate_fallbacks={"9d-unmergeable": "dimensions that merge into more than six are left to ATen's "
-                                                "TensorIterator (gems tiles two and indexes four per program)"},
+                                                "TensorIterator (gems tiles two and indexes four per program)",
+                              "from-complex64": "gems kernels hold no complex dtype: ATen copies the real part"},
     ),
 ]

@@ -25,12 +25,15 @@ from gems.ops.copy.shared import (
     launch_copy,
 )
 from gems.ops.creation.fill import fill_dense
+from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
 
 
 def fill_value(self, value):
     """fill_.Scalar's work, shared by zero_: ``value`` checked against self's dtype, then written."""
     check_dtypes(self)
+    if self.is_neg():
+        raise Fallback("a fill through a negative view (the value is stored negated)")
     converted = checked_scalar(value, self.dtype)
     return fill_dense(self, converted) if is_dense(self) else fill_strided(self, converted)
 

@@ -4,7 +4,7 @@ under functionalization (torch.compile, torch.export)."""
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.copy.shared import copy_out, copy_samples, copy_view
+from gems.ops.copy.shared import copy_out, copy_perf, copy_samples, copy_view
 from gems.spec import OpSpec
 
 
@@ -23,5 +23,6 @@ SPECS = [
         call=torch.ops.aten.lift_fresh_copy,
         samples=copy_samples("view_copy_samples", call=torch.ops.aten.lift_fresh_copy, overload="lift_fresh_copy"),
         dtypes=ALL, tolerance="exact",
+        perf=copy_perf("unary_copy_perf", call=torch.ops.aten.lift_fresh_copy),
     ),
 ]

@@ -35,17 +35,25 @@ _OVERLAP_HINT = "Please clone() the tensor before performing the operation."
 
 
 @triton.jit
-def _converted(x, dst_ty: tl.constexpr, WIDEN: tl.constexpr, VIA_INT64: tl.constexpr):
-    """x as dst_ty, by ATen's intermediate types (see the module docstring)."""
+def _converted(x, dst_ty: tl.constexpr, WIDEN: tl.constexpr, VIA_INT64: tl.constexpr, NEG: tl.constexpr):
+    """x as dst_ty, by ATen's intermediate types (see the module docstring); NEG: then negated in dst_ty."""
     if WIDEN:
         x = x.to(tl.float32)
     if VIA_INT64:
         x = x.to(tl.int64)
-    return x.to(dst_ty)
+    y = x.to(dst_ty)
+    if NEG:
+        if y.dtype == tl.float16 or y.dtype == tl.bfloat16:
+            y = (y.to(tl.float32) * -1.0).to(dst_ty)  # exact; bf16 arithmetic is fp32 (and the interpreter has none)
+        elif y.dtype.is_floating():
+            y = y * -1.0  # not 0 - y, which makes +0.0 of -0.0
+        else:
+            y = 0 - y
+    return y
 
 
 @triton.jit
-def _copy_flat_kernel(src_ptr, dst_ptr, n_elements, WIDEN: tl.constexpr, VIA_INT64: tl.constexpr,
+def _copy_flat_kernel(src_ptr, dst_ptr, n_elements, WIDEN: tl.constexpr, VIA_INT64: tl.constexpr, NEG: tl.constexpr,
                       INT64: tl.constexpr, BLOCK: tl.constexpr):
     """dst[i] = src[i] for i < n_elements: two tensors of one dense layout, walked in memory order."""
     pid = tl.program_id(0)
@@ -54,7 +62,7 @@ def _copy_flat_kernel(src_ptr, dst_ptr, n_elements, WIDEN: tl.constexpr, VIA_INT
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_elements
     x = tl.load(src_ptr + offs, mask=mask)
-    tl.store(dst_ptr + offs, _converted(x, dst_ptr.dtype.element_ty, WIDEN, VIA_INT64), mask=mask)
+    tl.store(dst_ptr + offs, _converted(x, dst_ptr.dtype.element_ty, WIDEN, VIA_INT64, NEG), mask=mask)
 
 
 @triton.jit
@@ -80,7 +88,8 @@ def _copy_tiled_kernel(src_ptr, dst_ptr, value, size_m, size_n, tiles_m, tiles_n
                        size_o0, size_o1, size_o2, size_o3,
                        stride_so0, stride_so1, stride_so2, stride_so3,
                        stride_do0, stride_do1, stride_do2, stride_do3,
-                       WIDEN: tl.constexpr, VIA_INT64: tl.constexpr, FILL: tl.constexpr, VALUE_BITS: tl.constexpr,
+                       WIDEN: tl.constexpr, VIA_INT64: tl.constexpr, NEG: tl.constexpr, FILL: tl.constexpr,
+                       VALUE_BITS: tl.constexpr,
                        OUTER: tl.constexpr, INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """One [BLOCK_M, BLOCK_N] tile of dst[o..., m, n] = src[o..., m, n] per program (FILL: = value, src unread;
     a float64 value arrives as its bits); tiles along n first, so that neighbouring programs write neighbouring
@@ -112,7 +121,7 @@ def _copy_tiled_kernel(src_ptr, dst_ptr, value, size_m, size_n, tiles_m, tiles_n
         y = tl.full([BLOCK_M, BLOCK_N], value, dst_ptr.dtype.element_ty)
     else:
         x = tl.load(src_ptr + src_base + offs_m[:, None] * stride_sm + offs_n[None, :] * stride_sn, mask=mask)
-        y = _converted(x, dst_ptr.dtype.element_ty, WIDEN, VIA_INT64)
+        y = _converted(x, dst_ptr.dtype.element_ty, WIDEN, VIA_INT64, NEG)
     tl.store(dst_ptr + dst_base + offs_m[:, None] * stride_dm + offs_n[None, :] * stride_dn, y, mask=mask)
 
 
@@ -157,23 +166,30 @@ def launch_copy(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     numel = dst.numel()
     if numel == 0:
         return dst
-    widen, via_int64 = conversion(src.dtype, dst.dtype)
+    flags = (*conversion(src.dtype, dst.dtype), _negation(dst, src))
     if src.shape == dst.shape and (src.is_contiguous() and dst.is_contiguous()
                                    or src.stride() == dst.stride() and is_dense(dst)):
-        _launch_flat(dst, src, numel, widen, via_int64)
+        _launch_flat(dst, src, numel, flags)
         return dst
     sizes, dst_strides, src_strides = _merged_layout(dst, src)
     if len(sizes) <= 1 and dst_strides == src_strides == [1] * len(sizes):
-        _launch_flat(dst, src, numel, widen, via_int64)
+        _launch_flat(dst, src, numel, flags)
     else:
-        _launch_tiled(dst, src, sizes, dst_strides, src_strides, widen, via_int64)
+        _launch_tiled(dst, src, sizes, dst_strides, src_strides, flags)
     return dst
 
 
-def _launch_flat(dst, src, numel, widen, via_int64):
+def _negation(dst, src) -> bool:
+    """Whether the values change sign on the way: one side has a negative bit (a lazy negation, _neg_view)."""
+    negate = src.is_neg() != dst.is_neg()
+    if negate and dst.dtype is torch.bool:
+        raise Fallback("a negation into bool (ATen decides whether it refuses it)")
+    return negate
+
+
+def _launch_flat(dst, src, numel, flags):
     block, num_warps = pointwise_config(numel, max(src.element_size(), dst.element_size()))
-    _copy_flat((cdiv(numel, block),), src, dst, numel, widen, via_int64, numel > INT32_LIMIT, block,
-               num_warps=num_warps)
+    _copy_flat((cdiv(numel, block),), src, dst, numel, *flags, numel > INT32_LIMIT, block, num_warps=num_warps)
 
 
 def _merged_layout(dst, src):
@@ -198,8 +214,8 @@ def _merged_layout(dst, src):
     return sizes, merged_dst, merged_src
 
 
-def _launch_tiled(dst, src, sizes, dst_strides, src_strides, widen=False, via_int64=False, fill=None):
-    """fill: (value, as float64 bits) to write instead of reading src."""
+def _launch_tiled(dst, src, sizes, dst_strides, src_strides, flags=(False, False, False), fill=None):
+    """flags: (WIDEN, VIA_INT64, NEG); fill: (value, as float64 bits) to write instead of reading src."""
     rank = len(sizes)
     n_dim = rank - 1
     src_units = [d for d in range(rank - 1) if src_strides[d] == 1]
@@ -222,7 +238,7 @@ def _launch_tiled(dst, src, sizes, dst_strides, src_strides, widen=False, via_in
     use_int64 = reach > INT32_LIMIT or programs * block_m * block_n > INT32_LIMIT
     value, bits = fill or (0, False)
     _copy_tiled((programs,), src, dst, value, size_m, size_n, tiles_m, tiles_n, sm, src_strides[n_dim], dm,
-                dst_strides[n_dim], *outer_sizes, *outer_src, *outer_dst, widen, via_int64, fill is not None, bits,
+                dst_strides[n_dim], *outer_sizes, *outer_src, *outer_dst, *flags, fill is not None, bits,
                 len(outer), use_int64, block_m, block_n, num_warps=num_warps)
 
 
@@ -247,8 +263,6 @@ def check_dtypes(*tensors) -> None:
     for t in tensors:
         if t.dtype not in SUPPORTED_DTYPES:  # complex dtypes among them (the only ones with a conjugate bit)
             raise Fallback(f"dtype {t.dtype} not handled by gems copy kernels")
-        if t.is_neg():
-            raise Fallback("a tensor with a negative bit (ATen resolves it while copying)")
 
 
 def check_copy(dst: torch.Tensor, src: torch.Tensor) -> None:
@@ -298,7 +312,7 @@ def _partial_overlap(a, b) -> bool:
 def same_data(dst, src) -> bool:
     """ATen's early exit: src is a view of exactly dst's elements in dst's dtype, so nothing changes."""
     return (dst.data_ptr() == src.data_ptr() and dst.dtype == src.dtype and dst.shape == src.shape
-            and dst.stride() == src.stride())
+            and dst.stride() == src.stride() and dst.is_neg() == src.is_neg())
 
 
 def check_no_transfer(device, tensor_device) -> None:

@@ -5,7 +5,7 @@ more than two dimensions."""
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.copy.shared import copy_out, copy_samples, copy_view
+from gems.ops.copy.shared import copy_out, copy_perf, copy_samples, copy_view
 from gems.spec import OpSpec
 
 
@@ -22,5 +22,6 @@ SPECS = [
         name="t_copy", family="creation", impls={"t_copy": t_copy, "t_copy.out": t_copy_out}, call=torch.t_copy,
         samples=copy_samples("view_copy_samples", call=torch.t_copy, overload="t_copy", most_dims=2),
         dtypes=ALL, tolerance="exact",
+        perf=copy_perf("unary_copy_perf", call=torch.t_copy),
     ),
 ]

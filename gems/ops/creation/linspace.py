@@ -22,7 +22,7 @@ from gems.checks import checked_scalar
 from gems.codegen.pointwise import SUPPORTED_DTYPES, float64_bits
 from gems.dtypes import ALL
 from gems.ops.copy.shared import launch_copy
-from gems.ops.creation.fill import INT32_LIMIT, check_options, factory_samples, fill_dense
+from gems.ops.creation.fill import INT32_LIMIT, check_options, factory_perf, factory_samples, fill_dense
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
@@ -157,5 +157,7 @@ SPECS = [
                "linspace.Tensor_Tensor_out": linspace_out, "linspace.Tensor_Scalar_out": linspace_out,
                "linspace.Scalar_Tensor_out": linspace_out},
         call=torch.linspace, samples=factory_samples(_linspace_calls), dtypes=ALL[:-1],  # not bool
+        perf=factory_perf(lambda like, shape: torch.linspace(-1.5, 2.5, math.prod(shape), dtype=like.dtype,
+                                                              device=like.device)),
     ),
 ]

@@ -2,10 +2,12 @@
 (libdevice's pow in the compute dtype; integer results raise an fp32 base to fp32 exponents and truncate, as
 ATen's CUDA kernel does). One value is ``base ** start`` computed in double, as in ATen."""
 
+import math
+
 import torch
 
 from gems.dtypes import ALL
-from gems.ops.creation.fill import factory_samples
+from gems.ops.creation.fill import factory_perf, factory_samples
 from gems.ops.creation.linspace import bound_values, new_space, space_out
 from gems.spec import OpSpec
 
@@ -34,5 +36,7 @@ SPECS = [
                "logspace.Tensor_Tensor_out": logspace_out, "logspace.Tensor_Scalar_out": logspace_out,
                "logspace.Scalar_Tensor_out": logspace_out},
         call=torch.logspace, samples=factory_samples(_logspace_calls), dtypes=ALL[:-1],  # not bool
+        perf=factory_perf(lambda like, shape: torch.logspace(-1.5, 2.5, math.prod(shape), dtype=like.dtype,
+                                                              device=like.device)),
     ),
 ]

@@ -7,7 +7,7 @@ import torch
 from gems.dtypes import ALL
 from gems.ops.creation.fill import factory_samples
 from gems.ops.creation.full import full, full_out
-from gems.spec import OpSpec
+from gems.spec import OpSpec, lazy_perf
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -42,5 +42,8 @@ SPECS = [
         name="scalar_tensor", family="creation", impls={"scalar_tensor": scalar_tensor,
                                                         "scalar_tensor.out": scalar_tensor_out},
         call=torch.scalar_tensor, samples=factory_samples(_scalar_tensor_calls), dtypes=ALL, tolerance="exact",
+        perf=lazy_perf("gems.testing.samples_extra", "creation_perf",
+                       lambda like, shape: torch.scalar_tensor(1.5, dtype=like.dtype, device=like.device),
+                       shapes="scalar_tensor"),
     ),
 ]
