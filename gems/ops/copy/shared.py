@@ -22,7 +22,7 @@ import triton
 import triton.language as tl
 
 from gems.checks import check_out
-from gems.codegen.pointwise import SUPPORTED_DTYPES, float64_bits, is_dense, pointwise_config
+from gems.codegen.pointwise import SUPPORTED_DTYPES, float64_bits, is_dense
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback
@@ -127,23 +127,43 @@ def _copy_tiled_kernel(src_ptr, dst_ptr, value, size_m, size_n, tiles_m, tiles_n
 
 _copy_flat = Launcher(_copy_flat_kernel)
 _copy_tiled = Launcher(_copy_tiled_kernel)
-_tile_rules = []
-_tile_configs = {}  # the vendor's rules depend only on their arguments: memoized, off the per-call path
+_vendor_rules = {}
+_configs = {}  # the vendor's rules depend only on their arguments: memoized, off the per-call path
 _conversions = {}
+
+
+def _rules(key):
+    rules = _vendor_rules.get(key)
+    if rules is None:
+        rules = _vendor_rules[key] = selection.current().heuristics(key)
+    return rules
+
+
+def flat_config(numel, itemsize) -> tuple[int, int]:
+    """(BLOCK, num_warps) of the flat kernel from the vendor's heuristics, key "copy_flat"."""
+    key = (numel, itemsize)
+    config = _configs.get(key)
+    if config is None:
+        rules, args = _rules("copy_flat"), {"n_elements": numel, "itemsize": itemsize}
+        config = _memo(key, (rules["BLOCK"](args), rules["num_warps"](args)))
+    return config
 
 
 def tile_config(size_m, size_n, itemsize, transposed) -> tuple[int, int, int]:
     """(BLOCK_M, BLOCK_N, num_warps) of a tile from the vendor's heuristics, key "copy"."""
     key = (size_m, size_n, itemsize, transposed)
-    config = _tile_configs.get(key)
+    config = _configs.get(key)
     if config is None:
-        if not _tile_rules:
-            _tile_rules.append(selection.current().heuristics("copy"))
-        rules = _tile_rules[0]
+        rules = _rules("copy")
         args = {"size_m": size_m, "size_n": size_n, "itemsize": itemsize, "transposed": transposed}
-        if len(_tile_configs) > 4096:
-            _tile_configs.clear()
-        config = _tile_configs[key] = (rules["BLOCK_M"](args), rules["BLOCK_N"](args), rules["num_warps"](args))
+        config = _memo(key, (rules["BLOCK_M"](args), rules["BLOCK_N"](args), rules["num_warps"](args)))
+    return config
+
+
+def _memo(key, config):
+    if len(_configs) > 4096:
+        _configs.clear()
+    _configs[key] = config
     return config
 
 
@@ -188,7 +208,7 @@ def _negation(dst, src) -> bool:
 
 
 def _launch_flat(dst, src, numel, flags):
-    block, num_warps = pointwise_config(numel, max(src.element_size(), dst.element_size()))
+    block, num_warps = flat_config(numel, max(src.element_size(), dst.element_size()))
     _copy_flat((cdiv(numel, block),), src, dst, numel, *flags, numel > INT32_LIMIT, block, num_warps=num_warps)
 
 

@@ -1,4 +1,5 @@
-"""triton.heuristics rules of the copy family: key "copy" (args as in the nvidia vendor's heuristics/copy.py).
+"""triton.heuristics rules of the copy family: keys "copy_flat" and "copy" (args as in the nvidia vendor's
+heuristics/copy.py).
 The interpreter runs programs one after another (about 1 ms each): tiles as large as the work allows."""
 
 from gems.runtime.launch import next_power_of_2
@@ -15,5 +16,7 @@ def _block_m(args):
 
 
 HEURISTICS_CONFIGS = {
+    "copy_flat": {"BLOCK": lambda args: min(next_power_of_2(args["n_elements"]), _TILE_ELEMENTS),
+                  "num_warps": lambda args: 1},
     "copy": {"BLOCK_M": _block_m, "BLOCK_N": _block_n, "num_warps": lambda args: 1},
 }
