@@ -153,7 +153,8 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
         if "answers" in measures:
             result.answers = [a.as_dict() for a in found]
     if "speed" in measures:
-        tested = model_cpu.to(backend.device, dtype)
+        tested = build.placed(model_cpu, dtype, backend.device)
+        del model_cpu
         for workload in speed.workloads(tested, spec, backend.device, kinds):
             say(f"speed: {workload.name}, batch {workload.batch}, {workload.tokens} tokens")
             try:
