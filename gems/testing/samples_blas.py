@@ -352,25 +352,38 @@ def addr_samples(dtype, device, quick):
     ]) + [Sample("type-promotion", lambda: (mk((m, n)), mk((m,)), make_tensor((n,), torch.float64, device)), ab)]
 
 
+# The operand layouts of a product's perf shape with a trailing layout entry (the models suite), as linear's
+# products reach ATen: a and b row-major (grad_x = g @ W), b K-major (the forward's W.t(); attention's k^T),
+# a M-major (grad_W = g^T @ x, a = g.t()).
+ROW_MAJOR, B_K_MAJOR, A_M_MAJOR = 0, 1, 2
+
+
 def perf_inputs(kind: str):
     """Perf inputs by kind: "mm" [M, K, N]; "bmm" [B, M, K, N]; "addmm" [M, K, N] with a bias row;
-    "baddbmm" [B, M, K, N]; "mv" and "addmv" [M, K]; "dot" [K]. Each declares its K as the reduction size, so
+    "baddbmm" [B, M, K, N]; "mv" and "addmv" [M, K]; "dot" [K]. A product's shape may end in a layout
+    (ROW_MAJOR, B_K_MAJOR, A_M_MAJOR; row-major without). Each declares its K as the reduction size, so
     the check's fp32 tolerance grows with sqrt(K) as conformance's does (at K = 8192, cuBLAS's own mm is 7e-4
     from the float64 product, beyond a K = 1 tolerance)."""
     def inputs(shape, dtype, device):
         t = lambda *s: make_tensor(s, dtype, device, low=-1.0, high=1.0)  # noqa: E731
+
+        def operands(dims):
+            """a, b of dims [(B,) M, K, N] or [(B,) M, K, N, layout]."""
+            rank = 4 if kind in ("bmm", "baddbmm") else 3
+            *batch, m, k, n = dims[:rank]
+            layout = dims[rank] if len(dims) > rank else ROW_MAJOR
+            a = t(*batch, k, m).transpose(-1, -2) if layout == A_M_MAJOR else t(*batch, m, k)
+            return a, t(*batch, n, k).transpose(-1, -2) if layout == B_K_MAJOR else t(*batch, k, n)
+
         if kind == "mm":
-            m, k, n = shape
-            return Sample("perf", (t(m, k), t(k, n)), reduction_size=k)
+            return Sample("perf", operands(shape), reduction_size=shape[1])
         if kind == "bmm":
-            b, m, k, n = shape
-            return Sample("perf", (t(b, m, k), t(b, k, n)), reduction_size=k)
+            return Sample("perf", operands(shape), reduction_size=shape[2])
         if kind == "addmm":
-            m, k, n = shape
-            return Sample("perf", (t(n), t(m, k), t(k, n)), reduction_size=k)
+            return Sample("perf", (t(shape[2]), *operands(shape)), reduction_size=shape[1])
         if kind == "baddbmm":
-            b, m, k, n = shape
-            return Sample("perf", (t(b, m, n), t(b, m, k), t(b, k, n)), reduction_size=k)
+            b, m, _, n = shape[:4]
+            return Sample("perf", (t(b, m, n), *operands(shape)), reduction_size=shape[2])
         if kind == "mv":
             m, k = shape
             return Sample("perf", (t(m, k), t(k)), reduction_size=k)
