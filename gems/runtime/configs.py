@@ -121,6 +121,13 @@ def _layouts(*layouts) -> tuple[dict, ...]:
                  for layout, outer, red, inner in layouts)
 
 
+def _operand():
+    """A kernel's tensor argument as rules see it (they may ask its device or dtype): an empty meta tensor."""
+    import torch
+
+    return torch.empty(0, dtype=torch.float16, device="meta")
+
+
 # Every heuristics key the kernels read. A vendor file naming any other key is refused, so a typo cannot go
 # silently unused; an operator that reads a new key adds it here (and rules for it to the nvidia and
 # interpreter vendors). The args cover the sizes the callers pass: odd, one element, an empty reduction,
@@ -142,6 +149,27 @@ HEURISTICS_KEYS = {
         ("BLOCK_M", "BLOCK_K", "num_warps"), (), True,
         _layouts(("rows", 1, 1, 1), ("rows", 13, 17, 1), ("rows", 4096, 4096, 1), ("rows", 4096, 32000, 1),
                  ("rows", 1, 1 << 17, 1), ("cols", 1, 7, 13), ("cols", 32, 128, 1024))),
+    "copy_flat": HeuristicsKey(
+        "gems/ops/copy/shared.py (flat_config: copies between tensors of one dense layout)",
+        ("BLOCK", "num_warps"), (), False,
+        tuple({"n_elements": n, "itemsize": size}
+              for n in (1, 13 * 17, 4096, 1 << 22, 1 << 26) for size in (1, 2, 4, 8))),
+    "copy": HeuristicsKey(
+        "gems/ops/copy/shared.py (tile_config: the tiled copy of any other pair of layouts)",
+        ("BLOCK_M", "BLOCK_N", "num_warps"), (), False,
+        tuple({"size_m": m, "size_n": n, "itemsize": size, "transposed": transposed}
+              for m, n in ((1, 1), (13, 17), (1, 1 << 20), (1 << 20, 3), (4096, 4096))
+              for size in (1, 2, 4, 8) for transposed in (False, True))),
+    "gemm_route": HeuristicsKey(
+        "gems/ops/blas/persistent.py (mode: which GEMM a product takes, by its 2*M*N*K flops)",
+        ("PERSISTENT_MIN_FLOPS", "TMA_MIN_FLOPS"), (), False,
+        tuple({"M": m, "N": n, "K": k} for m, n, k in ((1, 1, 1), (13, 19, 11), (4096, 4096, 4096)))),
+    "gemm_persistent": HeuristicsKey(
+        "gems/ops/blas/persistent.py (the pointer-mode persistent GEMM's K split)",
+        ("SPLIT_K",), (), False,
+        tuple({"M": m, "N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "a_ptr": _operand()}
+              for m, n, k in ((24, 100, 20), (40, 36, 48), (64, 4096, 4096), (4096, 4096, 4096))
+              for bm, bn, bk in ((32, 32, 32), (128, 256, 64)))),
 }
 
 
