@@ -62,7 +62,7 @@ def _empty(ax, text: str) -> None:
 
 def _suptitle(figure, run, what: str) -> None:
     env = run.env
-    text = "\n".join(textwrap.wrap(f"{what}: {env['vendor']} ({env['device']}), {run.suite} suite, "
+    text = "\n".join(textwrap.wrap(f"{what}: {env['vendor']} on {env['device']}, {run.suite} suite, "
                                     f"{env['date'][:10]}", 90))
     if interpreted(env):
         text += "\n" + "\n".join(textwrap.wrap("NOTE: " + CAVEAT, 90))
