@@ -265,10 +265,12 @@ def pytest_terminal_summary(terminalreporter):
     by_op = {}
     for case in run.results:
         by_op.setdefault(case["op"], Counter())[case["status"]] += 1
-    write(f"{'operator':<24}{'collected':>10}{'pass':>6}{'fail':>6}{'error':>6}{'fallbk':>7}{'xfail':>6}{'unsup':>6}")
+    width = max([24, *(len(op) + 1 for op in run.collected)])  # scaled_dot_product_attention is 28
+    write(f"{'operator':<{width}}{'collected':>10}{'pass':>6}{'fail':>6}{'error':>6}{'fallbk':>7}{'xfail':>6}"
+          f"{'unsup':>6}")
     for op in sorted(run.collected):
         c = by_op.get(op, Counter())
-        write(f"{op:<24}{run.collected[op]:>10}{c['pass']:>6}{c['fail']:>6}{c['error']:>6}{c['fallback']:>7}"
+        write(f"{op:<{width}}{run.collected[op]:>10}{c['pass']:>6}{c['fail']:>6}{c['error']:>6}{c['fallback']:>7}"
               f"{c['xfail']:>6}{c['unsupported']:>6}")
     write(conformance_report.summary_line(run.report))
     for path in run.written:
