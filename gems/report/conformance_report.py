@@ -1,7 +1,7 @@
 """conformance.json (versioned), its compact reviewable form, and the support matrix (Markdown + CSV).
 
 A run writes ``conformance.json``: one record per case (status, errors, shapes, seeds, kernel launches...),
-about 17 MB for the quick suite, a run artifact under ``runs/``. A committed baseline is its compact form,
+about 30 MB for the quick suite, a run artifact under ``runs/``. A committed baseline is its compact form,
 ``conformance_cells.json`` (:func:`compact`, :func:`compact_text`): the run's environment, the collected count
 per operator, the count of each status per cell (operator x dtype) and every case that did not simply pass
 (id, status, message), one sorted line each, so that a pull request's diff shows what changed. Everything
