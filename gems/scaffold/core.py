@@ -12,6 +12,7 @@ import json
 import re
 import secrets
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,12 +148,15 @@ def _base_info(backend_dir: Path, base: str) -> VendorInfoBase:
     if not path.is_file():
         raise ScaffoldError(f"--base {base!r}: no such vendor in {backend_dir}; "
                             f"known vendors: {', '.join(known_vendors(backend_dir)) or 'none'}")
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # reading leaves no __pycache__
     try:
         spec = importlib.util.spec_from_file_location(f"gems_scaffold_base_{base}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except Exception as exc:
         raise ScaffoldError(f"--base {base!r}: {path} failed to import: {exc!r}") from exc
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     info = getattr(module, "vendor_info", None)
     if not isinstance(info, VendorInfoBase) or info.vendor_name != base:
         raise ScaffoldError(f"--base {base!r}: {path} does not define vendor_info = VendorInfoBase("
