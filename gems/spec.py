@@ -135,6 +135,9 @@ class OpSpec:
     composite_of: for an operator whose every ATen overload is CompositeImplicitAutograd (quantile), so that
         gems registers none: the overloads, declared by other operators, that its calls decompose into and
         that prove gems ran (its samples expect them; perf registers them).
+    aten_decisions: {ATen operator ("aten.eq.Scalar"): reason} that the implementations may call to decide
+        (a check that raises, a path to take); any other ATen operator that computes inside a gems
+        implementation fails its case, and an allowed one still fails it where its values reach a result.
     """
 
     name: str
@@ -154,6 +157,7 @@ class OpSpec:
     no_launch: Mapping[str, str] = field(default_factory=dict)
     varies_between_runs: Mapping[str, str] = field(default_factory=dict)
     composite_of: tuple = ()
+    aten_decisions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         problems = []
@@ -188,6 +192,9 @@ class OpSpec:
         for key in (*self.known_failures, *self.skips):
             if not (isinstance(key, tuple) and len(key) == 3):
                 problems.append(f"known_failures/skips key {key!r} must be (vendor, dtype, variant)")
+        for name, reason in self.aten_decisions.items():
+            if not (name.startswith("aten.") and isinstance(reason, str) and reason):
+                problems.append(f"aten_decisions[{name!r}] must name an operator as aten.<op>.<overload>, with a reason")
         if problems:
             raise ValueError(f"operator declaration {self.name!r} is incomplete: " + "; ".join(problems))
 

@@ -376,12 +376,17 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
     deliberate = spec.deliberate_fallbacks.get(case.variant)
     known = spec.known_failure(vendor, case.dtype, case.variant)
     computed_by_aten = sorted({op for ops in record.computed_by_aten.values() for op in ops})
+    undeclared = _undeclared_computations(spec, record)
     if not passed:
         result.status, result.message = ("xfail", f"known failure: {known}") if known else ("fail", worst.message)
     elif computed_by_aten:
         where = ", ".join(sorted(record.computed_by_aten))
         result.status = "xfail" if known else "fail"
         result.message = f"computed by ATen inside the gems implementation: {', '.join(computed_by_aten)} (in {where})"
+    elif undeclared:
+        result.status = "xfail" if known else "fail"
+        result.message = (f"computed by ATen inside the gems implementation: {'; '.join(undeclared)} (an operator "
+                          "that only decides is declared in aten_decisions with its reason)")
     elif deliberate:
         result.status, result.message = "fallback", f"deliberate ATen fallback: {deliberate}"
     elif ran_unused:
@@ -406,6 +411,25 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
     else:
         result.status = "pass"
     return tols
+
+
+def _undeclared_computations(spec, record) -> list[str]:
+    """'aten.op (in overload)' for each ATen operator that computed inside a gems implementation and that
+    the declaration serving the overload (the case's own, for its overloads) does not allow in its
+    aten_decisions."""
+    found = []
+    for overload, computed in sorted(record.computed_inside.items()):
+        allowed = spec.aten_decisions if overload in spec.overloads else _aten_decisions().get(overload, {})
+        found += [f"{name} (in {overload})" for name in sorted(computed) if name not in allowed]
+    return found
+
+
+@functools.cache
+def _aten_decisions() -> dict:
+    """Served overload (an ATen overload or a gems API name) -> its declaration's aten_decisions."""
+    from gems import ops
+
+    return {overload: spec.aten_decisions for spec in ops.all_specs() for overload in (*spec.impls, *spec.api)}
 
 
 def _no_launch_reason(spec, case) -> str | None:
