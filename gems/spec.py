@@ -194,7 +194,7 @@ class OpSpec:
                 problems.append(f"known_failures/skips key {key!r} must be (vendor, dtype, variant)")
         for name, reason in self.aten_decisions.items():
             if not (name.startswith("aten.") and isinstance(reason, str) and reason):
-                problems.append(f"aten_decisions[{name!r}] must name an operator as aten.<op>.<overload>, with a reason")
+                problems.append(f"aten_decisions[{name!r}] must name an operator (aten.<op>.<overload>) and a reason")
         if problems:
             raise ValueError(f"operator declaration {self.name!r} is incomplete: " + "; ".join(problems))
 

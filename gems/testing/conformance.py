@@ -25,6 +25,7 @@ from gems.runtime import registration, selection
 from gems.spec import OpSpec, Sample
 from gems.testing import compare, launch_memo, proof
 from gems.testing.samples import is_out_call
+from gems.testing.samples_harness import HarnessError, harness_samples, host_dtype, numbers_changed
 
 STATUSES = ("pass", "fail", "error", "unsupported", "fallback", "xfail", "xpass")
 
@@ -82,7 +83,7 @@ def list_cases(specs, dtypes=None, quick=True) -> list[Case]:
         for dtype in spec.dtypes:
             if dtypes and dtype not in dtypes:
                 continue
-            for sample in spec.samples(dtype, "meta", quick):
+            for sample in harness_samples(spec, dtype, "meta", quick):
                 cases.append(Case(spec.name, dtype, sample.variant))
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
@@ -101,23 +102,30 @@ def copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
     return copy.requires_grad_(t.requires_grad)
 
 
-def to_device_keeping_views(value, device: str):
-    """Tensors (in nested args) moved to ``device`` storage by storage: views keep their strides and
-    offsets, and arguments that share memory still share it. For a device where ATen has no kernels,
-    whose samples are made on the CPU (data creation) and then moved."""
+def copy_args(value, device=None, dtype=None):
+    """Fresh copies of the tensors in (nested) args, storage by storage: each keeps its strides and storage
+    offset, and arguments that share memory still share it, so views with an offset (``a[1:]``), expanded
+    and overlapping inputs reach the operator as the sample built them. device: where the copies go (by
+    default where each tensor is: a device without ATen kernels gets samples made on the CPU this way);
+    dtype: a function of a tensor's dtype giving its copy's (the oracle's float64), values converted."""
     storages = {}
 
-    def move(t):
+    def copy(t):
+        to_device = t.device if device is None else torch.device(device)
+        to_dtype = t.dtype if dtype is None else dtype(t.dtype)
         storage = t.untyped_storage()
-        key = (storage.data_ptr(), storage.nbytes())
+        if t.layout != torch.strided or t.is_conj() or t.is_neg() or storage.nbytes() % t.element_size():
+            return copy_tensor(t, to_dtype, to_device)  # no storage to share as is
+        key = (storage.data_ptr(), storage.nbytes(), t.dtype) if storage.nbytes() else id(t)
         if key not in storages:
-            flat = torch.empty(0, dtype=torch.uint8).set_(storage)
-            storages[key] = flat.to(device).untyped_storage()
-        moved = torch.empty(0, dtype=t.dtype, device=device).set_(storages[key], t.storage_offset(), t.shape,
-                                                                   t.stride())
-        return moved.requires_grad_(t.requires_grad)
+            base = torch.empty(0, dtype=t.dtype, device=t.device).set_(storage)
+            fresh = torch.empty_like(base, device=to_device).copy_(base)  # the same bytes, on the target device
+            storages[key] = fresh.to(to_dtype).untyped_storage()  # converted there (the oracle's, on the CPU)
+        copied = torch.empty(0, dtype=to_dtype, device=to_device)
+        copied.set_(storages[key], t.storage_offset(), t.shape, t.stride())
+        return copied.requires_grad_(t.requires_grad)
 
-    return map_tensors(value, move)
+    return map_tensors(value, copy)
 
 
 def build_sample(spec: OpSpec, case: Case, device: str, quick: bool) -> Sample:
@@ -126,10 +134,9 @@ def build_sample(spec: OpSpec, case: Case, device: str, quick: bool) -> Sample:
     torch.manual_seed(case.seed)
     made_on = device if selection.current().capabilities.aten_kernels else "cpu"
     with registration.aten_only():
-        sample = next(s for s in spec.samples(case.dtype, made_on, quick) if s.variant == case.variant).built()
+        sample = next(s for s in harness_samples(spec, case.dtype, made_on, quick) if s.variant == case.variant).built()
     if made_on != device:
-        sample = replace(sample, args=to_device_keeping_views(sample.args, device),
-                         kwargs=to_device_keeping_views(sample.kwargs, device))
+        sample = replace(sample, args=copy_args(sample.args, device), kwargs=copy_args(sample.kwargs, device))
     return sample
 
 
@@ -241,14 +248,17 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     # tested dtype, stands in to say whether the call raises and what it returns, never as a reference.
     stand_in = not selection.current().capabilities.aten_kernels
     with registration.aten_only():
-        aten_args = map_tensors(sample.args, (lambda t: copy_tensor(t, device="cpu")) if stand_in else copy_tensor)
-        gems_args = map_tensors(sample.args, copy_tensor)
-        oracle_args = map_tensors(sample.args, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
+        aten_args = copy_args(sample.args, "cpu" if stand_in else None)
+        gems_args = copy_args(sample.args)
+        oracle_args = copy_args(sample.args, "cpu", oracle_dtype)
         try:
             aten_result, aten_outs = _run(spec, sample, aten_args, sample.kwargs, case.seed, reference=True)
             aten_error = None
         except Exception as exc:
             aten_error = exc
+    if isinstance(aten_error, HarnessError):
+        result.status, result.message = "error", f"harness: {aten_error}"
+        return
     if aten_error is not None:
         try:
             _run(spec, sample, gems_args, sample.kwargs, case.seed)
@@ -307,6 +317,10 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
                 warm_error = f"output {i} of the warm (second) call ({by}): {verdict.message}"
     if warm_error and result.status == "pass":
         result.status, result.message = "fail", warm_error
+    if result.status == "pass" and case.dtype == host_dtype(spec) and not sample.tie_check:
+        changed_error = _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo)
+        if changed_error:
+            result.status, result.message = "fail", changed_error
     result.message = oracle_note + result.message
 
 
@@ -317,7 +331,7 @@ def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise, memo=
     launches (gems/testing/launch_memo.py), which serve the warm call's identical launches under the
     interpreter."""
     with registration.aten_only():
-        warm_args = map_tensors(sample.args, copy_tensor)
+        warm_args = copy_args(sample.args)
     with memo.replay() if memo is not None else contextlib.nullcontext():
         _, warm_outs = _run(spec, sample, warm_args, sample.kwargs, case.seed, out_like=aten_result)
     for i, (cold, warm) in enumerate(zip(cold_outs, warm_outs)):
@@ -330,6 +344,41 @@ def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise, memo=
         if not same:
             return f"output {i}: the warm (second) call differs from the cold (first) call", warm_outs
     return "", warm_outs
+
+
+def _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo=None) -> str:
+    """The call once more with only its Python numbers changed (samples_harness.numbers_changed), judged
+    against the oracle of those numbers: a native plan that kept the first call's number, or a shortcut
+    taken for one value of it, shows here. A change ATen refuses (the number was a dim or a size) and a
+    result no CPU oracle computes are not judged. Returns what differs, or ''."""
+    found = numbers_changed(sample)
+    if found is None or getattr(sample, "random", None) is not None:
+        return ""
+    changed, what = found
+    with registration.aten_only():
+        try:
+            aten_result, aten_outs = _run(spec, changed, copy_args(changed.args, "cpu" if stand_in else None),
+                                          changed.kwargs, case.seed, reference=True)
+            _, oracle_outs = _run(spec, changed, copy_args(changed.args, "cpu", oracle_dtype), changed.kwargs,
+                                  case.seed, reference=True)
+        except Exception:
+            return ""
+        if stand_in:
+            aten_result = map_tensors(aten_result, lambda t: torch.empty(0, dtype=t.dtype, device=device))
+            aten_outs = [None] * len(aten_outs)
+    with memo.replay() if memo is not None else contextlib.nullcontext():
+        try:
+            _, outs = _run(spec, changed, copy_args(changed.args), changed.kwargs, case.seed, out_like=aten_result)
+        except Exception as exc:
+            return f"with its numbers changed ({what}), gems raises {type(exc).__name__}({exc}) where ATen returns"
+    if len(outs) != len(oracle_outs):
+        return f"with its numbers changed ({what}): {len(outs)} outputs, expected {len(oracle_outs)}"
+    with registration.aten_only():
+        for i, (got, want, aten, tol) in enumerate(zip(outs, oracle_outs, aten_outs, tols)):
+            verdict = compare.compare(got, want, aten, tol)
+            if not verdict.passed:
+                return f"with its numbers changed ({what}): output {i}: {verdict.message}"
+    return ""
 
 
 def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,

@@ -98,7 +98,7 @@ def _written(schema, args, kwargs) -> list:
 
 
 @functools.cache
-def _schema_of(overload: str):
+def schema_of(overload: str):
     name, _, variant = overload.partition(".")
     return getattr(getattr(torch.ops.aten, name), variant or "default")._schema
 
@@ -154,7 +154,7 @@ class Recorder:
                 out = fn(*args, **kwargs)
         finally:
             read_back = self._host_marks.pop()["any"]
-        results = _tensors(out) + _written(_schema_of(overload), args, kwargs)
+        results = _tensors(out) + _written(schema_of(overload), args, kwargs)
         marks = set().union(*(self._marks_of(t) for t in results))
         if isinstance(out, (bool, int, float, complex)):
             marks |= read_back  # a number computed on the host from what ATen computed
@@ -199,7 +199,7 @@ class Recorder:
                 self._mark(t, marks)
 
 
-class _EagerMode(TorchDispatchMode):
+class EagerMode(TorchDispatchMode):
     """A mode that only ever runs in eager code. TorchDispatchMode wraps a subclass's ``__torch_dispatch__``
     in ``torch._disable_dynamo`` by default, which imports torch._dynamo (about 4 s on 2 busy cores) in
     every process at its first dispatch; nothing here is ever compiled, so that wrapper is left off."""
@@ -209,7 +209,7 @@ class _EagerMode(TorchDispatchMode):
         return False
 
 
-class _Mode(_EagerMode):
+class _Mode(EagerMode):
     def __init__(self, recorder: Recorder):
         super().__init__()
         self.recorder = recorder
@@ -225,13 +225,13 @@ class _Mode(_EagerMode):
         return out
 
 
-def _overload_name(func) -> str:
+def overload_name(func) -> str:
     """``aten.add.Tensor`` -> ``add.Tensor``, ``aten.abs.default`` -> ``abs`` (as gems registers them)."""
     name = func._schema.name.removeprefix("aten::")
     return name if func._overloadname == "default" else f"{name}.{func._overloadname}"
 
 
-class AtenComputed(_EagerMode):
+class AtenComputed(EagerMode):
     """Around a case's call (and its backward): which tensors ATen computed outside gems. ATen's own
     kernels may be nondeterministic (CUDA's atomics in scatter_add, in cummax's backward), so only what
     gems computed must repeat bit for bit in the warm call.
@@ -247,7 +247,7 @@ class AtenComputed(_EagerMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        overload = _overload_name(func)
+        overload = overload_name(func)
         served = registration.gems_calls[overload]
         out = func(*args, **kwargs)
         kind = _kind(func, args, kwargs, out)
