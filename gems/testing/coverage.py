@@ -1,0 +1,133 @@
+"""What the conformance samples reach: the quick suite under line and branch coverage.
+
+    python -m gems.testing.coverage [--out DIR] [pytest options...]     # e.g. --ops add,softmax -n 2
+
+runs ``pytest conformance --quick`` on the interpreter vendor under coverage.py (branch coverage, xdist
+workers measured too) and writes to DIR (default ``runs/coverage/``):
+
+- ``coverage.md``: line and branch coverage of gems/ops (the target: 95% of lines, 90% of branches),
+  gems/codegen and gems/native/record.py, then every operator module and codegen file with what no
+  sample reaches: its missed lines and every missed branch (``line -> line``, ``-> exit`` when the
+  function returns there), each with the source line where the branch starts;
+- ``coverage.json``: coverage.py's JSON report of the same data.
+
+Under the interpreter a kernel's body runs as Python, so its lines and branches count like any other
+(the ``tl.constexpr`` branches taken per specialization included). A path that no interpreter run can
+take (a device-only branch) shows here as missed: the declaration says why, and the GPU covers it.
+The exit status is pytest's; a report is written whatever it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import coverage
+
+ROOT = Path(__file__).resolve().parents[2]
+# What is measured: the operators (kernels included), the pointwise generator, and the native layer's recording.
+MEASURED = ("gems/ops", "gems/codegen", "gems/native/record.py")
+TARGET = {"lines": 95.0, "branches": 90.0}  # of gems/ops
+
+
+def _config(out: Path) -> Path:
+    """A coverage.py configuration for the run (subprocesses, the xdist workers, measured alike)."""
+    rc = out / "coveragerc"
+    include = ", ".join(str(ROOT / m) + ("" if m.endswith(".py") else "/*") for m in MEASURED)
+    rc.write_text(f"[run]\nbranch = True\nparallel = True\npatch = subprocess\ndata_file = {out / '.coverage'}\n"
+                  f"include = {include}\n")
+    return rc
+
+
+def run(out: Path, pytest_args: list[str]) -> int:
+    """The quick conformance suite under coverage; returns pytest's exit status."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(".coverage*"):
+        old.unlink()
+    rc = _config(out)
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "conformance", "--quick",
+               "--vendor", "interpreter", "--report-dir", str(out / "conformance"), *pytest_args]
+    status = subprocess.run(command, cwd=ROOT, env=env).returncode
+    data = coverage.Coverage(config_file=str(rc))
+    data.combine()
+    data.save()
+    data.json_report(outfile=str(out / "coverage.json"), show_contexts=False)
+    return status
+
+
+def summarize(files: dict, prefix: str) -> dict:
+    """Lines and branches (covered, total, percent) over the files under ``prefix``."""
+    keys = {"lines": ("covered_lines", "num_statements"), "branches": ("covered_branches", "num_branches")}
+    totals = {}
+    for what, (covered_key, total_key) in keys.items():
+        covered = sum(f["summary"][covered_key] for name, f in files.items() if name.startswith(prefix))
+        total = sum(f["summary"][total_key] for name, f in files.items() if name.startswith(prefix))
+        totals[what] = (covered, total, 100.0 * covered / total if total else 100.0)
+    return totals
+
+
+def _relative(files: dict) -> dict:
+    return {str(Path(name).resolve().relative_to(ROOT)) if Path(name).is_absolute() else name: f
+            for name, f in files.items()}
+
+
+def markdown(report: dict) -> str:
+    files = _relative(report["files"])
+    lines = ["# What the quick conformance suite reaches (interpreter)", ""]
+    lines += ["| measured | lines | branches |", "|---|---|---|"]
+    for prefix in MEASURED:
+        totals = summarize(files, prefix)
+        lines.append(f"| {prefix} | " + " | ".join(f"{p:.1f}% ({c}/{t})" for c, t, p in totals.values()) + " |")
+    ops = summarize(files, "gems/ops")
+    verdict = [f"{what} {ops[what][2]:.1f}% (target {target:g}%)" for what, target in TARGET.items()]
+    lines += ["", "gems/ops: " + ", ".join(verdict), "", "## Not reached, per file", ""]
+    for name in sorted(files):
+        f = files[name]
+        missed_branches = f.get("missing_branches", [])
+        if not f["missing_lines"] and not missed_branches:
+            continue
+        source = (ROOT / name).read_text().splitlines()
+        s = f["summary"]
+        lines.append(f"### {name}: {s['covered_lines']}/{s['num_statements']} lines, "
+                     f"{s['covered_branches']}/{s['num_branches']} branches")
+        lines.append("")
+        if f["missing_lines"]:
+            lines.append("missed lines: " + _ranges(f["missing_lines"]))
+        for start, end in missed_branches:
+            target = "exit" if end < 0 else str(end)
+            lines.append(f"- branch {start} -> {target}: `{source[start - 1].strip()}`")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _ranges(numbers: list[int]) -> str:
+    spans, first = [], None
+    for i, n in enumerate(numbers):
+        first = n if first is None else first
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            spans.append(str(first) if first == n else f"{first}-{n}")
+            first = None
+    return ", ".join(spans)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gems.testing.coverage", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "coverage", help="where the report goes")
+    parser.add_argument("--report-only", action="store_true", help="write the report from the data in --out")
+    args, pytest_args = parser.parse_known_args(argv)
+    status = 0 if args.report_only else run(args.out, pytest_args)
+    report = json.loads((args.out / "coverage.json").read_text())
+    (args.out / "coverage.md").write_text(markdown(report) + "\n")
+    ops = summarize(_relative(report["files"]), "gems/ops")
+    print(f"gems/ops: lines {ops['lines'][2]:.1f}%, branches {ops['branches'][2]:.1f}% "
+          f"(report: {args.out / 'coverage.md'})")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
