@@ -150,7 +150,7 @@ class HarnessError(Exception):
 
 def numbers_changed(sample: Sample) -> tuple[Sample, str] | None:
     """The sample with every Python number among its arguments and keywords changed (an int by one, a
-    float x to x / 2 + 0.25), and what changed; None when it has none to change. bool is not a number
+    float by half of itself), and what changed; None when it has none to change. bool is not a number
     here, nor is a tensor; zeros and non-finite floats are kept."""
     changes = []
 
@@ -159,7 +159,7 @@ def numbers_changed(sample: Sample) -> tuple[Sample, str] | None:
         # what the call does, not only a number. Infinities and NaN stay what they are too.
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0 or not math.isfinite(value):
             return value
-        new = value + 1 if isinstance(value, int) else value / 2 + 0.25
+        new = value + 1 if isinstance(value, int) else value * 1.5
         changes.append(f"{value!r} -> {new!r}")
         return new
 
