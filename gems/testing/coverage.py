@@ -1,9 +1,11 @@
 """What the conformance samples reach: the quick suite under line and branch coverage.
 
-    python -m gems.testing.coverage [--out DIR] [pytest options...]     # e.g. --ops add,softmax -n 2
+    python -m gems.testing.coverage [--out DIR] [pytest arguments]
+    python -m gems.testing.coverage conformance --quick --ops add,softmax -n 1     # a part of it
 
-runs ``pytest conformance --quick`` on the interpreter vendor under coverage.py (branch coverage, xdist
-workers measured too) and writes to DIR (default ``runs/coverage/``):
+runs pytest with the arguments given (none: ``conformance --quick``; CI gives its whole test command,
+``tests`` included) on the interpreter vendor under coverage.py, branch coverage on, xdist workers
+measured too, and writes to DIR (default ``runs/coverage/``):
 
 - ``coverage.md``: line and branch coverage of gems/ops (the target: 95% of lines, 90% of branches),
   gems/codegen and gems/native/record.py, then every operator module and codegen file with what no
@@ -11,9 +13,11 @@ workers measured too) and writes to DIR (default ``runs/coverage/``):
   function returns there), each with the source line where the branch starts;
 - ``coverage.json``: coverage.py's JSON report of the same data.
 
-Under the interpreter a kernel's body runs as Python, so its lines and branches count like any other
-(the ``tl.constexpr`` branches taken per specialization included). A path that no interpreter run can
-take (a device-only branch) shows here as missed: the declaration says why, and the GPU covers it.
+Only conformance cases count: while a test outside ``conformance/`` runs (and in the processes it
+starts), measuring is paused, so the numbers say what the samples reach, not what unit tests do. Under
+the interpreter a kernel's body runs as Python, so its lines and branches count like any other (the
+``tl.constexpr`` branches taken per specialization included). A path that no interpreter run can take
+(a device-only branch) shows here as missed: the declaration says why, and the GPU covers it.
 The exit status is pytest's; a report is written whatever it is.
 """
 
@@ -27,6 +31,7 @@ import sys
 from pathlib import Path
 
 import coverage
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # What is measured: the operators (kernels included), the pointwise generator, and the native layer's recording.
@@ -44,20 +49,40 @@ def _config(out: Path) -> Path:
 
 
 def run(out: Path, pytest_args: list[str]) -> int:
-    """The quick conformance suite under coverage; returns pytest's exit status."""
+    """pytest under coverage (this module its plugin); returns pytest's exit status."""
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob(".coverage*"):
         old.unlink()
     rc = _config(out)
     env = {**os.environ, "GEMS_VENDOR": "interpreter"}
-    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "conformance", "--quick",
-               "--vendor", "interpreter", "--report-dir", str(out / "conformance"), *pytest_args]
+    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "-p", __name__,
+               *(pytest_args or ["conformance", "--quick"])]
     status = subprocess.run(command, cwd=ROOT, env=env).returncode
     data = coverage.Coverage(config_file=str(rc))
     data.combine()
     data.save()
-    data.json_report(outfile=str(out / "coverage.json"), show_contexts=False)
+    data.json_report(outfile=str(out / "coverage.json"))
     return status
+
+
+# Variables through which a measured process has the processes it starts measured (``patch = subprocess``).
+_SUBPROCESS_VARIABLES = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """(pytest plugin, in every xdist worker) Measuring paused while a test outside conformance/ runs."""
+    measuring = coverage.Coverage.current()
+    if measuring is None or Path(str(item.path)).parent.name == "conformance":
+        yield
+        return
+    measuring.stop()
+    hidden = {name: os.environ.pop(name) for name in _SUBPROCESS_VARIABLES if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+        measuring.start()
 
 
 def summarize(files: dict, prefix: str) -> dict:
