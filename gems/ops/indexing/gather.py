@@ -56,5 +56,7 @@ SPECS = [
         call=torch.gather, samples=_samples, dtypes=ALL,
         perf=lazy_perf("gems.testing.samples_indexing", "elementwise_perf", "gather", shapes="index_elements"),
         skips=cuda_asserts("error-index-out-of-range", "error-index-negative"),
+        varies_between_runs={"grad": "gather's backward adds into equal indices with scatter_add's float "
+                                     "atomics, whose order varies from run to run on a GPU (as ATen's)"},
     ),
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
 
-from gems.dtypes import ALL
+from gems.dtypes import ALL, ATEN_NAMES
 from gems.ops.indexing.shared import (
     check_device,
     check_no_overlap_with,
@@ -35,10 +35,17 @@ from gems.spec import OpSpec, lazy_perf
 
 def select_rows(self, dim, index, out=None):
     """index_select's checks and launch; ``dim`` already wrapped. Shared with embedding."""
+    # ATen's CPU and CUDA kernels refuse these with different exceptions; an accelerator follows CUDA's.
+    on_cpu = self.device.type == "cpu"
     if index.dim() > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
+        if on_cpu:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        raise RuntimeError("Index is supposed to be an empty tensor or a vector")
     if index.dtype not in (torch.int64, torch.int32):
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        if on_cpu:
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        raise NotImplementedError(f'"index_select_out_cuda_impl" not implemented for '
+                                  f"'{ATEN_NAMES.get(index.dtype, index.dtype)}'")
     check_device(self, index)
     ndim, n = self.dim(), index.numel()
     if ndim == 0 and n != 1:

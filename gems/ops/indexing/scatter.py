@@ -22,12 +22,15 @@ from gems.ops.indexing.shared import (
     prepare_out,
     scalar_of,
 )
-from gems.ops.indexing.walk import ADD, MUL, STORE, accumulate, along, copy_op, over
+from gems.ops.indexing.walk import ADD, MAX, MIN, MUL, STORE, accumulate, along, copy_op, over
 from gems.ops.indexing.walk import scatter as scatter_kernel
 from gems.ops.reduction.planning import wrap_dim
 from gems.spec import OpSpec, lazy_perf
 
 REDUCTIONS = {"add": ADD, "multiply": MUL}
+# Bool products, maxima and minima: ATen's CUDA kernels refuse them (NotImplementedError, unless nothing is
+# scattered) where its CPU kernels compute them; gems on an accelerator refuses them as CUDA does.
+BOOL_REFUSED = (MUL, MAX, MIN)
 
 # --------------------------------------------------------------------------- ATen overloads
 
@@ -44,6 +47,10 @@ def scatter_into(op, self, dim, index, src, value, mode, out, include_self=True)
         value = scalar_of(value, self.dtype)
     sizes, layout = tuple(index.shape), along(index, dim)
     src_strides = None if src is None else over(src, index.dim())
+    if self.dtype is torch.bool and mode in BOOL_REFUSED and self.device.type != "cpu" and index.numel():
+        kernel = "cuda_scatter_gather_base_kernel_func" if src is not None else \
+            "cuda_scatter_fill_base_kernel_reduce_multiply"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     if mode != STORE:
         return accumulate(self, out, sizes, src, src_strides, layout, mode, value, include_self=include_self)
     if out is not self:
@@ -129,7 +136,9 @@ SPECS = [
         call=torch.scatter, samples=_samples, dtypes=ALL,
         perf=lazy_perf("gems.testing.samples_indexing", "elementwise_perf", "scatter", shapes="index_elements"),
         skips=cuda_asserts("error-index-out-of-range", "error-index-negative"),
-        varies_between_runs={variant: "equal indices combine in the order their atomics land (as in ATen's CUDA "
-                                      "kernel)" for variant in ("reduce-add", "reduce-multiply", "value-reduce-add")},
+        # Measured on an H200 (2026-11-26): the warm call of every sample with equal indices differed from the
+        # cold call, which the set-valued check (without reduce) and the oracle (with reduce) then accept.
+        varies_between_runs={"*": "with equal indices, which store lands last (no reduce) or the order in which "
+                                  "atomics combine (reduce) varies from run to run on a GPU, as in ATen's CUDA kernel"},
     ),
 ]
