@@ -138,6 +138,9 @@ class OpSpec:
     aten_decisions: {ATen operator ("aten.eq.Scalar"): reason} that the implementations may call to decide
         (a check that raises, a path to take); any other ATen operator that computes inside a gems
         implementation fails its case, and an allowed one still fails it where its values reach a result.
+    fixed_numbers: {variant or "*": reason} for cases whose Python numbers must agree with their tensors'
+        shapes (sizes ATen does not check and reads past), so that the call with only its numbers changed
+        (gems.testing.samples_harness.numbers_changed) is left out for them.
     """
 
     name: str
@@ -158,6 +161,7 @@ class OpSpec:
     varies_between_runs: Mapping[str, str] = field(default_factory=dict)
     composite_of: tuple = ()
     aten_decisions: Mapping[str, str] = field(default_factory=dict)
+    fixed_numbers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         problems = []

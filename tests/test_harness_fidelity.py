@@ -101,3 +101,11 @@ def test_the_backward_runs_under_every_forward_keyword():
     samples = {s.variant: s for s in harness_samples(ops.get("scaled_dot_product_attention"), torch.float32, "meta",
                                                      True)}
     assert samples["grad-scale"].grad and samples["grad-scale"].kwargs["scale"] == 0.3
+
+
+def test_a_keyword_that_picks_another_overload_is_expected_in_the_backward():
+    """round(decimals=) dispatches round.decimals: the derived gradient case expects that overload."""
+    samples = {s.variant: s for s in harness_samples(ops.get("round"), torch.float32, "meta", True)}
+    assert samples["grad-decimals"].expects == ("round.decimals",)
+    gems.enable()
+    assert _run(ops.get("round"), "grad-decimals").status == "pass"

@@ -40,7 +40,7 @@ def harness_samples(spec: OpSpec, dtype: torch.dtype, device, quick: bool) -> li
     if dtype != host_dtype(spec):
         return samples
     taken = {s.variant for s in samples}
-    derived = _wrong_out_dtype_samples(spec, samples) + _grad_keyword_samples(samples)
+    derived = _wrong_out_dtype_samples(spec, samples) + _grad_keyword_samples(spec, samples)
     return samples + [s for s in derived if s.variant not in taken]
 
 
@@ -58,15 +58,17 @@ def _out_overloads(spec: OpSpec) -> list[str]:
     return [o for o in spec.impls if _out_argument(schema_of(o))]
 
 
-def _expected(sample: Sample) -> tuple:
-    return (sample.expects,) if isinstance(sample.expects, str) else tuple(sample.expects or ())
+def _expected(spec: OpSpec, sample: Sample) -> tuple:
+    if sample.expects is None:
+        return (spec.overloads[0],)
+    return (sample.expects,) if isinstance(sample.expects, str) else tuple(sample.expects)
 
 
 def _wrong_out_dtype_samples(spec, samples) -> list[Sample]:
     overloads = _out_overloads(spec)
     derived = []
     for overload in overloads:
-        source = next((s for s in samples if _plain(s) and overload in _expected(s)), None)
+        source = next((s for s in samples if _plain(s) and overload in _expected(spec, s)), None)
         if source is not None:
             variant = "wrong-out-dtype" + (f"-{overload}" if len(overloads) > 1 else "")
             derived.append(replace(source, variant=variant, call=WrongOutDtype(source.call, overload, spec.call),
@@ -74,21 +76,26 @@ def _wrong_out_dtype_samples(spec, samples) -> list[Sample]:
     return derived
 
 
-def _grad_keyword_samples(samples) -> list[Sample]:
+def _grad_keyword_samples(spec, samples) -> list[Sample]:
     grads = [s for s in samples if s.grad and _plain(s)]
     if not grads:
         return []
     passed = {k for s in grads for k in s.kwargs}
+    functional = [s for s in samples if not s.grad and _plain(s) and not is_out_call(s.call)
+                  and not any(o.split(".")[0].endswith("_") for o in _expected(spec, s))]
+    # The gradient sample's backward overloads stay expected; its forward one becomes the keyword sample's
+    # (a keyword may choose another overload: round(decimals=) is round.decimals).
+    forward = {o for s in samples if not s.grad for o in _expected(spec, s)}
+    backward = tuple(o for o in _expected(spec, grads[0]) if o not in forward)
     derived, added = [], set()
-    for source in samples:
-        if source.grad or not _plain(source):
-            continue
+    for source in functional:
         keywords = {k: v for k, v in source.kwargs.items() if isinstance(v, _PLAIN)}
         missing = sorted(set(keywords) - passed - added)
         if missing:
             added.update(missing)
             derived.append(replace(grads[0], variant="grad-" + "-".join(missing),
-                                   kwargs={**grads[0].kwargs, **keywords}))
+                                   kwargs={**grads[0].kwargs, **keywords},
+                                   expects=(*_expected(spec, source), *backward)))
     return derived
 
 
