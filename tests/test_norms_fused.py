@@ -31,12 +31,12 @@ def test_rms_norm_is_registered_with_its_own_backward_and_both_run_gems_kernels(
     table = gems._implementation_table()
     assert table["rms_norm"][1] is gems.Autograd.enable
     assert table["native_layer_norm"][1] is gems.Autograd.disable
-    from gems.ops.normalization import rows
+    from gems.ops.normalization import rows, rows_backward
 
     launches = []
-    for name in ("_forward", "_backward"):
-        launcher = getattr(rows, name)
-        monkeypatch.setattr(rows, name, lambda *a, _l=launcher, _n=name, **k: (launches.append(_n), _l(*a, **k)))
+    for module, name in ((rows, "_forward"), (rows_backward, "_backward")):
+        launcher = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _l=launcher, _n=name, **k: (launches.append(_n), _l(*a, **k)))
     x = torch.randn(5, 33, dtype=torch.float64, requires_grad=True)
     w = torch.randn(33, dtype=torch.float64, requires_grad=True)
     want = F.rms_norm(x, (33,), w, 1e-6)
