@@ -11,6 +11,7 @@ import math
 import torch
 
 from gems.spec import Sample
+from gems.testing.perf_inputs import tensor_bytes
 from gems.testing.samples import make_tensor, shape_for, strided, transposed
 from gems.testing.samples_norm import (
     FULL_3D,
@@ -264,3 +265,88 @@ def rope_inputs():
         return Sample("perf", (make_tensor(shape, dtype, device), *_angles(shape[-3], shape[-1] // 2, dtype, device)))
 
     return inputs
+
+
+def _labels(shape, vocab, device, ignore_index=-100):
+    """Random targets in [0, vocab), about one in five ignored."""
+    if str(device) == "meta":
+        return torch.empty(shape, dtype=torch.int64, device="meta")
+    labels = torch.randint(0, vocab, shape)
+    labels[torch.rand(shape) < 0.2] = ignore_index
+    return labels.to(device)
+
+
+def linear_cross_entropy_samples():
+    """linear_cross_entropy(hidden, weight, labels, ignore_index=, reduction=): one chunk and several (40
+    tokens of a 300-word vocabulary make 4 chunks of the interpreter's 4K logits), ignored labels, both
+    reductions."""
+
+    def samples(dtype, device, quick):
+        tokens, hidden = shape_for(quick)
+        vocab, big, many = 37, 300, 40
+        # Logits within +-2 or so; the many-chunk gradients use the sum, whose dW (about 1e-2) is far from
+        # fp16's underflow, where the sign of a rounded-off zero would be decided by the order of the sum.
+        make = lambda s: make_tensor(s, dtype, device, low=-0.5, high=0.5)
+        case = case_maker(None)
+
+        def args(n=tokens, v=vocab, lead=(), grad=(True, True), ignore=-100):
+            h, w = make((*lead, n, hidden)), make((v, hidden))
+            return (rg(h) if grad[0] else h, rg(w) if grad[1] else w, _labels((*lead, n), v, device, ignore))
+
+        size = max(many, hidden, big)
+        total = {"reduction": "sum"}
+        return [
+            case("contiguous", lambda: args(grad=(False, False)), size),
+            case("many-chunks", lambda: args(n=many, v=big, grad=(False, False)), size),
+            case("sum", lambda: args(grad=(False, False)), size, total),
+            case("ignore-index", lambda: args(grad=(False, False), ignore=3), size, {"ignore_index": 3}),
+            case("all-ignored", lambda: (make((tokens, hidden)), make((vocab, hidden)),
+                                         torch.full((tokens,), -100, dtype=torch.int64, device=device)), size),
+            case("noncontiguous", lambda: (transposed((tokens, hidden), dtype, device, low=-0.5, high=0.5),
+                                           transposed((vocab, hidden), dtype, device, low=-0.5, high=0.5),
+                                           _labels((tokens,), vocab, device)), size),
+            case("empty", lambda: args(n=0, grad=(False, False)), size),
+            case("grad", lambda: args(), size, grad=True),
+            case("grad-3d", lambda: args(n=5, lead=(3,)), size, grad=True),
+            case("grad-many-chunks", lambda: args(n=many, v=big), size, total, grad=True),
+            case("grad-sum", lambda: args(), size, total, grad=True),
+            case("grad-hidden-only", lambda: args(grad=(True, False)), size, grad=True),
+            case("grad-weight-only", lambda: args(grad=(False, True)), size, total, grad=True),
+            case("grad-empty", lambda: args(n=0), size, grad=True),
+            case("error-labels-shape", lambda: (make((tokens, hidden)), make((vocab, hidden)),
+                                                _labels((tokens + 1,), vocab, device)), 1),
+            case("error-weight-shape", lambda: (make((tokens, hidden)), make((vocab, hidden + 1)),
+                                                _labels((tokens,), vocab, device)), 1),
+            case("error-reduction", lambda: args(grad=(False, False)), 1, {"reduction": "none"}),
+        ]
+
+    return samples
+
+
+def linear_cross_entropy_inputs():
+    """shape [tokens, hidden, vocab]: a language model's head over that many tokens."""
+
+    def inputs(shape, dtype, device):
+        tokens, hidden, vocab = shape
+        return Sample("perf", (make_tensor((tokens, hidden), dtype, device, low=-1.0, high=1.0),
+                               make_tensor((vocab, hidden), dtype, device, low=-0.1, high=0.1),
+                               _labels((tokens,), vocab, device)), reduction_size=max(hidden, vocab))
+
+    return inputs
+
+
+def linear_cross_entropy_bytes():
+    """hidden and weight read once, the labels read (the chunks' logits stay in L2 or are counted as compute)."""
+
+    def bytes_moved(sample, result):
+        return tensor_bytes(*sample.args)
+
+    return bytes_moved
+
+
+def linear_cross_entropy_flops():
+    def flops(sample, result):
+        hidden, weight, _ = sample.args
+        return 2 * hidden.numel() * weight.shape[0]
+
+    return flops
