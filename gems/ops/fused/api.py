@@ -6,7 +6,8 @@ instead, counted as a fallback with its reason.
 A function declared ``differentiable`` brings its own backward (a ``torch.autograd.Function`` whose
 forward and backward launch gems kernels), so inputs that require grad run the kernels too. The others
 have no backward: where autograd would need one (grad enabled and an input that requires grad) the
-composite runs, so training stays correct.
+composite runs, so training stays correct. Under torch.compile the composite is what gets traced
+(Dynamo cannot trace a Triton launch of gems' own): the compiler fuses it with its own kernels.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def api_function(name: str, impl, reference, differentiable: bool = False):
 
     @functools.wraps(impl)
     def call(*args, **kwargs):
+        if torch.compiler.is_compiling():
+            return reference(*args, **kwargs)
         try:
             _check_handled(_tensors(args, kwargs), differentiable)
             out = impl(*args, **kwargs)

@@ -346,12 +346,14 @@ def cpu_scalars(self, scalars) -> list:
 
 
 def _tensor_scalar(other, device) -> dict:
-    """A 0-d tensor operand: read in the kernel on the lists' device; a CPU one is read here, as ATen reads
-    a CPU scalar beside device tensors (no device synchronisation)."""
+    """A 0-d tensor operand: read in the kernel on the lists' device. ATen's CUDA kernels refuse a CPU one
+    beside device lists (its CPU kernels take it: the lists are on the CPU then, and it is read here)."""
     if other.device == device:
         if not other.is_floating_point():
             raise Fallback(f"a scalar tensor of dtype {other.dtype}")
         return {"scalar_tensor": other}
+    if other.device.type == "cpu" and device.type != "cpu":
+        raise RuntimeError(f"scalar tensor expected to be on {device} but is on cpu")
     if other.device.type == "cpu":
         return {"scalar": check_scalar(other.item())}
     raise Fallback(f"a scalar tensor on {other.device} for lists on {device}: ATen serves it")

@@ -227,6 +227,10 @@ def padding_spec(kind: str, dims: int):
     impls = {name: forward, f"{name}.out": forward_out, f"{name}_backward": backward,
              f"{name}_backward.grad_input": backward_out}
     # pointwise: the backward sums up to 3**dims gradients per element (the forward copies exactly)
+    # Measured on an H200 (torch 2.11, 2026-11-26): ATen's CUDA replication_pad2d/3d kernels fail to launch ("CUDA
+    # error: invalid argument") on an empty width; gems returns the empty result. No ATen answer to compare with.
+    skips = {("nvidia", "*", "empty-width"): "ATen's CUDA kernel fails to launch (CUDA error: invalid argument) on "
+             "an empty width"} if kind == "replication" and dims > 1 else {}
     return OpSpec(name=name, family="tensor", impls=impls, call=getattr(torch.ops.aten, name).default,
                   samples=lazy("gems.testing.samples_shape", "padding_samples", kind, dims), dtypes=NUMERIC,
-                  perf=shape_perf(f"{kind}-pad{dims}d", shapes="shape_image"))
+                  perf=shape_perf(f"{kind}-pad{dims}d", shapes="shape_image"), skips=skips)

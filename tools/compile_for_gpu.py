@@ -1,0 +1,108 @@
+"""Compile the kernels that operators launch for an NVIDIA GPU, on a machine without one.
+
+The interpreter runs kernels on the CPU but never compiles them, so a kernel can pass every CPU test
+and still fail to compile for the GPU (a libdevice name, a reduction over a 3-d tile, a bitcast). This
+script selects the nvidia vendor's configuration without its device, runs the operators' quick
+conformance samples on CPU tensors with every kernel launch replaced by ``triton.compile`` for the
+target (sm_90 by default), and reports each kernel specialization that fails. Results of the calls are
+garbage (nothing runs); only compilation is checked.
+
+    python tools/compile_for_gpu.py --ops softmax,log_softmax,cumsum [--arch 90]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import types
+from pathlib import Path
+
+os.environ.pop("TRITON_INTERPRET", None)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's gems, not an installed one
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+from gems.runtime import launch, registration, selection  # noqa: E402
+
+_TYPES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64",
+          torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8",
+          torch.bool: "i1"}
+
+
+def _signature(kernel, args):
+    signature, constexprs = {}, {}
+    for param, value in zip(kernel.params, args):
+        if param.is_constexpr:
+            signature[param.name], constexprs[param.name] = "constexpr", value
+        elif isinstance(value, torch.Tensor):
+            signature[param.name] = "*" + _TYPES[value.dtype]
+        elif isinstance(value, float):
+            signature[param.name] = "fp32"
+        elif isinstance(value, int):
+            signature[param.name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+        else:
+            raise TypeError(f"{param.name}: cannot type {value!r}")
+    return signature, constexprs
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", required=True, help="comma-separated operator names")
+    parser.add_argument("--arch", type=int, default=90)
+    args = parser.parse_args(argv)
+
+    # The heuristics ask the device for its SM count: answer as an H100/H200 would.
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(multi_processor_count=132)
+    selection._current = selection.load_backend("nvidia")
+    target = GPUTarget("cuda", args.arch, 32)
+    done, failures = set(), []
+
+    def compile_instead(self, grid_x, grid_y, grid_z, num_warps, num_stages, launch_args):
+        signature, constexprs = _signature(self.kernel, launch_args)
+        key = (self.kernel.fn.__qualname__, tuple(signature.items()), repr(sorted(constexprs.items())), num_warps)
+        if key in done:
+            return
+        done.add(key)
+        try:
+            triton.compile(ASTSource(self.kernel, signature, constexprs), target=target,
+                           options={"num_warps": num_warps or 4})
+        except Exception as exc:  # report every failing specialization, not only the first
+            failures.append((key, f"{type(exc).__name__}: {exc}"[:2000]))
+
+    launch.Launcher._launch = compile_instead
+    launch.Launcher.fast = False
+
+    import gems
+    from gems import ops
+
+    table = gems._implementation_table(include=args.ops.split(","))
+    registration.apply(table, "CPU")
+    for name in args.ops.split(","):
+        spec = ops.get(name)
+        for dtype in spec.dtypes:
+            for sample in spec.samples(dtype, "cpu", True):
+                with registration.aten_only():  # inputs made by ATen: gems' kernels compute nothing here
+                    sample = sample.built()
+                try:
+                    (sample.call or spec.call)(*sample.args, **sample.kwargs)
+                except Exception:
+                    pass  # error variants raise; results are garbage anyway
+    registration.apply({}, None)
+    print(f"compiled {len(done)} kernel specializations for sm_{args.arch}; {len(failures)} failed")
+    for (kernel, signature, constexprs, warps), why in failures:
+        print(f"\n{kernel} num_warps={warps} {dict(signature)}\n  constexprs {constexprs}\n  {why}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception:
+        traceback.print_exc()
+        sys.exit(2)
