@@ -146,8 +146,8 @@ def row_forward_kernel(
     x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, s_ptr, mean_ptr, rstd_ptr,
     n_rows, n_cols, stride_xm, stride_xn, stride_rm, stride_rn, n_groups, group_cols, eps,
     RMS: tl.constexpr, HAS_RESIDUAL: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
-    STORE_STATS: tl.constexpr, GROUPED: tl.constexpr, W_OFFSET: tl.constexpr, COMPUTE: tl.constexpr, INT64: tl.constexpr,
-    ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    STORE_STATS: tl.constexpr, GROUPED: tl.constexpr, W_OFFSET: tl.constexpr, COMPUTE: tl.constexpr,
+    INT64: tl.constexpr, ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """y[m, :] = normalize(x[m, :] (+ r[m, :])) * w + b for the BLOCK_M rows of this program; y, s (the
     residual sum) are contiguous (n_rows, n_cols), mean and rstd contiguous (n_rows,)."""

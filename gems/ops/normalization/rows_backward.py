@@ -68,8 +68,8 @@ def row_backward_kernel(
     dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, ds_ptr, dx_ptr, dw_ptr, db_ptr,
     n_rows, n_cols, rows_per_program, stride_dym, stride_dyn, stride_xm, stride_xn, stride_dsm, stride_dsn,
     RMS: tl.constexpr, HAS_W: tl.constexpr, W_OFFSET: tl.constexpr, HAS_DS: tl.constexpr, DX: tl.constexpr,
-    DW: tl.constexpr, DB: tl.constexpr, COMPUTE: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
+    DW: tl.constexpr, DB: tl.constexpr, COMPUTE: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """dx for rows pid * rows_per_program ... (contiguous), and this program's partial dw, db sums in row
     pid of the contiguous (programs, n_cols) dw_ptr, db_ptr buffers (zero-filled by the caller)."""
