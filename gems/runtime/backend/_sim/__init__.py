@@ -179,8 +179,9 @@ device_gaps = {
     "scatter_reduce": {f"{variant}/bool": _CUDA_REFUSES.format(what="computes bool products, maxima and minima")
                        for variant in ("amax", "amax-exclude-self", "amin", "amin-exclude-self", "inplace", "out",
                                        "prod", "prod-exclude-self")},
-    "foreach_add": {"tensor-cpu-scalar/float32": _CUDA_REFUSES.format(what="reads a CPU scalar tensor beside a list "
-                                                                            "on the device")},
+    **{name: {"tensor-cpu-scalar/float32": _CUDA_REFUSES.format(what="reads a CPU scalar tensor beside a list on "
+                                                                      "the device")}
+       for name in ("foreach_add", "foreach_div", "foreach_mul")},
     "index_select": {"error-index-2d/float32": _CUDA_REFUSES.format(what="raises IndexError for a 2-d index (CUDA: "
                                                                          "RuntimeError)")},
     "repeat_interleave": {f"self-tensor-grad/{dtype}": _NO_PARITY for dtype in ("bfloat16", "float16", "float32")},
