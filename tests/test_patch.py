@@ -13,6 +13,18 @@ pytest.importorskip("transformers", reason="gems[models] (transformers) is not i
 import gems  # noqa: E402
 from gems.patch import forwards  # noqa: E402
 
+
+@pytest.fixture(autouse=True)
+def _gems_enabled():
+    """gems registered, as the models harness runs (on the simulated device nothing else computes)."""
+    from gems.runtime import registration
+
+    previous = registration.snapshot()
+    gems.enable()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
 TINY = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2, "vocab_size": 96, "max_position_embeddings": 32}
 

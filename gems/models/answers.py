@@ -150,7 +150,7 @@ def check(model: torch.nn.Module, spec: ModelSpec, dtype: torch.dtype, device: s
     gems = _to_reference_form(gems)
     patched = None
     if patching is not None:
-        patched_model = patching.apply(copy.deepcopy(model).to(dtype).to(device))
+        patched_model = patching.apply(placed(model, dtype, device))
         with gems_context():
             patched = _to_reference_form(_run(patched_model, spec, device_inputs))
     answers = []

@@ -151,12 +151,12 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
     previous = registration.snapshot()
     gems.enable()
     try:
-        return _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started)
+        return _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started, patched)
     finally:  # the caller's registration back: a library caller need not have had gems on
         registration.apply(previous, backend.dispatch_key)
 
 
-def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started) -> ModelRun:
+def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started, patched) -> ModelRun:
     result = ModelRun(spec.name, spec.source, spec.kind, str(dtype).removeprefix("torch."), backend.name,
                       backend.device)
     model_cpu = build.build(spec)
