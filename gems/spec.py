@@ -10,7 +10,7 @@ import torch
 
 TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
 FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused",
-            "sort", "attention", "conv", "compaction", "optim", "indexing")
+            "sort", "attention", "conv", "compaction", "optim", "indexing", "pooling")
 
 
 @dataclass
