@@ -17,6 +17,7 @@ pytest.importorskip("transformers", reason="gems[models] (transformers) is not i
 from gems.models import answers, build, report  # noqa: E402
 from gems.models.errors import ModelError  # noqa: E402
 from gems.models.run import plan, run_model  # noqa: E402
+from gems.runtime import registration  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,7 +84,9 @@ def test_answers_verdict_is_within_ratio_of_atens_error_plus_a_floor():
 
 
 def test_a_tiny_llama_runs_answers_and_coverage_and_writes_its_files(tmp_path):
+    before = registration.snapshot()
     run = run_model("llama", out=tmp_path, progress=False)
+    assert registration.snapshot() == before  # the caller's registration is back (gems is not left on)
     quantities = {a["quantity"] for a in run.answers}
     assert quantities == {"logits", "loss", "gradients", "decode logits", "parameters after AdamW"}
     assert run.answers_ok(), run.answers

@@ -371,7 +371,7 @@ def test_repository_shapes_file_loads_with_the_required_core_sizes():
     core = {s.numel: s.size_class for s in book.shapes("pointwise", "core")}
     assert core[64 * 2**20] == "large" and core[4096] == "small"
     for key in ("pointwise", "reduction", "softmax"):
-        for suite in shapes.SUITES:
+        for suite in ("quick", "core", "full"):  # "models" is for the operators that have model shapes
             assert book.shapes(key, suite), (key, suite)
         assert {s.size_class for s in book.shapes(key, "quick")} == {"small", "large"}
 

@@ -13,13 +13,12 @@ ATen's answer comes from the CPU in the same dtype.
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
 from dataclasses import asdict, dataclass
 
 import torch
 
-from gems.models.build import DECODER, ModelSpec, cache_argument, returned_cache
+from gems.models.build import DECODER, ModelSpec, cache_argument, placed, returned_cache
 
 RATIO = 1.5  # the "within ATen's own error"
 # Rounding floors: a few ulps of the dtype at the reference's scale.
@@ -121,13 +120,13 @@ def check(model: torch.nn.Module, spec: ModelSpec, dtype: torch.dtype, device: s
     inputs = make_inputs(spec, batch, tokens, seed)
     ref_device, ref_dtype = (device, torch.float32) if reference_on_device else ("cpu", torch.float64)
     with aten_context():
-        reference = _to_reference_form(_run(copy.deepcopy(model).to(ref_device, ref_dtype), spec,
+        reference = _to_reference_form(_run(placed(model, ref_dtype, ref_device), spec,
                                             _on(inputs, ref_device)))
     aten_device = device if aten_on_device else "cpu"
     with aten_context():
-        aten = _to_reference_form(_run(copy.deepcopy(model).to(dtype).to(aten_device), spec,
+        aten = _to_reference_form(_run(placed(model, dtype, aten_device), spec,
                                        _on(inputs, aten_device)))
-    tested = copy.deepcopy(model).to(dtype).to(device)  # converted on the CPU, then moved: a transfer only
+    tested = placed(model, dtype, device)
     device_inputs = _on(inputs, device)
     with gems_context(), (trace if trace is not None else contextlib.nullcontext()):
         gems = _run(tested, spec, device_inputs)

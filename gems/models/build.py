@@ -116,6 +116,16 @@ def build(spec: ModelSpec, seed: int = 0) -> torch.nn.Module:
     return model.eval()
 
 
+def placed(model: torch.nn.Module, dtype: torch.dtype, device) -> torch.nn.Module:
+    """A copy of ``model`` in ``dtype`` on ``device``: converted on the CPU, then moved (a transfer only), its
+    tied weights tied again (moving to a device whose tensors are not the CPU's kind gives every module its own
+    Parameter, which unties the output embedding from the input one, or a head's bias from its decoder's)."""
+    moved = copy.deepcopy(model).to(dtype).to(device)
+    if hasattr(moved, "tie_weights"):
+        moved.tie_weights()
+    return moved
+
+
 def cache_argument(model: torch.nn.Module) -> str:
     """The forward's KV-cache keyword: ``cache`` from transformers 5.2x on, ``past_key_values`` before."""
     import inspect

@@ -8,7 +8,6 @@ alternating, all ranks in step (the all-reduces keep them so).
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import socket
@@ -35,8 +34,8 @@ def answers_and_speed(spec, dtype, backend, rank: int, world: int, options: dict
 
     device = f"cuda:{rank}" if backend.device == "cuda" else backend.device
     model = build.build(spec)
-    whole = copy.deepcopy(model).to(dtype).to(device)
-    sharded = copy.deepcopy(model).to(dtype).to(device)
+    whole = build.placed(model, dtype, device)
+    sharded = build.placed(model, dtype, device)
     shard(sharded, rank, world)
     inputs = {k: v.to(device) for k, v in answers.make_inputs(spec, *spec.workloads.answers).items()}
     aten = lambda: gems_off(backend.dispatch_key)  # noqa: E731

@@ -139,7 +139,15 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
     started = time.perf_counter()
     say(f"{spec.name} ({spec.source}, {spec.kind}) in {str(dtype).removeprefix('torch.')} on vendor {backend.name} "
         f"({backend.device}): {', '.join(measures)}")
+    previous = registration.snapshot()
     gems.enable()
+    try:
+        return _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started)
+    finally:  # the caller's registration back: a library caller need not have had gems on
+        registration.apply(previous, backend.dispatch_key)
+
+
+def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started) -> ModelRun:
     result = ModelRun(spec.name, spec.source, spec.kind, str(dtype).removeprefix("torch."), backend.name,
                       backend.device)
     model_cpu = build.build(spec)
@@ -153,7 +161,8 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
         if "answers" in measures:
             result.answers = [a.as_dict() for a in found]
     if "speed" in measures:
-        tested = model_cpu.to(backend.device, dtype)
+        tested = build.placed(model_cpu, dtype, backend.device)
+        del model_cpu
         for workload in speed.workloads(tested, spec, backend.device, kinds):
             say(f"speed: {workload.name}, batch {workload.batch}, {workload.tokens} tokens")
             try:

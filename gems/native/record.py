@@ -363,6 +363,6 @@ def _tensor(groups, spec, values):
     base = groups[kind][index]
     if delta == 0 and base.dtype is dtype and tuple(base.shape) == shape and tuple(base.stride()) == stride:
         return base
-    if base.dtype is not dtype:
-        base = base.view(dtype)  # a temporary buffer (bytes) or a reinterpreted result
+    if base.dtype is not dtype:  # a temporary buffer (bytes) or a reinterpreted result (0-d: as one element)
+        base = (base.reshape(1) if base.dim() == 0 else base).view(dtype)
     return base.as_strided(shape, stride, base.storage_offset() + delta // base.element_size())

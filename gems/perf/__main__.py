@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps (default: core on a device, "
-              "quick on the CPU interpreter)")
+SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps; models: the layers of models "
+              "(the matrix products: --ops mm,addmm,bmm,baddbmm) (default: core on a device, quick on the CPU "
+              "interpreter)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -25,7 +26,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ops", help="comma-separated operators (default: all declared)")
     p.add_argument("--dtypes", help="comma-separated dtypes, e.g. float16,bfloat16 (default: the suite's, from "
                                     "perf/shapes.yaml)")
-    p.add_argument("--suite", choices=("core", "full"), help=SUITE_HELP)
+    p.add_argument("--suite", choices=("core", "full", "models"), help=SUITE_HELP)
     p.add_argument("--quick", action="store_true", help="tiny shapes, for CI (overrides --suite)")
     p.add_argument("--out", help="output folder (default: runs/<vendor>/, git-ignored, shared with conformance)")
     p.add_argument("--shapes", help="shapes file (default: perf/shapes.yaml, or GEMS_PERF_SHAPES)")

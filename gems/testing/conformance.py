@@ -181,8 +181,9 @@ def _run(spec, sample, args, kwargs, grad_seed, out_like=None, reference=False, 
     leaves = [t for t in tensors_of(args) if t.requires_grad]
     differentiable = [o for o in outputs if o.requires_grad]
     generator = torch.Generator().manual_seed(grad_seed)
-    grad_outs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.dtype).to(o.device)
-                 for o in differentiable]
+    with registration.aten_only():  # the harness's data, converted and moved by ATen (not the copies under test)
+        grad_outs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.dtype).to(o.device)
+                     for o in differentiable]
     with watch:
         grads = torch.autograd.grad(differentiable, leaves, grad_outs, allow_unused=True)
     return result, outputs + [g if g is not None else torch.zeros_like(x) for g, x in zip(grads, leaves)]

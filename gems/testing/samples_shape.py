@@ -635,7 +635,7 @@ def pixel_unshuffle_samples(dtype, device, quick):
 
 def repeat_interleave_samples(dtype, device, quick):
     """repeats tensors in int64 and int32 (the .Tensor overload), and tensors of every dtype repeated through
-    the self_Tensor composite (which runs it) and the self_int one (a clone: a known gap)."""
+    the self_Tensor composite (which runs it) and the self_int one (a clone of an expanded view)."""
     rows, cols = shape_for(quick)
     make = _maker(dtype, device)
     counts = lambda n, d=torch.int64: make_tensor((n,), d, device, int_low=0, int_high=3)  # noqa: E731

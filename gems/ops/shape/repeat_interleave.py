@@ -24,13 +24,6 @@ from gems.spec import OpSpec
 # Repeats scanned per step of the one scanning program: its loop runs len(repeats) / SCAN_BLOCK times.
 SCAN_BLOCK = 1024
 
-_SELF_INT_GAPS = {
-    ("*", "*", variant): "repeat_interleave.self_int is CompositeImplicitAutograd: a clone of an expanded view, "
-                         "computed by aten::clone, which gems does not serve (the copy operators of issue 26)"
-    for variant in ("self-int", "self-int-no-dim", "self-int-grad")
-}
-
-
 @triton.jit
 def _scan_kernel(repeats_ptr, sums_ptr, n, BLOCK: tl.constexpr):
     """sums[0:n] = inclusive running sums of repeats (int64); sums[n] = how many repeats are negative."""
@@ -125,7 +118,7 @@ SPECS = [
         name="repeat_interleave", family="tensor",
         impls={"repeat_interleave.Tensor": repeat_interleave, "repeat_interleave.Tensor_out": repeat_interleave_out},
         call=torch.repeat_interleave, samples=shape_samples("repeat_interleave_samples"), dtypes=ALL,
-        tolerance="exact", known_failures=_SELF_INT_GAPS,
+        tolerance="exact",
         varies_between_runs={"self-tensor-grad": "the gradient of self is index_add's sum over the repeats "
                                                  "(index_select's backward), whose float atomics add in an order "
                                                  "that varies from run to run on a GPU"}),
