@@ -2,10 +2,13 @@
 operators, forward and backward, and the 1-d / functional composites that reach them.
 
 Every dtype runs the core variants (a typical window or scale, a non-contiguous and a channels-last input, out=,
-special values or the gradient); FULL_DTYPE runs the rest too (unbatched and empty inputs, ceil_mode, padding and
-divisor options, dilation, align_corners and scale factors, the functional entry points, ATen's errors), which
-keeps the family's quick suite cheap on the interpreter. Shapes are small and odd (9 x 11 planes) so that masks
-run and few programs are interpreted.
+special values or the gradient; in quick mode only those of _QUICK_EVERY_DTYPE*); FULL_DTYPE runs the rest too
+(unbatched and empty inputs, ceil_mode, padding and divisor options, dilation, align_corners and scale factors, the
+functional entry points, ATen's errors), which keeps the family's quick suite cheap on the interpreter. Shapes are
+small and odd (9 x 11 planes) so that masks run and few programs are interpreted. Quick mode also leaves out the
+upsampling cases whose loops cost the interpreter most and whose paths other cases reach: the anti-aliased whole-
+plane window (output 1) and the backwards' downscale, align_corners and channels-last gradients through autograd
+(direct calls instead).
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from gems.testing.samples import make_tensor, special_values
 FULL_DTYPE = torch.float32
 IMAGE = (2, 3, 9, 11)  # (N, C, H, W) of the window and adaptive pooling samples
 _ATEN = torch.ops.aten
+# The core variants every dtype runs in quick mode (each dtype's arithmetic, special values and gradient); the
+# layouts and out= forms run on FULL_DTYPE there (they are index math, the same for every dtype).
+_QUICK_EVERY_DTYPE = ("basic", "special-values", "upscale", "grad", "direct")
+# A backward's: its direct call (the kernel under test; through autograd, the forward's kernel runs too).
+_QUICK_EVERY_DTYPE_BACKWARD = ("direct", "channels-last")
 
 
 def _maker(dtype, device):
@@ -53,8 +61,12 @@ def _empty(d, device):
     return torch.empty(0, dtype=d, device=device)
 
 
-def _with_extra(dtype, core, extra):
-    return core + extra() if dtype == FULL_DTYPE else core
+def _with_extra(dtype, quick, core, extra, every=None):
+    """FULL_DTYPE's samples: the core and the extra ones; the other dtypes': the core, in quick mode only its
+    variants in ``every`` (default _QUICK_EVERY_DTYPE)."""
+    if dtype == FULL_DTYPE:
+        return core + extra()
+    return [s for s in core if s.variant in (every or _QUICK_EVERY_DTYPE)] if quick else core
 
 
 # --------------------------------------------------------------------------- window pooling
@@ -129,7 +141,7 @@ def window_samples(op):
                 case("error-divisor-zero", lambda: make(IMAGE), (*base, False, True, 0)),
             ]
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra)
 
     return samples
 
@@ -194,7 +206,7 @@ def window_backward_samples(op):
                        call=backward.default),
             ] if is_max else [grad("grad-divisor", IMAGE, (k, s, p, False, False, 4))])
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra, _QUICK_EVERY_DTYPE_BACKWARD)
 
     return samples
 
@@ -227,7 +239,7 @@ def max_pool2d_backward_samples():
                 Sample("error-grad-shape", lambda: (make((2, 3, 4, 4)), make(IMAGE), k, s, p)),
             ]
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra)
 
     return samples
 
@@ -287,7 +299,7 @@ def adaptive_samples(op):
                 case("empty-channels", lambda: make((2, 0, 9, 11))),
             ]
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra)
 
     return samples
 
@@ -338,7 +350,7 @@ def adaptive_backward_samples(op):
                                                      if is_max else ())), call=backward.default),
             ]
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra, _QUICK_EVERY_DTYPE_BACKWARD)
 
     return samples
 
@@ -400,7 +412,6 @@ def upsample_samples(up):
                 case("downscale", lambda: make(shape), _DOWNSAMPLE_OUT[sp]),
                 case("scale-factors", lambda: make(shape), [math.floor(n * scale) for n in shape[2:]],
                      (*flags, *([scale] * sp))),
-                case("output-1", lambda: make(shape), (1,) * sp),
                 case("same-size", lambda: make(shape), shape[2:]),
                 case("empty-batch", lambda: make((0, *shape[1:]))),
                 case("special-values", lambda: _specials(shape, dtype, device, exact)),
@@ -412,6 +423,8 @@ def upsample_samples(up):
                 case("error-empty-channels", lambda: make((2, 0, *shape[2:]))),
                 case("error-bool-input", lambda: make(shape, torch.bool)),
             ]
+            if not (quick and up.mode.startswith("aa-")):  # a whole-plane window: hundreds of interpreted taps
+                cases.append(case("output-1", lambda: make(shape), (1,) * sp))
             if up.aligned:
                 cases += [case("align-corners", lambda: make(shape), rest=(True,)),
                           case("align-corners-downscale", lambda: make(shape), _DOWNSAMPLE_OUT[sp], (True,))]
@@ -420,7 +433,7 @@ def upsample_samples(up):
                           case("channels-last-downscale", lambda: make(shape, layout=_LAYOUT[sp]), _DOWNSAMPLE_OUT[sp])]
             return cases
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra)
 
     return samples
 
@@ -453,7 +466,7 @@ def upsample_backward_samples(up):
 
         def extra():
             cases = [
-                grad("grad-downscale", _DOWNSAMPLE_OUT[sp]),
+                direct("downscale", _DOWNSAMPLE_OUT[sp]) if quick else grad("grad-downscale", _DOWNSAMPLE_OUT[sp]),
                 direct("grad-input", out=True),
                 grad("grad-same-size", shape[2:]),
                 direct("scale-factors", [math.floor(n * 1.7) for n in shape[2:]], (*flags, *([1.7] * sp))),
@@ -468,13 +481,15 @@ def upsample_backward_samples(up):
             if sp > 1:
                 cases.append(direct("direct"))
             if up.aligned:
-                cases += [grad("grad-align-corners", rest=(True,)),
-                          direct("align-corners-downscale", _DOWNSAMPLE_OUT[sp], (True,))]
-            if sp > 1:
-                cases.append(grad("grad-channels-last", layout=_LAYOUT[sp]))
+                cases.append(direct("align-corners-downscale", _DOWNSAMPLE_OUT[sp], (True,)))
+            if not quick:  # through autograd too; quick mode has align_corners and channels-last directly
+                if up.aligned:
+                    cases.append(grad("grad-align-corners", rest=(True,)))
+                if sp > 1:
+                    cases.append(grad("grad-channels-last", layout=_LAYOUT[sp]))
             return cases
 
-        return _with_extra(dtype, core, extra)
+        return _with_extra(dtype, quick, core, extra, _QUICK_EVERY_DTYPE_BACKWARD)
 
     return samples
 
