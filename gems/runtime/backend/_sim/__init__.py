@@ -210,6 +210,13 @@ device_gaps = {
        for op, derivative in (("i0", "special_i1"), ("special_i0e", "special_i1e"))},
     "nan_to_num": {f"special-values/{dtype}": _NO_PARITY for dtype in ("bfloat16", "float16", "float32")},
     "round": {"decimals2/float16": _CPU_ONLY_ARITHMETIC, "decimals5/float16": _CPU_ONLY_ARITHMETIC},
+    # The anti-aliased upsampling of issue #26 (quick suite on sim, 2026-11-26; the full suite's core variants too):
+    # ATen's CPU kernels refuse fp16/bf16, its CUDA kernels compute them.
+    **{f"upsample_{mode}2d_aa{suffix}": {
+        f"{variant}/{dtype}": _CPU_ONLY.format(what="NotImplementedError for fp16/bf16 anti-aliased upsampling")
+        for variant in variants for dtype in ("bfloat16", "float16")}
+       for mode in ("bilinear", "bicubic")
+       for suffix, variants in (("", ("upscale", "out", "channels-last")), ("_backward", ("grad", "channels-last")))},
 }
 
 
