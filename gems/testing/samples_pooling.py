@@ -560,7 +560,7 @@ def _pool_perf_sample(kind, x, dtype, device):
     tail = {"max_pool2d_with_indices": ((1, 1), False, y[1] if isinstance(y, tuple) else None),
             "avg_pool2d": (False, True, None), "adaptive_max_pool2d": (y[1] if isinstance(y, tuple) else None,),
             "adaptive_avg_pool2d": (), "max_pool2d": ()}[op]
-    pooling = args if op.endswith(("max_pool2d_with_indices", "avg_pool2d", "max_pool2d")) else ()
+    pooling = args if op in ("max_pool2d_with_indices", "avg_pool2d", "max_pool2d") else ()  # not the adaptive
     return Sample("perf", (g, x, *pooling, *tail))
 
 

@@ -112,6 +112,8 @@ def upsample_backward(up: Upsampling, grad_output: torch.Tensor, output_size, in
 
 def _perf_kind(up: Upsampling) -> tuple[str, str]:
     """(perf input kind, perf/shapes.yaml key) of up's forward."""
+    if up.mode.startswith("aa-"):
+        return up.aten, "upsample_aa"
     return up.aten, "upsample_nearest" if up.mode.startswith("nearest") else "upsample_interp"
 
 
