@@ -1,0 +1,1 @@
+"""Random operators (placeholder docstring, written at the end)."""

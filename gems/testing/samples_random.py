@@ -1,0 +1,218 @@
+"""Sample generators of the random operators (gems/ops/random/): statistical verdicts, no oracle.
+
+Every sample carries a :class:`gems.testing.draws.Draw` (``Sample.random``) built from a law of
+gems.testing.draws and the call's parameters; the conformance runner adds the checks every random case
+gets (ATen's shapes, dtypes and strides; the same numbers under the same seed; other numbers next call).
+Samples are large enough for the tests to see something (8192 values in quick mode, 2^20 in full mode)
+and keep the variants every operator has: an odd shape, 0-d, empty, transposed and strided views (a
+strided in-place draw must leave the gaps alone), a ``generator=``, ``out=`` forms, and bad input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from gems.spec import Sample
+from gems.testing.draws import Draw, Verdict, bernoulli_law, exponential_law, integer_law, normal_law, uniform_law
+
+QUICK_DRAWS, FULL_DRAWS = (64, 128), (1024, 1024)
+ODD = (13, 17)
+_GAP_FILL = 7.0  # what a strided view's gaps hold before the draw, and must hold after it
+
+
+def draw_shape(quick: bool) -> tuple[int, int]:
+    return QUICK_DRAWS if quick else FULL_DRAWS
+
+
+def verdict_of(judge: Callable, varies: bool = True) -> Draw:
+    """A Draw whose check runs ``judge(verdict, args, kwargs, outputs)`` on a fresh :class:`Verdict`."""
+
+    def check(args, kwargs, outputs):
+        verdict = Verdict()
+        judge(verdict, args, kwargs, outputs)
+        return verdict.message()
+
+    return Draw(check, varies)
+
+
+def generator_for(device) -> torch.Generator | None:
+    """A generator= argument for ``device`` (None while listing cases on the meta device)."""
+    return None if str(device) == "meta" else torch.Generator(device=device)
+
+
+# --------------------------------------------------------------------------- laws by name
+
+
+def law_of(kind: str, params: tuple) -> Callable:
+    """``judge(verdict, values)`` for a law and its parameters as the operator takes them."""
+    laws = {
+        "uniform": lambda v, x: uniform_law(v, x, *(params or (0.0, 1.0))),
+        "normal": lambda v, x: normal_law(v, x, *(params or (0.0, 1.0))),
+        "exponential": lambda v, x: exponential_law(v, x, *(params or (1.0,))),
+        "bernoulli": lambda v, x: bernoulli_law(v, x, *(params or (0.5,))),
+        "integers": lambda v, x: integer_law(v, x, *params),
+    }
+    return laws[kind]
+
+
+def _single_value(kind: str, params: tuple) -> bool:
+    """Whether the law allows one value only (the next call cannot differ)."""
+    if kind == "uniform" and len(params) == 2:
+        return params[0] == params[1]
+    if kind == "normal" and len(params) == 2:
+        return params[1] == 0
+    if kind == "bernoulli" and params:
+        return params[0] in (0.0, 1.0)
+    if kind == "exponential" and params:
+        return params[0] == float("inf")
+    if kind == "integers":
+        return params[1] - params[0] == 1
+    return False
+
+
+# --------------------------------------------------------------------------- in-place draws
+
+
+@dataclass(frozen=True)
+class InplaceDraws:
+    """Samples of ``self.<method>(*params, generator=)`` for an in-place draw of law ``kind``.
+
+    params: the default variant's parameters (() for ATen's defaults); more: ((variant, params), ...);
+    errors: ((variant, params, self dtype or None), ...) that ATen refuses; integer_params: the laws of
+    integer results take (low, high) computed from the dtype by ``bounds(dtype, params)``.
+    """
+
+    method: str
+    kind: str
+    params: tuple = ()
+    more: tuple = ()
+    errors: tuple = ()
+    bounds: Callable | None = None
+    expects: str | None = None
+
+    def _law(self, params, dtype):
+        law_params = self.bounds(dtype, params) if self.bounds else params
+        return law_of(self.kind, law_params), _single_value(self.kind, law_params)
+
+    def _one(self, variant, make, params, dtype, kwargs=None, gaps=False):
+        call = getattr(torch.Tensor, self.method)
+        law, single = self._law(params, dtype)
+
+        if gaps:  # the view is drawn, the base comes back too: its gaps must be untouched
+            def judge(v, args, kw, outs):
+                law(v, outs[0])
+                v.require(bool((outs[1][:, 1::2] == args[0][:, 1::2]).all()), "the draw wrote outside the view")
+
+            return Sample(variant, lambda: (make(),), kwargs or {}, expects=self.expects,
+                          call=lambda base, **kw: (call(base[:, ::2], *params, **kw), base),
+                          random=verdict_of(judge, not single))
+        return Sample(variant, lambda: (make(),), kwargs or {}, expects=self.expects,
+                      call=lambda x, **kw: call(x, *params, **kw),
+                      random=verdict_of(lambda v, args, kw, outs: law(v, outs[0]), not single))
+
+    def __call__(self, dtype, device, quick):
+        rows, cols = draw_shape(quick)
+        empty = lambda shape: (lambda: torch.empty(shape, dtype=dtype, device=device))
+        samples = [
+            self._one("contiguous", empty((rows, cols)), self.params, dtype),
+            self._one("odd-shape", empty(ODD), self.params, dtype),
+            self._one("0d", empty(()), self.params, dtype),
+            self._one("empty", empty((0, 5)), self.params, dtype),
+            self._one("noncontiguous-transposed", lambda: torch.empty((cols, rows), dtype=dtype, device=device).t(),
+                      self.params, dtype),
+            self._one("noncontiguous-strided", lambda: torch.full((rows, 2 * cols), _GAP_FILL, dtype=dtype,
+                                                                   device=device), self.params, dtype, gaps=True),
+            self._one("generator", empty((rows, cols)), self.params, dtype, {"generator": generator_for(device)}),
+        ]
+        samples += [self._one(variant, empty((rows, cols)), params, dtype) for variant, params in self.more]
+        for variant, params, self_dtype in self.errors:
+            if self_dtype is None or dtype == torch.float32:  # a dtype error once, not per dtype
+                samples.append(Sample(variant, lambda p=params, d=self_dtype: (
+                    torch.empty(ODD, dtype=d or dtype, device=device), *p), call=getattr(torch.Tensor, self.method),
+                    expects=self.expects))
+        return samples
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def _law_draw(kind: str, params: tuple = (), index: int = 0) -> Draw:
+    law = law_of(kind, params)
+    return verdict_of(lambda v, args, kwargs, outs: law(v, outs[index]), not _single_value(kind, params))
+
+
+def factory_samples(call, name: str, kind: str, params: tuple = (), out_expects: str | None = None,
+                    generator_out_expects: str | None = None):
+    """Samples of a sized factory ``call(*params, size, dtype=, device=, generator=, out=)`` (rand, randn,
+    normal.float_float): shapes, the default dtype, a generator, out= forms, and an integer dtype and a
+    negative size, which ATen refuses."""
+
+    def samples(dtype, device, quick):
+        rows, cols = draw_shape(quick)
+        draw = _law_draw(kind, params)
+
+        def sized(variant, size, expects=name, **kwargs):
+            return Sample(variant, lambda: (*params, size), {"dtype": dtype, "device": device, **kwargs},
+                          call=call, expects=expects, random=draw)
+
+        def out(variant, size, out_size, expects, **kwargs):
+            return Sample(variant, lambda: (*params, size, torch.empty(out_size, dtype=dtype, device=device)),
+                          kwargs, call=lambda *a, **kw: call(*a[:-1], out=a[-1], **kw), expects=expects, random=draw)
+
+        cases = [sized("contiguous", (rows, cols)), sized("odd-shape", ODD), sized("0d", ()),
+                 sized("empty", (0, 5)), sized("3d", (3, 5, 7)),
+                 sized("generator", (rows, cols), f"{name}.generator", generator=generator_for(device)),
+                 out("out", (rows, cols), (rows, cols), out_expects or f"{name}.out"),
+                 out("out-resize", ODD, (2,), out_expects or f"{name}.out"),
+                 out("generator-out", (rows, cols), (rows, cols), generator_out_expects or f"{name}.generator_out",
+                     generator=generator_for(device)),
+                 Sample("negative-size-error", lambda: (*params, (-1, 3)), {"dtype": dtype, "device": device},
+                        call=call, expects=name)]
+        if dtype == torch.float32:
+            cases += [Sample("default-dtype", lambda: (*params, ODD), {"device": device}, call=call, expects=name,
+                             random=draw),
+                      Sample("integer-dtype-error", lambda: (*params, ODD), {"dtype": torch.int64, "device": device},
+                             call=call, expects=name)]
+        return cases
+
+    return samples
+
+
+def like_samples(name: str, kind: str):
+    """Samples of a ``*_like`` factory (rand_like, randn_like): the input's layout is kept (transposed) or
+    made contiguous (a strided view, memory_format=), dtype= changes the result type, a generator, the
+    out= overloads, and an integer dtype, which ATen refuses."""
+    plain, with_generator = (getattr(torch.ops.aten, name).default, getattr(torch.ops.aten, name).generator)
+    out, generator_out = getattr(torch.ops.aten, name).out, getattr(torch.ops.aten, name).generator_out
+
+    def samples(dtype, device, quick):
+        rows, cols = draw_shape(quick)
+        draw = _law_draw(kind)
+        empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
+        other = torch.float64 if dtype != torch.float64 else torch.float32
+
+        def like(variant, make, expects=name, call=plain, **kwargs):
+            return Sample(variant, lambda: (make(),), kwargs, call=call, expects=expects, random=draw)
+
+        cases = [like("contiguous", lambda: empty((rows, cols))), like("odd-shape", lambda: empty(ODD)),
+                 like("0d", lambda: empty(())), like("empty", lambda: empty((0, 5))),
+                 like("noncontiguous-transposed", lambda: empty((cols, rows)).t()),
+                 like("noncontiguous-strided", lambda: empty((rows, 2 * cols))[:, ::2]),
+                 like("contiguous-format", lambda: empty((cols, rows)).t(), memory_format=torch.contiguous_format),
+                 like("dtype-kwarg", lambda: empty(ODD), dtype=other),
+                 like("generator", lambda: empty((rows, cols)), f"{name}.generator", with_generator,
+                      generator=generator_for(device)),
+                 Sample("out", lambda: (empty(ODD), empty((2,))), call=lambda x, o: out(x, out=o),
+                        expects=f"{name}.out", random=draw),
+                 Sample("generator-out", lambda: (empty((rows, cols)), empty((rows, cols))),
+                        {"generator": generator_for(device)}, call=lambda x, o, **kw: generator_out(x, out=o, **kw),
+                        expects=f"{name}.generator_out", random=draw)]
+        if dtype == torch.float32:
+            cases.append(Sample("integer-dtype-error", lambda: (empty(ODD),), {"dtype": torch.int64}, call=plain,
+                                expects=name))
+        return cases
+
+    return samples
