@@ -216,3 +216,162 @@ def like_samples(name: str, kind: str):
         return cases
 
     return samples
+
+
+# --------------------------------------------------------------------------- bernoulli
+
+
+def _probabilities(shape, dtype, device, extremes=False):
+    p = torch.rand(shape, dtype=torch.float64)
+    if extremes:  # 0, 1 and 0.5 in turn: the 0s and 1s are certain
+        p = torch.tensor([0.0, 1.0, 0.5], dtype=torch.float64).repeat(p.numel() // 3 + 1)[:p.numel()].reshape(shape)
+    return p.to(dtype).to(device)
+
+
+def _bernoulli_of(index: int, p_index: int | None = None, p=None, varies=True) -> Draw:
+    """Outputs[index] ~ Bernoulli(p): p a number, or the argument at p_index."""
+    return verdict_of(lambda v, args, kw, outs: bernoulli_law(v, outs[index], p if p_index is None else args[p_index]),
+                      varies)
+
+
+def bernoulli_samples(inplace: bool):
+    """bernoulli_ (inplace) or bernoulli: a number p, a tensor p (broadcast, float64, 0-d, certain values),
+    p outside [0, 1] and p tensors that do not broadcast or are not floating (errors)."""
+    scalar = InplaceDraws("bernoulli_", "bernoulli", more=(("p", (0.2,)), ("p-zero", (0.0,)), ("p-one", (1.0,))),
+                          errors=(("p-above-one-error", (1.5,), None), ("p-negative-error", (-0.1,), None),
+                                  ("p-nan-error", (float("nan"),), None)), expects="bernoulli_.float")
+
+    def samples(dtype, device, quick):
+        rows, cols = draw_shape(quick)
+        floating = dtype.is_floating_point
+        p_dtype = dtype if floating else torch.float32
+        empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
+        probs = lambda shape, d=p_dtype, **kw: _probabilities(shape, d, device, **kw)
+        if inplace:
+            cases = scalar(dtype, device, quick)
+            tensor_call, expects = torch.Tensor.bernoulli_, "bernoulli_.Tensor"
+        else:
+            cases = [Sample("p-float", lambda: (empty((rows, cols)), 0.3), call=torch.bernoulli, expects="bernoulli.p",
+                            random=_bernoulli_of(0, p=0.3)),
+                     Sample("p-float-out", lambda: (empty((rows, cols)), empty((2,))), expects="bernoulli.float_out",
+                            call=lambda x, o: torch.ops.aten.bernoulli.float_out(x, 0.3, out=o),
+                            random=_bernoulli_of(0, p=0.3)),
+                     Sample("p-float-above-one-error", lambda: (empty(ODD), 1.5), call=torch.bernoulli,
+                            expects="bernoulli.p")]
+            tensor_call, expects = torch.ops.aten.bernoulli.Tensor, "bernoulli.Tensor"
+            if floating:
+                own = [("contiguous", lambda: (probs((rows, cols)),)), ("odd-shape", lambda: (probs(ODD),)),
+                       ("0d", lambda: (probs(()),)), ("empty", lambda: (probs((0, 5)),)),
+                       ("noncontiguous-transposed", lambda: (probs((cols, rows)).t(),)),
+                       ("certain-values", lambda: (probs((rows, cols), extremes=True),))]
+                cases += [Sample(v, make, call=torch.bernoulli, expects="bernoulli", random=_bernoulli_of(0, 0))
+                          for v, make in own]
+                cases += [Sample("generator", lambda: (probs((rows, cols)),), {"generator": generator_for(device)},
+                                 call=torch.bernoulli, expects="bernoulli", random=_bernoulli_of(0, 0)),
+                          Sample("out", lambda: (probs((rows, cols)), empty((2,))), expects="bernoulli.out",
+                                 call=lambda p, o: torch.bernoulli(p, out=o), random=_bernoulli_of(0, 0)),
+                          Sample("p-above-one-error", lambda: (probs(ODD) + 1,), call=torch.bernoulli,
+                                 expects="bernoulli")]
+            else:
+                cases.append(Sample("integer-self-error", lambda: (empty(ODD),), call=torch.bernoulli,
+                                    expects="bernoulli"))
+            cases.append(Sample("p-tensor-out", lambda: (empty((rows, cols)), probs((rows, cols)), empty((2,))),
+                                call=lambda x, p, o: torch.ops.aten.bernoulli.Tensor_out(x, p, out=o),
+                                expects="bernoulli.Tensor_out", random=_bernoulli_of(0, 1)))
+        tensor_p = [("p-tensor", lambda: (empty((rows, cols)), probs((rows, cols)))),
+                    ("p-tensor-broadcast", lambda: (empty((rows, cols)), probs((cols,)))),
+                    ("p-tensor-float64", lambda: (empty((rows, cols)), probs((rows, cols), torch.float64))),
+                    ("p-tensor-0d", lambda: (empty((rows, cols)), probs(()))),
+                    ("p-tensor-certain-values", lambda: (empty((rows, cols)), probs((rows, cols), extremes=True)))]
+        cases += [Sample(v, make, call=tensor_call, expects=expects, random=_bernoulli_of(0, 1))
+                  for v, make in tensor_p]
+        cases += [Sample("p-tensor-above-one-error", lambda: (empty(ODD), probs(ODD) + 1), call=tensor_call,
+                         expects=expects),
+                  Sample("p-tensor-nan-error", lambda: (empty(ODD), probs(ODD) * float("nan")), call=tensor_call,
+                         expects=expects),
+                  Sample("p-tensor-shape-error", lambda: (empty(ODD), probs((3,))), call=tensor_call, expects=expects)]
+        if dtype == torch.float32:
+            cases.append(Sample("p-tensor-integer-error", lambda: (empty(ODD), torch.ones(ODD, dtype=torch.int64,
+                                                                                         device=device)),
+                                call=tensor_call, expects=expects))
+        return cases
+
+    return samples
+
+
+# --------------------------------------------------------------------------- normal
+
+
+def _normal_of(mean, std) -> Draw:
+    """outputs[0] ~ N(mean, std^2); mean and std: numbers, or ("arg", i): the i-th argument."""
+    pick = lambda value, args: args[value[1]] if isinstance(value, tuple) else value
+    return verdict_of(lambda v, args, kw, outs: normal_law(v, outs[0], pick(mean, args), pick(std, args)))
+
+
+def normal_samples():
+    """normal's overloads: tensor means and stds (broadcast, transposed, other dtypes, zeros in std), the
+    sized form, the out= forms, and std < 0 or NaN, shapes that do not broadcast and integer inputs."""
+    return _normal_samples
+
+
+def _normal_samples(dtype, device, quick):
+    rows, cols = draw_shape(quick)
+    other = torch.float64 if dtype != torch.float64 else torch.float32
+    means = lambda shape, d=dtype: (torch.rand(shape, dtype=torch.float64) * 4 - 2).to(d).to(device)
+    stds = lambda shape, d=dtype: (torch.rand(shape, dtype=torch.float64) * 1.5 + 0.5).to(d).to(device)
+    empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
+    arg0, arg1 = ("arg", 0), ("arg", 1)
+    aten = torch.ops.aten.normal
+
+    def case(variant, make, draw, expects, call=torch.normal, **kwargs):
+        return Sample(variant, make, kwargs, call=call, expects=expects, random=draw)
+
+    def with_zeros(shape):
+        std = stds(shape)
+        std.view(-1)[::3] = 0
+        return std
+
+    cases = [
+        case("tensor-float", lambda: (means((rows, cols)), 1.5), _normal_of(arg0, 1.5), "normal.Tensor_float"),
+        case("tensor-float-transposed", lambda: (means((cols, rows)).t(), 0.5), _normal_of(arg0, 0.5),
+             "normal.Tensor_float"),
+        case("float-tensor", lambda: (0.5, stds((rows, cols))), _normal_of(0.5, arg1), "normal.float_Tensor"),
+        case("tensor-tensor", lambda: (means((rows, cols)), stds((rows, cols))), _normal_of(arg0, arg1),
+             "normal.Tensor_Tensor"),
+        case("tensor-tensor-broadcast", lambda: (means((rows, 1)), stds((cols,))), _normal_of(arg0, arg1),
+             "normal.Tensor_Tensor"),
+        case("tensor-tensor-other-dtype", lambda: (means((rows, cols)), stds((rows, cols), other)),
+             _normal_of(arg0, arg1), "normal.Tensor_Tensor"),
+        case("std-zeros", lambda: (means((rows, cols)), with_zeros((rows, cols))), _normal_of(arg0, arg1),
+             "normal.Tensor_Tensor"),
+        case("odd-shape", lambda: (means(ODD), stds(ODD)), _normal_of(arg0, arg1), "normal.Tensor_Tensor"),
+        case("0d", lambda: (means(()), stds(())), _normal_of(arg0, arg1), "normal.Tensor_Tensor"),
+        case("empty", lambda: (means((0, 5)), stds((0, 5))), _normal_of(arg0, arg1), "normal.Tensor_Tensor"),
+        case("generator", lambda: (means((rows, cols)), 2.0), _normal_of(arg0, 2.0), "normal.Tensor_float",
+             generator=generator_for(device)),
+        case("tensor-float-out", lambda: (means((rows, cols)), empty((1, cols))), _normal_of(arg0, 1.0),
+             "normal.Tensor_float_out", call=lambda m, o: torch.normal(m, 1.0, out=o)),
+        case("float-tensor-out", lambda: (stds((rows, cols)), empty((rows, cols))), _normal_of(-1.0, arg0),
+             "normal.float_Tensor_out", call=lambda s, o: torch.normal(-1.0, s, out=o)),
+        case("tensor-tensor-out", lambda: (means((rows, cols)), stds((rows, cols)), empty(ODD)),
+             _normal_of(arg0, arg1), "normal.Tensor_Tensor_out", call=lambda m, s, o: torch.normal(m, s, out=o)),
+        case("float-float", lambda: (2.0, 3.0, (rows, cols)), _normal_of(2.0, 3.0), "normal.float_float",
+             dtype=dtype, device=device),
+        case("float-float-out", lambda: (empty((2,)),), _normal_of(-2.0, 0.25), "normal.float_float_out",
+             call=lambda o: torch.normal(-2.0, 0.25, (rows, cols), out=o)),
+        case("normal-out", lambda: (empty((rows, cols)), empty((2,))), _normal_of(1.0, 2.0), "normal.out",
+             call=lambda x, o: aten.out(x, 1.0, 2.0, out=o)),
+    ]
+    errors = [("negative-std-error", lambda: (means(ODD), -1.0), "normal.Tensor_float", torch.normal),
+              ("std-tensor-negative-error", lambda: (means(ODD), -stds(ODD)), "normal.Tensor_Tensor", torch.normal),
+              ("std-tensor-nan-error", lambda: (0.0, stds(ODD) * float("nan")), "normal.float_Tensor", torch.normal),
+              ("float-float-negative-std-error", lambda: (0.0, -1.0, ODD), "normal.float_float", torch.normal),
+              ("shape-error", lambda: (means((4,)), stds((3,))), "normal.Tensor_Tensor", torch.normal),
+              ("tensor-float-out-shape-error", lambda: (means(ODD), empty((2,))), "normal.Tensor_float_out",
+               lambda m, o: torch.normal(m, 1.0, out=o)),
+              ("normal-out-dtype-error", lambda: (empty(ODD), torch.empty(ODD, dtype=other, device=device)),
+               "normal.out", lambda x, o: aten.out(x, 0.0, 1.0, out=o))]
+    if dtype == torch.float32:
+        errors.append(("integer-mean-error", lambda: (torch.zeros(ODD, dtype=torch.int64, device=device), 1.0),
+                       "normal.Tensor_float", torch.normal))
+    return cases + [Sample(v, make, call=call, expects=expects) for v, make, expects, call in errors]
