@@ -16,7 +16,16 @@ from dataclasses import dataclass
 import torch
 
 from gems.spec import Sample
-from gems.testing.draws import Draw, Verdict, bernoulli_law, exponential_law, integer_law, normal_law, uniform_law
+from gems.testing.draws import (
+    Draw,
+    Verdict,
+    bernoulli_law,
+    bounded_mean,
+    exponential_law,
+    integer_law,
+    normal_law,
+    uniform_law,
+)
 
 QUICK_DRAWS, FULL_DRAWS = (64, 128), (1024, 1024)
 ODD = (13, 17)
@@ -81,8 +90,9 @@ class InplaceDraws:
     """Samples of ``self.<method>(*params, generator=)`` for an in-place draw of law ``kind``.
 
     params: the default variant's parameters (() for ATen's defaults); more: ((variant, params), ...);
-    errors: ((variant, params, self dtype or None), ...) that ATen refuses; integer_params: the laws of
-    integer results take (low, high) computed from the dtype by ``bounds(dtype, params)``.
+    errors: ((variant, params, self dtype or None), ...) that ATen refuses; bounds(dtype, params): the
+    law's parameters when they are not the call's (random_'s range in a dtype); expects: the overload
+    every sample runs, or a function of the call's parameters giving it.
     """
 
     method: str
@@ -91,7 +101,10 @@ class InplaceDraws:
     more: tuple = ()
     errors: tuple = ()
     bounds: Callable | None = None
-    expects: str | None = None
+    expects: str | Callable | None = None
+
+    def _expects(self, params):
+        return self.expects(params) if callable(self.expects) else self.expects
 
     def _law(self, params, dtype):
         law_params = self.bounds(dtype, params) if self.bounds else params
@@ -106,10 +119,10 @@ class InplaceDraws:
                 law(v, outs[0])
                 v.require(bool((outs[1][:, 1::2] == args[0][:, 1::2]).all()), "the draw wrote outside the view")
 
-            return Sample(variant, lambda: (make(),), kwargs or {}, expects=self.expects,
+            return Sample(variant, lambda: (make(),), kwargs or {}, expects=self._expects(params),
                           call=lambda base, **kw: (call(base[:, ::2], *params, **kw), base),
                           random=verdict_of(judge, not single))
-        return Sample(variant, lambda: (make(),), kwargs or {}, expects=self.expects,
+        return Sample(variant, lambda: (make(),), kwargs or {}, expects=self._expects(params),
                       call=lambda x, **kw: call(x, *params, **kw),
                       random=verdict_of(lambda v, args, kw, outs: law(v, outs[0]), not single))
 
@@ -132,7 +145,7 @@ class InplaceDraws:
             if self_dtype is None or dtype == torch.float32:  # a dtype error once, not per dtype
                 samples.append(Sample(variant, lambda p=params, d=self_dtype: (
                     torch.empty(ODD, dtype=d or dtype, device=device), *p), call=getattr(torch.Tensor, self.method),
-                    expects=self.expects))
+                    expects=self._expects(params)))
         return samples
 
 
@@ -375,3 +388,216 @@ def _normal_samples(dtype, device, quick):
         errors.append(("integer-mean-error", lambda: (torch.zeros(ODD, dtype=torch.int64, device=device), 1.0),
                        "normal.Tensor_float", torch.normal))
     return cases + [Sample(v, make, call=call, expects=expects) for v, make, expects, call in errors]
+
+
+# --------------------------------------------------------------------------- integers
+
+
+def _top(dtype: torch.dtype) -> int:
+    """The largest value ATen's random_() draws in ``dtype`` (2^mantissa digits for floats)."""
+    if dtype.is_floating_point:
+        return 2 ** {torch.float16: 11, torch.bfloat16: 8, torch.float32: 24, torch.float64: 53}[dtype]
+    return 1 if dtype is torch.bool else torch.iinfo(dtype).max
+
+
+def _random_bounds(dtype, params):
+    """[low, high) of random_(*params) in ``dtype``."""
+    if not params:
+        return 0, _top(dtype) + 1
+    if len(params) == 1:
+        return 0, params[0]
+    low, high = params
+    return low, (_top(dtype) + 1 if high is None else high)
+
+
+def random_samples():
+    """random_, random_.to and random_.from: ranges per dtype (unsigned and bool ones shifted), the full
+    64-bit range of int64, spans past 2^32, and bounds ATen refuses."""
+    return _random_samples
+
+
+def _random_samples(dtype, device, quick):
+    unsigned = dtype in (torch.uint8, torch.bool)
+    small = dtype in (torch.int8, torch.uint8, torch.bool, torch.float16, torch.bfloat16)
+    more = [("to", (2 if dtype is torch.bool else 5,)),
+            ("from-to", (0, 2) if dtype is torch.bool else (3, 10) if unsigned else (-3, 4)),
+            ("from-none", (0 if dtype is torch.bool else 5 if unsigned else -5, None))]
+    if not small:
+        more.append(("wide-span", (-(2**20), 2**21) if dtype != torch.int32 and dtype != torch.int16 else (-7, 9)))
+    if dtype in (torch.int64, torch.float64):
+        more.append(("span-past-2^32", (0, 2**40)))
+    if dtype is torch.int64:
+        more.append(("full-range", (-(2**63), None)))
+    too_big = {torch.bool: 3, torch.uint8: 300, torch.int8: 300, torch.int16: 2**16, torch.int32: 2**32,
+               torch.float16: 100000}.get(dtype)
+    errors = [("from-not-less-error", (1, 1), None)]
+    if too_big is not None:
+        errors.append(("to-out-of-range-error", (0, too_big), None))
+    if unsigned:
+        errors.append(("from-out-of-range-error", (-1, 1), None))
+    overload = lambda params: "random_" if not params else "random_.to" if len(params) == 1 else "random_.from"
+    return InplaceDraws("random_", "integers", more=tuple(more), errors=tuple(errors), bounds=_random_bounds,
+                        expects=overload)(dtype, device, quick)
+
+
+def randint_samples():
+    """randint's eight overloads: [0, high) and [low, high) in every dtype, int64 by default, a generator,
+    the out= forms, and ranges ATen refuses."""
+    return _randint_samples
+
+
+def _randint_samples(dtype, device, quick):
+    rows, cols = draw_shape(quick)
+    low, high = (0, 2) if dtype is torch.bool else (3, 10) if dtype is torch.uint8 else (-3, 4)
+    integers = lambda lo, hi: verdict_of(lambda v, args, kw, outs: integer_law(v, outs[0], lo, hi))
+    empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
+    options = {"dtype": dtype, "device": device}
+
+    def case(variant, args, expects, draw, call=torch.randint, **kwargs):
+        return Sample(variant, lambda: args, {**options, **kwargs}, call=call, expects=expects, random=draw)
+
+    def out_call(*args, **kwargs):
+        return torch.randint(*args[:-1], out=args[-1], **kwargs)
+
+    cases = [
+        case("low-high", (low, high, (rows, cols)), "randint.low", integers(low, high)),
+        case("high", (high, (rows, cols)), "randint", integers(0, high)),
+        case("odd-shape", (low, high, ODD), "randint.low", integers(low, high)),
+        case("0d", (low, high, ()), "randint.low", integers(low, high)),
+        case("empty", (low, high, (0, 5)), "randint.low", integers(low, high)),
+        case("generator", (high, (rows, cols)), "randint.generator", integers(0, high),
+             generator=generator_for(device)),
+        case("low-generator", (low, high, (rows, cols)), "randint.low_generator", integers(low, high),
+             generator=generator_for(device)),
+        Sample("out", lambda: (high, (rows, cols), empty((2,))), call=out_call, expects="randint.out",
+               random=integers(0, high)),
+        Sample("low-out", lambda: (low, high, (rows, cols), empty((rows, cols))), call=out_call,
+               expects="randint.low_out", random=integers(low, high)),
+        Sample("generator-out", lambda: (high, ODD, empty(ODD)), {"generator": generator_for(device)}, call=out_call,
+               expects="randint.generator_out", random=integers(0, high)),
+        Sample("low-generator-out", lambda: (low, high, ODD, empty(ODD)), {"generator": generator_for(device)},
+               call=out_call, expects="randint.low_generator_out", random=integers(low, high)),
+        Sample("low-not-less-error", lambda: (5, 5, ODD), options, call=torch.randint, expects="randint.low"),
+    ]
+    if dtype is torch.int64:
+        cases.append(Sample("default-dtype", lambda: (-7, 8, (rows, cols)), {"device": device}, call=torch.randint,
+                            expects="randint.low", random=integers(-7, 8)))
+    if dtype in (torch.int8, torch.uint8, torch.bool, torch.float16):
+        cases.append(Sample("high-out-of-range-error", lambda: (0, 100000, ODD), options, call=torch.randint,
+                            expects="randint.low"))
+    return cases
+
+
+def randint_like_samples():
+    """randint_like's overloads: the input's layout kept or made contiguous, dtype=, a CPU scalar tensor
+    high, a generator, the out= forms, and a high tensor ATen refuses."""
+    return _randint_like_samples
+
+
+def _randint_like_samples(dtype, device, quick):
+    rows, cols = draw_shape(quick)
+    low, high = (0, 2) if dtype is torch.bool else (3, 10) if dtype is torch.uint8 else (-3, 4)
+    integers = lambda lo, hi: verdict_of(lambda v, args, kw, outs: integer_law(v, outs[0], lo, hi))
+    empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
+    aten = torch.ops.aten.randint_like
+    high_t = lambda: torch.tensor(high)
+
+    def like(variant, make, call, expects, draw, **kwargs):
+        return Sample(variant, make, kwargs, call=call, expects=expects, random=draw)
+
+    generator = {"generator": generator_for(device)}
+    cases = [
+        like("high", lambda: (empty((rows, cols)), high), aten.default, "randint_like", integers(0, high)),
+        like("low-high", lambda: (empty((rows, cols)), low, high), aten.low_dtype, "randint_like.low_dtype",
+             integers(low, high)),
+        like("odd-shape", lambda: (empty(ODD), low, high), aten.low_dtype, "randint_like.low_dtype",
+             integers(low, high)),
+        like("0d", lambda: (empty(()), high), aten.default, "randint_like", integers(0, high)),
+        like("empty", lambda: (empty((0, 5)), high), aten.default, "randint_like", integers(0, high)),
+        like("noncontiguous-transposed", lambda: (empty((cols, rows)).t(), high), aten.default, "randint_like",
+             integers(0, high)),
+        like("noncontiguous-strided", lambda: (empty((rows, 2 * cols))[:, ::2], high), aten.default, "randint_like",
+             integers(0, high)),
+        like("dtype-kwarg", lambda: (empty(ODD), 5), aten.default, "randint_like", integers(0, 5),
+             dtype=torch.int32 if dtype != torch.int32 else torch.int64),
+        like("high-tensor", lambda: (empty((rows, cols)), high_t()), aten.Tensor, "randint_like.Tensor",
+             integers(0, high)),
+        like("generator", lambda: (empty((rows, cols)), high), aten.generator, "randint_like.generator",
+             integers(0, high), **generator),
+        like("high-tensor-generator", lambda: (empty(ODD), high_t()), aten.Tensor_generator,
+             "randint_like.Tensor_generator", integers(0, high), **generator),
+        like("low-generator", lambda: (empty(ODD), low, high), aten.low_generator_dtype,
+             "randint_like.low_generator_dtype", integers(low, high), **generator),
+    ]
+    outs = [("out", (high,), aten.out, "randint_like.out", {}),
+            ("high-tensor-out", (high,), lambda x, h, out: aten.Tensor_out(x, torch.tensor(h), out=out),
+             "randint_like.Tensor_out", {}),
+            ("generator-out", (high,), aten.generator_out, "randint_like.generator_out", generator),
+            ("high-tensor-generator-out", (high,),
+             lambda x, h, out, **kw: aten.Tensor_generator_out(x, torch.tensor(h), out=out, **kw),
+             "randint_like.Tensor_generator_out", generator),
+            ("low-out", (low, high), aten.low_dtype_out, "randint_like.low_dtype_out", {}),
+            ("low-generator-out", (low, high), aten.low_generator_dtype_out, "randint_like.low_generator_dtype_out",
+             generator)]
+    for variant, bounds, call, expects, kwargs in outs:
+        law = integers(*bounds) if len(bounds) == 2 else integers(0, *bounds)
+        cases.append(Sample(variant, lambda b=bounds: (empty(ODD), *b, empty((2,))), kwargs, expects=expects,
+                            call=lambda *a, c=call, **kw: c(*a[:-1], out=a[-1], **kw), random=law))
+    cases.append(Sample("high-tensor-shape-error", lambda: (empty(ODD), torch.tensor([high, high])), call=aten.Tensor,
+                        expects="randint_like.Tensor"))
+    return cases
+
+
+# --------------------------------------------------------------------------- permutations
+
+
+def permutation_law(verdict: Verdict, values: torch.Tensor, what: str = "randperm") -> None:
+    """A permutation of 0..n-1: exactly those values; fewer than 12 fixed points (a uniform permutation
+    has at least k with probability at most 1/k!, 2e-9 for 12); the mean of its first half within
+    Hoeffding's bound for sampling without replacement."""
+    x = values.detach().to(torch.int64).flatten()
+    n = x.numel()
+    verdict.require(torch.equal(x.sort().values, torch.arange(n)), f"{what}: not a permutation of 0..{n - 1}")
+    if n < 2:
+        return
+    fixed = int((x == torch.arange(n)).sum())
+    verdict.require(fixed < 12 or n < 12, f"{what}: {fixed} fixed points")
+    bounded_mean(verdict, x[: n // 2].double(), (n - 1) / 2, n - 1, what + " (first half)")
+
+
+def randperm_samples():
+    """randperm's overloads: sizes (0, 1, odd, past a sort block), every numeric dtype, a generator, out=
+    (contiguous, resized, strided), and a negative n or one the dtype cannot hold."""
+    return _randperm_samples
+
+
+def _randperm_samples(dtype, device, quick):
+    n = 4096 if quick else 1 << 20  # 4096: one sort program (sorting/bitonic.py's SINGLE_MAX)
+    permutation = verdict_of(lambda v, args, kw, outs: permutation_law(v, outs[0]))
+    small = {torch.int8: 100, torch.uint8: 200, torch.float16: 2000, torch.bfloat16: 200}.get(dtype, n)
+    options = {"dtype": dtype, "device": device}
+    empty = lambda size: torch.empty(size, dtype=dtype, device=device)
+
+    def out(variant, size, make, expects, **kwargs):
+        return Sample(variant, lambda: (size, make()), kwargs, call=lambda m, o, **kw: torch.randperm(m, out=o, **kw),
+                      expects=expects, random=permutation)
+
+    cases = [Sample("contiguous", lambda: (small,), options, call=torch.randperm, expects="randperm",
+                    random=permutation),
+             Sample("odd", lambda: (97,), options, call=torch.randperm, expects="randperm", random=permutation),
+             Sample("one", lambda: (1,), options, call=torch.randperm, expects="randperm", random=permutation),
+             Sample("empty", lambda: (0,), options, call=torch.randperm, expects="randperm", random=permutation),
+             Sample("generator", lambda: (small,), {**options, "generator": generator_for(device)},
+                    call=torch.randperm, expects="randperm.generator", random=permutation),
+             out("out", 97, lambda: empty(97), "randperm.out"),
+             out("out-resize", 50, lambda: empty(3), "randperm.out"),
+             out("out-noncontiguous", 50, lambda: empty(100)[::2], "randperm.out"),
+             out("generator-out", 97, lambda: empty(5), "randperm.generator_out", generator=generator_for(device)),
+             Sample("negative-n-error", lambda: (-1,), options, call=torch.randperm, expects="randperm")]
+    if dtype in (torch.int8, torch.uint8, torch.float16):
+        cases.append(Sample("n-too-large-error", lambda: (300 if dtype != torch.float16 else 3000,), options,
+                            call=torch.randperm, expects="randperm"))
+    if dtype is torch.int64:
+        cases.append(Sample("default-dtype", lambda: (n,), {"device": device}, call=torch.randperm, expects="randperm",
+                            random=permutation))
+    return cases

@@ -83,12 +83,12 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed, offset, a, b
     mask = offs < n
     out_ty = out_ptr.dtype.element_ty
     if DIST == INTEGERS:
-        span_bits = span.to(tl.int64).to(tl.uint64, bitcast=True)
         if PER_LANE == 4:
-            y = x % span.to(tl.int64) + low
-        else:
+            y = x % span + low
+        else:  # 64 random bits modulo a span of up to 2^64 (0), in uint64
+            spans = (x * 0 + span).to(tl.uint64, bitcast=True)
             drawn = x.to(tl.uint64, bitcast=True)
-            y = tl.where(span_bits == 0, drawn, drawn % tl.maximum(span_bits, 1)).to(tl.int64, bitcast=True) + low
+            y = tl.where(spans == 0, drawn, drawn % tl.maximum(spans, 1)).to(tl.int64, bitcast=True) + low
         tl.store(out_ptr + offs, y.to(out_ty), mask=mask)
         return
     compute = tl.float64 if PER_LANE == 2 else tl.float32
