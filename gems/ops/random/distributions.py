@@ -26,7 +26,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import float64_bits, is_dense, pointwise_config
+from gems.codegen.pointwise import PointwiseOp, float64_bits, is_dense, pointwise_config
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
     box_muller,
@@ -121,7 +121,19 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed, offset, a, b
     tl.store(out_ptr + offs, y, mask=mask)
 
 
+@triton.jit
+def _same(x):
+    return x
+
+
 _draw = Launcher(_draw_kernel)
+# Values written into a tensor of another dtype or layout (randperm's indices, dropout's copy of x).
+_store = PointwiseOp("random_store", _same, operands=1)
+
+
+def store_as(src: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """``out`` (same shape) = ``src`` converted to out's dtype, in any layout: one gems launch."""
+    return _store(src, out=out)
 
 
 def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tensor=None, low=0, span=0):

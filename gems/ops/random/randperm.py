@@ -11,13 +11,11 @@ ATen's checks: n >= 0, n - 1 representable in the dtype (int8 up to 128 values, 
 """
 
 import torch
-import triton
 
 from gems.checks import checked_scalar
-from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import ATEN_NAMES, NUMERIC
 from gems.ops.creation.fill import check_options
-from gems.ops.random.distributions import INTEGERS, draw
+from gems.ops.random.distributions import INTEGERS, draw, store_as
 from gems.ops.random.philox import draws_perf, random_samples
 from gems.ops.sorting.bitonic import run_sort
 from gems.spec import OpSpec
@@ -25,14 +23,6 @@ from gems.spec import OpSpec
 # The most values each float dtype holds exactly (ATen's check_supported_max_int_with_precision).
 _FLOAT_LIMITS = {torch.float16: (2**11 + 1, "2049"), torch.float32: (2**24 + 1, "2^24+1"),
                  torch.float64: (2**53 + 1, "2^53+1")}
-
-
-@triton.jit
-def _same(x):
-    return x
-
-
-_store = PointwiseOp("randperm_store", _same, operands=1)
 
 
 def randperm_generator_out(n, *, generator, out):
@@ -52,7 +42,7 @@ def randperm_generator_out(n, *, generator, out):
     indices = out if direct else torch.empty(n, dtype=torch.int64, device=out.device)
     run_sort(keys, 0, False, n, torch.empty_like(keys), indices)
     if not direct:
-        _store(indices, out=out)
+        store_as(indices, out)
     return out
 
 
