@@ -205,9 +205,11 @@ def _finite(verdict: Verdict, x: torch.Tensor, what: str) -> bool:
     return bad == 0
 
 
-def uniform_law(verdict: Verdict, values: torch.Tensor, low: float, high: float, what: str = "uniform") -> None:
-    """U[low, high) in the values' dtype: every value in [low, high) as rounded to it (ATen's reversed
-    bound turns a value that rounds to ``high`` into ``low``), the distribution (KS) and the mean."""
+def uniform_law(verdict: Verdict, values: torch.Tensor, low: float, high: float, what: str = "uniform",
+                reversed_bound: bool = True) -> None:
+    """U[low, high) in the values' dtype: every value in [low, high) as rounded to it, the distribution
+    (KS) and the mean. reversed_bound: a value that rounds to ``high`` became ``low`` (ATen's uniform_);
+    else it stays, and ``high`` itself is in range (rrelu's slopes)."""
     dtype, x = values.dtype, values.detach().double().flatten()
     if not _finite(verdict, x, what) or x.numel() == 0:
         return
@@ -215,14 +217,15 @@ def uniform_law(verdict: Verdict, values: torch.Tensor, low: float, high: float,
     if lo_c == hi_c:
         verdict.require(bool((x == lo_c).all()), f"{what}: from == to = {lo_c} but other values were drawn")
         return
-    outside = int(((x < lo_c) | (x >= hi_c)).sum())
+    outside = int(((x < lo_c) | (x > hi_c) | ((x == hi_c) & reversed_bound)).sum())
     verdict.require(outside == 0, f"{what}: {outside} of {x.numel()} values outside [{lo_c}, {hi_c})")
     width = high - low
     err = value_error(x, dtype, width)
-    reversed_bound = x == lo_c  # a value equal to `from` may have been drawn anywhere up to `to`
-    hi = torch.where(reversed_bound, torch.full_like(x, high), x + err)
+    # With the reversed bound, a value equal to `from` may have been drawn anywhere up to `to`.
+    moved = (x == lo_c) & reversed_bound
+    hi = torch.where(moved, torch.full_like(x, high), x + err)
     ks(verdict, x - err, hi, lambda t: ((t - low) / width).clamp(0, 1), what)
-    slack = err.mean().item() + reversed_bound.double().mean().item() * width
+    slack = err.mean().item() + moved.double().mean().item() * width
     bounded_mean(verdict, x, (low + high) / 2, width, what, slack)
 
 

@@ -713,3 +713,128 @@ def _dropout_backward_samples(dtype, device, quick):
             Sample("out", lambda: (grad(shape), mask(shape).to(device), 1.5,
                                    torch.empty(2, dtype=dtype, device=device)),
                    call=lambda g, m, s, o: call(g, m, s, out=o), expects="native_dropout_backward.out")]
+
+
+# --------------------------------------------------------------------------- rrelu
+
+
+def rrelu_law(verdict: Verdict, x, out, noise, lower: float, upper: float, what: str = "rrelu") -> None:
+    """rrelu_with_noise in training: where x <= 0 the noise is a U[lower, upper) draw and out = x * noise;
+    elsewhere (NaN too) the noise is 1 and out = x."""
+    x = x.double()
+    negative = x <= 0
+    uniform_law(verdict, noise[negative], lower, upper, what + " slopes", reversed_bound=False)
+    wrong = int((~_close(out[negative], x[negative] * noise[negative].double())).sum())
+    verdict.require(wrong == 0, f"{what}: {wrong} results of x <= 0 are not x * noise")
+    rest_out, rest_x = out[~negative].double(), x[~negative]
+    same = ((rest_out == rest_x) | (rest_out.isnan() & rest_x.isnan())).all() and (noise[~negative] == 1).all()
+    verdict.require(bool(same), f"{what}: elements above 0 (or NaN) changed, or their noise is not 1")
+
+
+def rrelu_samples():
+    """rrelu_with_noise: training (random: slopes and results judged together), its out= and in-place
+    forms, its gradient (rrelu_with_noise_backward), evaluation (the leaky ReLU, compared with the oracle),
+    and noise of another shape or dtype and integer inputs, which ATen refuses."""
+    return _rrelu_samples
+
+
+def _rrelu_samples(dtype, device, quick):
+    from gems.testing.samples import make_tensor, special_values
+
+    rows, cols = draw_shape(quick)
+    aten = torch.ops.aten
+    make = lambda shape: make_tensor(shape, dtype, device)
+    noise = lambda shape: torch.empty(shape, dtype=dtype, device=device)
+    low, high = 0.1, 0.3
+
+    def law(lower=low, upper=high):
+        return verdict_of(lambda v, args, kw, outs: rrelu_law(v, args[0], outs[0], outs[1], lower, upper))
+
+    def train(variant, build, lower=low, upper=high, **kwargs):
+        return Sample(variant, lambda: (build(),), kwargs, expects="rrelu_with_noise", random=law(lower, upper),
+                      call=lambda x, **kw: _with_noise(aten.rrelu_with_noise, x, lower, upper, **kw))
+
+    def grad_call(x, g):
+        slopes = torch.empty_like(x, memory_format=torch.contiguous_format).detach()
+        y = aten.rrelu_with_noise(x, slopes, low, high, True)
+        return y, slopes, torch.autograd.grad(y, x, g)[0]
+
+    def grad_law(v, args, kw, outs):
+        rrelu_law(v, args[0].detach(), outs[0], outs[1], low, high)
+        v.require(bool(_close(outs[2], args[1].double() * outs[1].double()).all()),
+                  "rrelu: the gradient is not grad * noise")
+
+    def specials():
+        values = special_values(dtype, device)
+        return values.repeat(rows * cols // values.numel())
+
+    cases = [train("contiguous", lambda: make((rows, cols))), train("default-bounds", lambda: make((rows, cols)),
+                                                                  0.125, 1 / 3),
+             train("odd-shape", lambda: make(ODD)), train("0d", lambda: make(())), train("empty", lambda: make((0, 5))),
+             train("noncontiguous-transposed", lambda: make((cols, rows)).t()),
+             train("special-values", specials),
+             train("generator", lambda: make((rows, cols)), generator=generator_for(device)),
+             Sample("out", lambda: (make((rows, cols)), noise((rows, cols)), noise((rows, cols))),
+                    expects="rrelu_with_noise.out", random=law(),  # ATen's CPU kernel crashes on an out to resize
+                    call=lambda x, n, o: (aten.rrelu_with_noise.out(x, n, low, high, True, out=o), n)),
+             Sample("inplace", lambda: (make((rows, cols)), noise((rows, cols))), expects="rrelu_with_noise_",
+                    call=lambda x, n: (aten.rrelu_with_noise_(x, n, low, high, True), n),
+                    random=verdict_of(lambda v, args, kw, outs: rrelu_law(v, args[0], outs[0], outs[1], low, high))),
+             Sample("grad", lambda: (make((rows, cols)).requires_grad_(), make((rows, cols))), call=grad_call,
+                    expects=("rrelu_with_noise", "rrelu_with_noise_backward"), random=verdict_of(grad_law)),
+             Sample("eval", lambda: (make(ODD), noise(ODD), low, high, False), call=aten.rrelu_with_noise,
+                    expects="rrelu_with_noise"),
+             Sample("eval-inplace", lambda: (make(ODD), noise(ODD), low, high, False), call=aten.rrelu_with_noise_,
+                    expects="rrelu_with_noise_"),
+             Sample("noise-shape-error", lambda: (make(ODD), noise((3,)), low, high, True), call=aten.rrelu_with_noise,
+                    expects="rrelu_with_noise")]
+    if dtype == torch.float32:
+        cases += [Sample("noise-dtype-error", lambda: (make(ODD), torch.empty(ODD, dtype=torch.float64, device=device),
+                                                       low, high, True), call=aten.rrelu_with_noise,
+                         expects="rrelu_with_noise"),
+                  Sample("integer-error", lambda: (torch.ones(ODD, dtype=torch.int64, device=device),
+                                                   torch.empty(ODD, dtype=torch.int64, device=device), low, high, True),
+                         call=aten.rrelu_with_noise, expects="rrelu_with_noise")]
+    return cases
+
+
+def _with_noise(op, x, lower, upper, **kwargs):
+    """(op(x, noise, lower, upper, True), noise) for a fresh noise tensor."""
+    slopes = torch.empty_like(x, memory_format=torch.contiguous_format)
+    return op(x, slopes, lower, upper, True, **kwargs), slopes
+
+
+def rrelu_backward_samples():
+    """rrelu_with_noise_backward (deterministic: compared with the float64 oracle): training (grad * noise)
+    and the leaky ReLU's backward (evaluation, or upper - lower too small), self_is_result, out=, and a
+    negative slope on an in-place result, which ATen refuses."""
+    return _rrelu_backward_samples
+
+
+def _rrelu_backward_samples(dtype, device, quick):
+    from gems.testing.samples import make_tensor, shape_for, special_values
+
+    shape = shape_for(quick)
+    rows, cols = shape
+    call = torch.ops.aten.rrelu_with_noise_backward
+    make = lambda s: make_tensor(s, dtype, device)
+    slopes = lambda s: (torch.rand(s, dtype=torch.float64) * 0.2 + 0.1).to(dtype).to(device)
+
+    def case(variant, build, tail, **kwargs):
+        return Sample(variant, lambda: (*build(), *tail), call=call, expects="rrelu_with_noise_backward", **kwargs)
+
+    train, evaluate = (0.1, 0.3, True, False), (0.1, 0.3, False, False)
+    return [case("training", lambda: (make(shape), make(shape), slopes(shape)), train),
+            case("training-transposed", lambda: (make((cols, rows)).t(), make(shape), slopes((cols, rows)).t()), train),
+            case("eval", lambda: (make(shape), make(shape), slopes(shape)), evaluate),
+            case("eval-special-values", lambda: (special_values(dtype, device), special_values(dtype, device).flip(0),
+                                                 slopes((16,))), evaluate),
+            case("narrow-bounds", lambda: (make(shape), make(shape), slopes(shape)), (0.2, 0.2, True, False)),
+            case("self-is-result", lambda: (make(shape), make(shape), slopes(shape)), (0.1, 0.3, False, True)),
+            case("0d", lambda: (make(()), make(()), slopes(())), train),
+            case("empty", lambda: (make((0, cols)), make((0, cols)), slopes((0, cols))), train),
+            Sample("out", lambda: (make(shape), make(shape), slopes(shape), torch.empty(2, dtype=dtype, device=device)),
+                   call=lambda g, x, n, o: call(g, x, n, 0.1, 0.3, True, False, out=o),
+                   expects="rrelu_with_noise_backward.out"),
+            case("negative-slope-in-place-error", lambda: (make(shape), make(shape), slopes(shape)),
+                 (-0.5, -0.1, False, True))]
