@@ -22,6 +22,7 @@ from gems.testing.draws import (
     bernoulli_law,
     bounded_mean,
     exponential_law,
+    frequencies,
     integer_law,
     normal_law,
     uniform_law,
@@ -838,3 +839,81 @@ def _rrelu_backward_samples(dtype, device, quick):
                    expects="rrelu_with_noise_backward.out"),
             case("negative-slope-in-place-error", lambda: (make(shape), make(shape), slopes(shape)),
                  (-0.5, -0.1, False, True))]
+
+
+# --------------------------------------------------------------------------- multinomial
+
+
+def multinomial_law(verdict: Verdict, weights, out, replacement: bool, what: str = "multinomial") -> None:
+    """Every index a category of its row with positive weight (while any is left); without replacement
+    no index twice in a row; with replacement every draw, else each row's first draw, has the weights'
+    frequencies (rows of one weight vector; per category, Hoeffding)."""
+    w = weights.double()
+    rows = w if w.dim() == 2 else w.unsqueeze(0)
+    drawn = (out if out.dim() == 2 else out.unsqueeze(0)).to(torch.int64)
+    if drawn.numel() == 0:
+        return
+    k = rows.shape[1]
+    verdict.require(bool(((drawn >= 0) & (drawn < k)).all()), f"{what}: indices outside [0, {k})")
+    if not bool(((drawn >= 0) & (drawn < k)).all()):
+        return
+    positive = (rows > 0).sum(1, keepdim=True)
+    chosen = rows.gather(1, drawn) > 0
+    allowed = chosen | (torch.arange(drawn.shape[1]) >= positive)  # zeros only once the positive ones are used
+    verdict.require(bool(allowed.all()), f"{what}: {int((~allowed).sum())} draws of a category of weight 0")
+    if not replacement:
+        distinct = drawn.sort(1).values.diff(dim=1).ne(0).all() if drawn.shape[1] > 1 else True
+        verdict.require(bool(distinct), f"{what}: an index drawn twice in a row without replacement")
+    if bool((rows == rows[:1]).all()):
+        probs = rows[0] / rows[0].sum()
+        frequencies(verdict, drawn if replacement else drawn[:, 0], probs, what)
+
+
+def multinomial_samples():
+    """multinomial: with and without replacement, one sample, weights with zeros, rows longer than a
+    block, transposed weights, 1-D and 2-D, a generator, out=, and the weights and counts ATen refuses."""
+    return _multinomial_samples
+
+
+def _multinomial_samples(dtype, device, quick):
+    draws = 8192 if quick else 1 << 20
+    rows = 2048 if quick else 1 << 16
+    base = torch.tensor([0.5, 2.0, 0.0, 1.0, 3.0, 0.25, 1.25, 0.0], dtype=torch.float64)
+    weights = lambda r=None: (base if r is None else base.repeat(r, 1)).to(dtype).to(device)
+    law = lambda replacement: verdict_of(lambda v, args, kw, outs: multinomial_law(v, args[0], outs[0], replacement))
+
+    def case(variant, build, n, replacement, **kwargs):
+        return Sample(variant, lambda: (build(), n, replacement), kwargs, call=torch.multinomial,
+                      expects="multinomial", random=law(replacement))
+
+    def bad(values):
+        w = base.to(dtype).clone()
+        w[3] = values
+        return w.to(device)
+
+    cases = [case("replacement", weights, draws, True),
+             case("replacement-2d", lambda: weights(8), draws // 8, True),
+             case("no-replacement", lambda: weights(rows), 3, False),
+             case("no-replacement-all", lambda: weights(rows // 4)[:, [0, 1, 3, 4, 5, 6]].contiguous(), 6, False),
+             case("one-sample", lambda: weights(rows), 1, True),
+             case("odd-shape", lambda: torch.rand(ODD, dtype=dtype, device=device), 5, False),
+             case("long-rows", lambda: torch.rand((3, 3000), dtype=dtype, device=device), 4, False),
+             case("long-rows-replacement", lambda: torch.rand((2, 3000), dtype=dtype, device=device), 40, True),
+             case("noncontiguous-transposed", lambda: weights(rows).t().contiguous().t(), 2, False),
+             case("empty", lambda: torch.rand((0, 5), dtype=dtype, device=device), 2, False),
+             case("generator", lambda: weights(rows), 1, False, generator=generator_for(device)),
+             Sample("out", lambda: (weights(8), draws // 8, torch.empty(3, dtype=torch.int64, device=device)),
+                    call=lambda w, n, o: torch.multinomial(w, n, True, out=o), expects="multinomial.out",
+                    random=law(True))]
+    errors = [("negative-error", lambda: (bad(-1.0), 2, False)), ("nan-error", lambda: (bad(float("nan")), 2, False)),
+              ("inf-error", lambda: (bad(float("inf")), 2, False)),
+              ("zero-row-error", lambda: (torch.zeros((3, 4), dtype=dtype, device=device), 1, False)),
+              ("replacement-negative-error", lambda: (bad(-1.0), 5, True)),
+              ("replacement-nan-error", lambda: (bad(float("nan")), 5, True)),
+              ("replacement-zero-row-error", lambda: (torch.zeros((3, 4), dtype=dtype, device=device), 5, True)),
+              ("too-many-samples-error", lambda: (weights(), 9, False)),
+              ("zero-samples-error", lambda: (weights(), 0, True)),
+              ("three-dim-error", lambda: (torch.ones((2, 2, 2), dtype=dtype, device=device), 1, False))]
+    if dtype == torch.float32:
+        errors.append(("integer-error", lambda: (torch.ones(4, dtype=torch.int64, device=device), 1, False)))
+    return cases + [Sample(v, build, call=torch.multinomial, expects="multinomial") for v, build in errors]
