@@ -184,7 +184,7 @@ def _generator_states(sample: Sample, device: str) -> list:
     return [g.get_state() for g in generators]
 
 
-def _layout_differs(gems_outs, aten_outs) -> str:
+def layout_differs(gems_outs, aten_outs) -> str:
     """What differs between the results' shapes, dtypes and strides (strides of dims of size > 1)."""
     if len(gems_outs) != len(aten_outs):
         return f"{len(gems_outs)} outputs, ATen gives {len(aten_outs)}"
@@ -328,7 +328,7 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     with registration.aten_only():
         if draw is not None:  # no oracle for random numbers: the sample's statistical verdict judges them
             oracle_outs = [t.detach().cpu() for t in aten_outs]
-            result.message = _layout_differs(gems_outs, aten_outs) or draw.check(
+            result.message = layout_differs(gems_outs, aten_outs) or draw.check(
                 map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
                 [t.detach().cpu() for t in gems_outs])
         try:

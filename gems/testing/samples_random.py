@@ -917,3 +917,51 @@ def _multinomial_samples(dtype, device, quick):
     if dtype == torch.float32:
         errors.append(("integer-error", lambda: (torch.ones(4, dtype=torch.int64, device=device), 1, False)))
     return cases + [Sample(v, build, call=torch.multinomial, expects="multinomial") for v, build in errors]
+
+
+# --------------------------------------------------------------------------- perf
+
+# gems-perf judges a perf case's draws on its first values only: a prefix of independent draws is a
+# sample of the law too, and sorting 64M values on the CPU would take longer than the timing.
+PERF_JUDGED = 1 << 20
+
+
+def draws_perf(kind: str, shapes: str = "random"):
+    """The PerfSpec of a random operator at a flat shape: the call, its statistical verdict (on the first
+    PERF_JUDGED values) and the bytes it moves (what it writes, and reads: dropout's input)."""
+    from gems.spec import PerfSpec
+    from gems.testing.perf_inputs import tensor_bytes
+    from gems.testing.samples import make_tensor
+
+    head = lambda t: t.flatten()[:PERF_JUDGED]
+    inplace = {"uniform_": ("uniform", ()), "normal_": ("normal", ()), "exponential_": ("exponential", ()),
+               "bernoulli_": ("bernoulli", (0.5,))}
+
+    def inputs(shape, dtype, device):
+        size = tuple(shape)
+        if kind in inplace:
+            law = law_of(*inplace[kind])
+            return Sample("perf", (torch.empty(size, dtype=dtype, device=device),),
+                          call=lambda x: getattr(x, kind)(*inplace[kind][1]),
+                          random=verdict_of(lambda v, args, kw, outs: law(v, head(outs[0]))))
+        if kind in ("rand", "randn"):
+            law = law_of("uniform" if kind == "rand" else "normal", ())
+            return Sample("perf", (size,), {"dtype": dtype, "device": device}, call=getattr(torch, kind),
+                          random=verdict_of(lambda v, args, kw, outs: law(v, head(outs[0]))))
+        if kind in ("random_", "randint"):
+            call = (lambda x: x.random_(0, 100)) if kind == "random_" else (
+                lambda x: torch.randint(0, 100, x.shape, dtype=x.dtype, device=x.device))
+            return Sample("perf", (torch.empty(size, dtype=dtype, device=device),), call=call,
+                          random=verdict_of(lambda v, args, kw, outs: integer_law(v, head(outs[0]), 0, 100)))
+        if kind == "native_dropout":
+            return Sample("perf", (make_tensor(size, dtype, device), 0.5, True), call=torch.native_dropout,
+                          random=verdict_of(lambda v, args, kw, outs: dropout_law(
+                              v, head(args[0]), head(outs[0]), head(outs[1]), 0.5)))
+        raise ValueError(f"no perf inputs for {kind!r}")
+
+    def bytes_moved(sample, result):
+        written = result if isinstance(result, tuple) else (result,)
+        read = sample.args[:1] if kind == "native_dropout" else ()
+        return tensor_bytes(*read, *written)
+
+    return PerfSpec(inputs=inputs, shapes=shapes, bytes=bytes_moved)
