@@ -48,6 +48,17 @@ def verdict_of(judge: Callable, varies: bool = True) -> Draw:
     return Draw(check, varies)
 
 
+def on_device_of(call, dtype=True):
+    """``call(*args, dtype=like.dtype, device=like.device)`` for a factory's sample whose first argument is
+    an empty ``like`` tensor: a device= argument would stay on the CPU where samples are made on the CPU
+    and moved (a device without ATen kernels), a tensor moves. dtype=False passes the device only."""
+    def factory(like, *args, **kwargs):
+        options = {"dtype": like.dtype, "device": like.device} if dtype else {"device": like.device}
+        return call(*args, **options, **kwargs)
+
+    return factory
+
+
 def generator_for(device) -> torch.Generator | None:
     """A generator= argument for ``device`` (None while listing cases on the meta device)."""
     return None if str(device) == "meta" else torch.Generator(device=device)
@@ -168,9 +179,11 @@ def factory_samples(call, name: str, kind: str, params: tuple = (), out_expects:
         rows, cols = draw_shape(quick)
         draw = _law_draw(kind, params)
 
+        like = lambda d=dtype: torch.empty(0, dtype=d, device=device)
+
         def sized(variant, size, expects=name, **kwargs):
-            return Sample(variant, lambda: (*params, size), {"dtype": dtype, "device": device, **kwargs},
-                          call=call, expects=expects, random=draw)
+            return Sample(variant, lambda: (like(), *params, size), kwargs, call=on_device_of(call), expects=expects,
+                          random=draw)
 
         def out(variant, size, out_size, expects, **kwargs):
             return Sample(variant, lambda: (*params, size, torch.empty(out_size, dtype=dtype, device=device)),
@@ -183,13 +196,13 @@ def factory_samples(call, name: str, kind: str, params: tuple = (), out_expects:
                  out("out-resize", ODD, (2,), out_expects or f"{name}.out"),
                  out("generator-out", (rows, cols), (rows, cols), generator_out_expects or f"{name}.generator_out",
                      generator=generator_for(device)),
-                 Sample("negative-size-error", lambda: (*params, (-1, 3)), {"dtype": dtype, "device": device},
-                        call=call, expects=name)]
+                 Sample("negative-size-error", lambda: (like(), *params, (-1, 3)), call=on_device_of(call),
+                        expects=name)]
         if dtype == torch.float32:
-            cases += [Sample("default-dtype", lambda: (*params, ODD), {"device": device}, call=call, expects=name,
-                             random=draw),
-                      Sample("integer-dtype-error", lambda: (*params, ODD), {"dtype": torch.int64, "device": device},
-                             call=call, expects=name)]
+            cases += [Sample("default-dtype", lambda: (like(), *params, ODD), call=on_device_of(call, dtype=False),
+                             expects=name, random=draw),
+                      Sample("integer-dtype-error", lambda: (like(torch.int64), *params, ODD), call=on_device_of(call),
+                             expects=name)]
         return cases
 
     return samples
@@ -369,8 +382,8 @@ def _normal_samples(dtype, device, quick):
              "normal.float_Tensor_out", call=lambda s, o: torch.normal(-1.0, s, out=o)),
         case("tensor-tensor-out", lambda: (means((rows, cols)), stds((rows, cols)), empty(ODD)),
              _normal_of(arg0, arg1), "normal.Tensor_Tensor_out", call=lambda m, s, o: torch.normal(m, s, out=o)),
-        case("float-float", lambda: (2.0, 3.0, (rows, cols)), _normal_of(2.0, 3.0), "normal.float_float",
-             dtype=dtype, device=device),
+        case("float-float", lambda: (empty(0), 2.0, 3.0, (rows, cols)), _normal_of(2.0, 3.0), "normal.float_float",
+             call=on_device_of(torch.normal)),
         case("float-float-out", lambda: (empty((2,)),), _normal_of(-2.0, 0.25), "normal.float_float_out",
              call=lambda o: torch.normal(-2.0, 0.25, (rows, cols), out=o)),
         case("normal-out", lambda: (empty((rows, cols)), empty((2,))), _normal_of(1.0, 2.0), "normal.out",
@@ -452,10 +465,10 @@ def _randint_samples(dtype, device, quick):
     low, high = (0, 2) if dtype is torch.bool else (3, 10) if dtype is torch.uint8 else (-3, 4)
     integers = lambda lo, hi: verdict_of(lambda v, args, kw, outs: integer_law(v, outs[0], lo, hi))
     empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
-    options = {"dtype": dtype, "device": device}
+    factory = on_device_of(torch.randint)
 
-    def case(variant, args, expects, draw, call=torch.randint, **kwargs):
-        return Sample(variant, lambda: args, {**options, **kwargs}, call=call, expects=expects, random=draw)
+    def case(variant, args, expects, draw, **kwargs):
+        return Sample(variant, lambda: (empty(0), *args), kwargs, call=factory, expects=expects, random=draw)
 
     def out_call(*args, **kwargs):
         return torch.randint(*args[:-1], out=args[-1], **kwargs)
@@ -478,13 +491,13 @@ def _randint_samples(dtype, device, quick):
                expects="randint.generator_out", random=integers(0, high)),
         Sample("low-generator-out", lambda: (low, high, ODD, empty(ODD)), {"generator": generator_for(device)},
                call=out_call, expects="randint.low_generator_out", random=integers(low, high)),
-        Sample("low-not-less-error", lambda: (5, 5, ODD), options, call=torch.randint, expects="randint.low"),
+        Sample("low-not-less-error", lambda: (empty(0), 5, 5, ODD), call=factory, expects="randint.low"),
     ]
     if dtype is torch.int64:
-        cases.append(Sample("default-dtype", lambda: (-7, 8, (rows, cols)), {"device": device}, call=torch.randint,
-                            expects="randint.low", random=integers(-7, 8)))
+        cases.append(Sample("default-dtype", lambda: (empty(0), -7, 8, (rows, cols)), expects="randint.low",
+                            call=on_device_of(torch.randint, dtype=False), random=integers(-7, 8)))
     if dtype in (torch.int8, torch.uint8, torch.bool, torch.float16):
-        cases.append(Sample("high-out-of-range-error", lambda: (0, 100000, ODD), options, call=torch.randint,
+        cases.append(Sample("high-out-of-range-error", lambda: (empty(0), 0, 100000, ODD), call=factory,
                             expects="randint.low"))
     return cases
 
@@ -576,31 +589,28 @@ def _randperm_samples(dtype, device, quick):
     n = 4096 if quick else 1 << 20  # 4096: one sort program (sorting/bitonic.py's SINGLE_MAX)
     permutation = verdict_of(lambda v, args, kw, outs: permutation_law(v, outs[0]))
     small = {torch.int8: 100, torch.uint8: 200, torch.float16: 2000, torch.bfloat16: 200}.get(dtype, n)
-    options = {"dtype": dtype, "device": device}
     empty = lambda size: torch.empty(size, dtype=dtype, device=device)
+    factory = on_device_of(torch.randperm)
+
+    def sized(variant, n, expects="randperm", draw=permutation, **kwargs):
+        return Sample(variant, lambda: (empty(0), n), kwargs, call=factory, expects=expects, random=draw)
 
     def out(variant, size, make, expects, **kwargs):
         return Sample(variant, lambda: (size, make()), kwargs, call=lambda m, o, **kw: torch.randperm(m, out=o, **kw),
                       expects=expects, random=permutation)
 
-    cases = [Sample("contiguous", lambda: (small,), options, call=torch.randperm, expects="randperm",
-                    random=permutation),
-             Sample("odd", lambda: (97,), options, call=torch.randperm, expects="randperm", random=permutation),
-             Sample("one", lambda: (1,), options, call=torch.randperm, expects="randperm", random=permutation),
-             Sample("empty", lambda: (0,), options, call=torch.randperm, expects="randperm", random=permutation),
-             Sample("generator", lambda: (small,), {**options, "generator": generator_for(device)},
-                    call=torch.randperm, expects="randperm.generator", random=permutation),
+    cases = [sized("contiguous", small), sized("odd", 97), sized("one", 1), sized("empty", 0),
+             sized("generator", small, "randperm.generator", generator=generator_for(device)),
              out("out", 97, lambda: empty(97), "randperm.out"),
              out("out-resize", 50, lambda: empty(3), "randperm.out"),
              out("out-noncontiguous", 50, lambda: empty(100)[::2], "randperm.out"),
              out("generator-out", 97, lambda: empty(5), "randperm.generator_out", generator=generator_for(device)),
-             Sample("negative-n-error", lambda: (-1,), options, call=torch.randperm, expects="randperm")]
+             sized("negative-n-error", -1, draw=None)]
     if dtype in (torch.int8, torch.uint8, torch.float16):
-        cases.append(Sample("n-too-large-error", lambda: (300 if dtype != torch.float16 else 3000,), options,
-                            call=torch.randperm, expects="randperm"))
+        cases.append(sized("n-too-large-error", 300 if dtype != torch.float16 else 3000, draw=None))
     if dtype is torch.int64:
-        cases.append(Sample("default-dtype", lambda: (n,), {"device": device}, call=torch.randperm, expects="randperm",
-                            random=permutation))
+        cases.append(Sample("default-dtype", lambda: (empty(0), n), call=on_device_of(torch.randperm, dtype=False),
+                            expects="randperm", random=permutation))
     return cases
 
 
