@@ -56,8 +56,8 @@ class Draw:
 
     check(args, kwargs, outputs) -> '' when the outputs (CPU copies) are a plausible draw given the
         inputs (CPU copies of the sample's arguments), else what is wrong.
-    varies: the next call must give other values; False where the law allows one value only
-        (p = 0 or 1, std = 0, a single category), or too few values to tell.
+    varies: the next call must draw (advance a generator) and give other values; False where the law
+        allows one value only (p = 0 or 1, std = 0), which ATen may return without drawing.
     """
 
     check: Callable

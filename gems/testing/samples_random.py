@@ -514,7 +514,6 @@ def _randint_like_samples(dtype, device, quick):
     integers = lambda lo, hi: verdict_of(lambda v, args, kw, outs: integer_law(v, outs[0], lo, hi))
     empty = lambda shape: torch.empty(shape, dtype=dtype, device=device)
     aten = torch.ops.aten.randint_like
-    high_t = lambda: torch.tensor(high)
 
     def like(variant, make, call, expects, draw, **kwargs):
         return Sample(variant, make, kwargs, call=call, expects=expects, random=draw)
@@ -534,12 +533,14 @@ def _randint_like_samples(dtype, device, quick):
              integers(0, high)),
         like("dtype-kwarg", lambda: (empty(ODD), 5), aten.default, "randint_like", integers(0, 5),
              dtype=torch.int32 if dtype != torch.int32 else torch.int64),
-        like("high-tensor", lambda: (empty((rows, cols)), high_t()), aten.Tensor, "randint_like.Tensor",
-             integers(0, high)),
+        # A high tensor is a CPU scalar: made in the call, not moved to the device with the sample.
+        like("high-tensor", lambda: (empty((rows, cols)), high), lambda x, h: aten.Tensor(x, torch.tensor(h)),
+             "randint_like.Tensor", integers(0, high)),
         like("generator", lambda: (empty((rows, cols)), high), aten.generator, "randint_like.generator",
              integers(0, high), **generator),
-        like("high-tensor-generator", lambda: (empty(ODD), high_t()), aten.Tensor_generator,
-             "randint_like.Tensor_generator", integers(0, high), **generator),
+        like("high-tensor-generator", lambda: (empty(ODD), high),
+             lambda x, h, **kw: aten.Tensor_generator(x, torch.tensor(h), **kw), "randint_like.Tensor_generator",
+             integers(0, high), **generator),
         like("low-generator", lambda: (empty(ODD), low, high), aten.low_generator_dtype,
              "randint_like.low_generator_dtype", integers(low, high), **generator),
     ]
