@@ -46,38 +46,43 @@ UNIFORM, NORMAL, EXPONENTIAL, BERNOULLI, INTEGERS = (tl.constexpr(i) for i in ra
 @triton.jit
 def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
     """A lane's draws before their parameters, side by side: uniforms in [0, 1), standard normals, or
-    integers (int64 from 32 or 64 random bits)."""
+    integers (int64 from 32 or 64 random bits). One return: Triton checks the types of every return."""
     if DIST == INTEGERS:
         if PER_LANE == 4:
-            return interleave4(r0.to(tl.int64), r1.to(tl.int64), r2.to(tl.int64), r3.to(tl.int64))
-        w0 = (r0.to(tl.uint64) << 32) | r1.to(tl.uint64)
-        w1 = (r2.to(tl.uint64) << 32) | r3.to(tl.uint64)
-        return tl.interleave(w0.to(tl.int64, bitcast=True), w1.to(tl.int64, bitcast=True))
-    if PER_LANE == 4:
+            draws = interleave4(r0.to(tl.int64), r1.to(tl.int64), r2.to(tl.int64), r3.to(tl.int64))
+        else:
+            w0 = (r0.to(tl.uint64) << 32) | r1.to(tl.uint64)
+            w1 = (r2.to(tl.uint64) << 32) | r3.to(tl.uint64)
+            draws = tl.interleave(w0.to(tl.int64, bitcast=True), w1.to(tl.int64, bitcast=True))
+    elif PER_LANE == 4:
         u0, u1, u2, u3 = uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3)
         if DIST == NORMAL:
             z0, z1 = box_muller(u0, u1)
             z2, z3 = box_muller(u2, u3)
-            return interleave4(z0, z1, z2, z3)
-        return interleave4(u0, u1, u2, u3)
-    u0, u1 = uniform53(r0, r1), uniform53(r2, r3)
-    if DIST == NORMAL:
-        z0, z1 = box_muller(u0, u1)
-        return tl.interleave(z0, z1)
-    return tl.interleave(u0, u1)
+            draws = interleave4(z0, z1, z2, z3)
+        else:
+            draws = interleave4(u0, u1, u2, u3)
+    else:
+        u0, u1 = uniform53(r0, r1), uniform53(r2, r3)
+        if DIST == NORMAL:
+            z0, z1 = box_muller(u0, u1)
+            draws = tl.interleave(z0, z1)
+        else:
+            draws = tl.interleave(u0, u1)
+    return draws
 
 
-@triton.jit
-def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed, offset, a, b, low, span, n,
-                 DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr, PER_LANE: tl.constexpr,
-                 F64_SCALARS: tl.constexpr, GRAPH_SAFE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+                 a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
+                 PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
     """out[i] (a dense block of n elements) = a draw of distribution DIST with parameters a, b (numbers,
     or tensors read at i when A_TENSOR / B_TENSOR), or low and span for integers."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
     lane = pid * LANES + tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, lane, seed_ptr, offset_ptr, GRAPH_SAFE)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
     x = _raw_draws(r0, r1, r2, r3, DIST, PER_LANE)
     offs = pid * (LANES * PER_LANE) + tl.arange(0, LANES * PER_LANE)
     mask = offs < n
@@ -89,9 +94,22 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed, offset, a, b
             spans = (x * 0 + span).to(tl.uint64, bitcast=True)
             drawn = x.to(tl.uint64, bitcast=True)
             y = tl.where(spans == 0, drawn, drawn % tl.maximum(spans, 1)).to(tl.int64, bitcast=True) + low
-        tl.store(out_ptr + offs, y.to(out_ty), mask=mask)
-        return
-    compute = tl.float64 if PER_LANE == 2 else tl.float32
+        y = y.to(out_ty)
+    else:
+        y = _transformed(x, a, b, a_ptr, b_ptr, offs, mask, out_ty, DIST, A_TENSOR, B_TENSOR, PER_LANE, F64_SCALARS)
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+@triton.jit
+def _transformed(x, a, b, a_ptr, b_ptr, offs, mask, out_ty: tl.constexpr, DIST: tl.constexpr, A_TENSOR: tl.constexpr,
+                 B_TENSOR: tl.constexpr, PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr):
+    """The float draws ``x`` with their parameters (numbers, or tensors read at offs), in out_ty."""
+    if PER_LANE == 2:
+        compute: tl.constexpr = tl.float64
+        half_eps: tl.constexpr = 1.1102230246251565e-16
+    else:
+        compute: tl.constexpr = tl.float32
+        half_eps: tl.constexpr = 5.960464477539063e-08
     if F64_SCALARS:  # float64 parameters arrive as their bits (a Python float reaches the GPU as fp32)
         a = tl.cast(tl.cast(a, tl.int64), tl.float64, bitcast=True)
         b = tl.cast(tl.cast(b, tl.int64), tl.float64, bitcast=True)
@@ -109,16 +127,12 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed, offset, a, b
     elif DIST == NORMAL:
         y = (a + b * x).to(out_ty)
     elif DIST == EXPONENTIAL:
-        if PER_LANE == 2:
-            half_eps = 1.1102230246251565e-16
-        else:
-            half_eps = 5.960464477539063e-08
         v = 1.0 - x  # in (0, 1]
         log_v = tl.where(v >= 1.0 - half_eps, 0.0 - half_eps, tl.log(v))
         y = ((-1.0 / a) * log_v).to(out_ty)
     else:
         y = tl.where(x < a, 1.0, 0.0).to(out_ty)
-    tl.store(out_ptr + offs, y, mask=mask)
+    return y
 
 
 @triton.jit
@@ -155,12 +169,11 @@ def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tens
     block_values, num_warps = pointwise_config(numel, itemsize)
     lanes, programs = lanes_and_programs(numel, per_lane, block_values)
     key = philox_key(out.device, generator)
-    seed_ptr, offset_ptr, seed, offset, graph_safe = key.kernel_args(target)
     f64 = out.dtype == torch.float64 and dist is not INTEGERS
     a, b = (float64_bits(float(a)), float64_bits(float(b))) if f64 else (float(a), float(b))
     span_bits = span - 2**64 if span >= 2**63 else span
-    _draw((programs,), target, a_src, b_src, seed_ptr, offset_ptr, seed, offset, a, b, low, span_bits, numel,
-          dist.value, a_tensor is not None, b_tensor is not None, per_lane, f64, graph_safe,
+    _draw((programs,), target, a_src, b_src, *key.kernel_args(out.device), a, b, low, span_bits, numel,
+          dist.value, a_tensor is not None, b_tensor is not None, per_lane, f64,
           numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
     if target is not out:
         out.copy_(target)

@@ -34,9 +34,9 @@ _MAX_CATEGORIES = 2**24
 
 
 @triton.jit
-def _exp_key(p, seed, offset, lane, seed_ptr, offset_ptr, GRAPH_SAFE: tl.constexpr, WIDE: tl.constexpr):
+def _exp_key(p, seed, offset, graph, lane, seed_ptr, offset_ptr, WIDE: tl.constexpr):
     """p / E for E ~ Exp(1) drawn at ``lane`` (0 where p is 0; p / 0 = inf where the draw is 0)."""
-    r0, r1, _, _ = philox_words(seed, offset, lane, seed_ptr, offset_ptr, GRAPH_SAFE)
+    r0, r1, _, _ = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
     if WIDE:
         e = 0.0 - tl.log(1.0 - uniform53(r0, r1))
     else:
@@ -64,10 +64,10 @@ def _check_kernel(p_ptr, flags_ptr, n_rows, n_cols, stride_row, stride_col, BLOC
     tl.atomic_max(flags_ptr + 1, tl.max(zero_rows, axis=0))
 
 
-@triton.jit
-def _with_replacement_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed, offset, n_cols, n_samples, stride_row,
-                             stride_col, WIDE: tl.constexpr, GRAPH_SAFE: tl.constexpr, BLOCK_K: tl.constexpr,
-                             BLOCK_S: tl.constexpr):
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _with_replacement_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64,
+                             graph: tl.int32, n_cols, n_samples, stride_row, stride_col, WIDE: tl.constexpr,
+                             BLOCK_K: tl.constexpr, BLOCK_S: tl.constexpr):
     """One row per program: sample j is the number of prefix sums at or below u_j * total."""
     row = tl.program_id(0).to(tl.int64)
     row_ptr = p_ptr + row * stride_row
@@ -83,7 +83,7 @@ def _with_replacement_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed, offset,
     last_positive = tl.max(last, axis=0)
     for s0 in range(0, n_samples, BLOCK_S):
         s = s0 + tl.arange(0, BLOCK_S)
-        r0, r1, _, _ = philox_words(seed, offset, row * n_samples + s, seed_ptr, offset_ptr, GRAPH_SAFE)
+        r0, r1, _, _ = philox_words(seed, offset, graph, row * n_samples + s, seed_ptr, offset_ptr)
         if WIDE:
             target = uniform53(r0, r1) * total
         else:
@@ -100,9 +100,9 @@ def _with_replacement_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed, offset,
         tl.store(out_ptr + row * n_samples + s, tl.minimum(count, last_positive), mask=s < n_samples)
 
 
-@triton.jit
-def _race_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed, offset, n_rows, n_cols, n_samples, stride_row,
-                 stride_col, WIDE: tl.constexpr, GRAPH_SAFE: tl.constexpr, BLOCK_R: tl.constexpr,
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _race_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32, n_rows,
+                 n_cols, n_samples, stride_row, stride_col, WIDE: tl.constexpr, BLOCK_R: tl.constexpr,
                  BLOCK_K: tl.constexpr):
     """BLOCK_R rows per program: sample j of a row is its category with the largest key p / E below
     sample j - 1's (ties by index)."""
@@ -119,8 +119,7 @@ def _race_kernel(p_ptr, out_ptr, seed_ptr, offset_ptr, seed, offset, n_rows, n_c
             inside = row_ok[:, None] & (cols < n_cols)[None, :]
             p = tl.load(p_ptr + rows[:, None] * stride_row + cols[None, :] * stride_col, mask=inside,
                         other=0).to(compute)
-            key = _exp_key(p, seed, offset, rows[:, None] * n_cols + cols[None, :], seed_ptr, offset_ptr,
-                           GRAPH_SAFE, WIDE)
+            key = _exp_key(p, seed, offset, graph, rows[:, None] * n_cols + cols[None, :], seed_ptr, offset_ptr, WIDE)
             after = inside & ((key < previous_key[:, None])
                               | ((key == previous_key[:, None]) & (cols[None, :] > previous[:, None])))
             key = tl.where(after, key, -1.0)
@@ -174,14 +173,14 @@ def multinomial_out(self, num_samples, replacement=False, *, generator=None, out
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     target = out if out.is_contiguous() else torch.empty(shape, dtype=torch.int64, device=out.device)
     key = philox_key(self.device, generator)
-    seed_ptr, offset_ptr, seed, offset, graph_safe = key.kernel_args(target)
+    philox_args = key.kernel_args(self.device)
     if replacement and num_samples > 1:
         block_s = min(next_power_of_2(num_samples), max(MIN_BLOCK_SAMPLES, TILE // block_k))
-        _with_replacement((rows,), rows_view, target, seed_ptr, offset_ptr, seed, offset, categories, num_samples,
-                          *strides, wide, graph_safe, block_k, block_s)
+        _with_replacement((rows,), rows_view, target, *philox_args, categories, num_samples, *strides, wide, block_k,
+                          block_s)
     else:
-        _race((cdiv(rows, block_r),), rows_view, target, seed_ptr, offset_ptr, seed, offset, rows, categories,
-              num_samples, *strides, wide, graph_safe, block_r, block_k)
+        _race((cdiv(rows, block_r),), rows_view, target, *philox_args, rows, categories, num_samples, *strides, wide,
+              block_r, block_k)
     if target is not out:
         out.copy_(target)
     return out

@@ -32,15 +32,15 @@ from gems.runtime.launch import Launcher
 from gems.spec import OpSpec
 
 
-@triton.jit
-def _dropout_kernel(x_ptr, out_ptr, mask_ptr, seed_ptr, offset_ptr, seed, offset, keep_prob, scale, n,
-                    WIDE: tl.constexpr, GRAPH_SAFE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _dropout_kernel(x_ptr, out_ptr, mask_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+                    keep_prob, scale, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
     """out[i] = x[i] * keep[i] * scale, mask[i] = keep[i] = (u < keep_prob) over a dense block of n."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
     lane = pid * LANES + tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, lane, seed_ptr, offset_ptr, GRAPH_SAFE)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
     if WIDE:  # float64: 53-bit uniforms, two per lane; the parameters arrive as their bits
         keep_prob = tl.cast(tl.cast(keep_prob, tl.int64), tl.float64, bitcast=True)
         scale = tl.cast(tl.cast(scale, tl.int64), tl.float64, bitcast=True)
@@ -72,10 +72,10 @@ def dropout_into(x, p, out, mask, generator=None):
     block_values, num_warps = pointwise_config(numel, max(x.dtype.itemsize, 4))
     lanes, programs = lanes_and_programs(numel, per_lane, block_values)
     key = philox_key(x.device, generator)
-    seed_ptr, offset_ptr, seed, offset, graph_safe = key.kernel_args(out)
+
     args = (float64_bits(keep_prob), float64_bits(scale)) if wide else (keep_prob, scale)
-    _dropout((programs,), dense_like(x, out), out, mask, seed_ptr, offset_ptr, seed, offset, *args, numel, wide,
-             graph_safe, numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
+    _dropout((programs,), dense_like(x, out), out, mask, *key.kernel_args(x.device), *args, numel, wide,
+             numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
 
 
 def native_dropout_out(input, p, train, *, out0, out1):

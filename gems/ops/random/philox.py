@@ -36,20 +36,23 @@ _GRAPH_STATE_SOURCE = Path(__file__).with_name("cuda_graph_state.cpp")
 
 
 @triton.jit
-def philox_words(seed, offset, lane, seed_ptr, offset_ptr, GRAPH_SAFE: tl.constexpr):
+def philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr):
     """The four uint32 words of Philox4x32-10 at counter (offset // 4, lane) under key ``seed`` (int64
-    lanes). GRAPH_SAFE: inside a CUDA graph the key and the base offset are read on the device from the
-    generator's graph tensors, and ``offset`` is this launch's offset within the graph."""
-    if GRAPH_SAFE:
+    lanes). ``graph`` (a run-time flag, so that one compiled kernel serves both): inside a CUDA graph the
+    key and the base offset are read on the device from the generator's graph tensors, and ``offset`` is
+    this launch's offset within the graph."""
+    seed = seed.to(tl.int64)  # int64 already where the kernel annotates them; the interpreter may pass int32
+    offset = offset.to(tl.int64)
+    if graph != 0:
         seed = tl.load(seed_ptr)
         offset = tl.load(offset_ptr) + offset
-    counter = offset.to(tl.int64) // 4
+    counter = offset // 4
     lanes = lane.to(tl.int64)
     c0 = (lanes * 0 + counter).to(tl.uint32)
     c1 = (lanes * 0 + (counter >> 32)).to(tl.uint32)
     c2 = lanes.to(tl.uint32)
     c3 = (lanes >> 32).to(tl.uint32)
-    return tl.philox(seed.to(tl.int64), c0, c1, c2, c3)
+    return tl.philox(seed, c0, c1, c2, c3)
 
 
 @triton.jit
@@ -106,12 +109,18 @@ class PhiloxKey(NamedTuple):
     offset: int
     graph: tuple | None = None
 
-    def kernel_args(self, placeholder: torch.Tensor) -> tuple:
-        """(seed_ptr, offset_ptr, seed, offset, GRAPH_SAFE) for :func:`philox_words`; ``placeholder``
-        stands in for the pointers outside a graph (never read)."""
+    def kernel_args(self, device: torch.device) -> tuple:
+        """(seed_ptr, offset_ptr, seed, offset, graph) for :func:`philox_words`; outside a graph the
+        pointers are a placeholder (never read) of the same dtype, so one compiled kernel serves both."""
         if self.graph is None:
-            return placeholder, placeholder, self.seed, self.offset, False
-        return self.graph[0], self.graph[1], 0, self.offset, True
+            holder = _placeholder(device)
+            return holder, holder, self.seed, self.offset, 0
+        return self.graph[0], self.graph[1], 0, self.offset, 1
+
+
+@functools.cache
+def _placeholder(device: torch.device) -> torch.Tensor:
+    return torch.empty(1, dtype=torch.int64, device=device)  # never read: no fill (on the device or elsewhere)
 
 
 def default_generator(device: torch.device) -> torch.Generator:

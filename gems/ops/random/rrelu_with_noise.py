@@ -29,16 +29,16 @@ from gems.runtime.launch import Launcher
 from gems.spec import OpSpec
 
 
-@triton.jit
-def _rrelu_kernel(x_ptr, out_ptr, noise_ptr, seed_ptr, offset_ptr, seed, offset, lower, upper, n,
-                  WIDE: tl.constexpr, GRAPH_SAFE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _rrelu_kernel(x_ptr, out_ptr, noise_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+                  lower, upper, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
     """Over a dense block of n: r = lower + (upper - lower) * u; out = x * r and noise = r where x <= 0,
     else out = x and noise = 1."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
     lane = pid * LANES + tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, lane, seed_ptr, offset_ptr, GRAPH_SAFE)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
     if WIDE:
         lower = tl.cast(tl.cast(lower, tl.int64), tl.float64, bitcast=True)
         upper = tl.cast(tl.cast(upper, tl.int64), tl.float64, bitcast=True)
@@ -91,10 +91,9 @@ def _train(x, noise, lower, upper, generator, out):
     block_values, num_warps = pointwise_config(numel, max(x.dtype.itemsize, 4))
     lanes, programs = lanes_and_programs(numel, per_lane, block_values)
     key = philox_key(x.device, generator)
-    seed_ptr, offset_ptr, seed, offset, graph_safe = key.kernel_args(result)
     bounds = (float64_bits(float(lower)), float64_bits(float(upper))) if wide else (float(lower), float(upper))
-    _rrelu((programs,), dense_like(x, result), result, noise_out, seed_ptr, offset_ptr, seed, offset, *bounds, numel,
-           wide, graph_safe, numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
+    _rrelu((programs,), dense_like(x, result), result, noise_out, *key.kernel_args(x.device), *bounds, numel, wide,
+           numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
     if not direct:
         noise.copy_(noise_out)
         out.copy_(result)
