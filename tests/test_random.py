@@ -191,22 +191,30 @@ def _philox_reference(seed: int, counter: tuple) -> list[int]:
     return c
 
 
-def _expected_uniforms(seed: int, offset: int, n: int) -> torch.Tensor:
-    """Element i = the top 24 bits of word i % 4 of Philox at counter (offset // 4, lane i // 4)."""
+def _expected_uniforms(seed: int, offset: int, n: int, lanes: int) -> torch.Tensor:
+    """Element p * 4L + k * L + j (L lanes per program) = the top 24 bits of word k of Philox at counter
+    (offset // 4, lane p * L + j)."""
     counter = offset // 4
     values = []
     for i in range(n):
-        lane = i // 4
+        program, within = divmod(i, 4 * lanes)
+        word, lane = within // lanes, program * lanes + within % lanes
         words = _philox_reference(seed, (counter & 0xFFFFFFFF, counter >> 32, lane & 0xFFFFFFFF, lane >> 32))
-        values.append((words[i % 4] >> 8) * 2.0**-24)
+        values.append((words[word] >> 8) * 2.0**-24)
     return torch.tensor(values, dtype=torch.float32)
 
 
-def test_element_i_draws_word_i_mod_4_of_lane_i_div_4_at_the_offsets_counter(monkeypatch):
+def _lanes(numel: int) -> int:
+    from gems.codegen.pointwise import pointwise_config
+
+    return philox.lanes_and_programs(numel, 4, pointwise_config(numel, 4)[0])[0]
+
+
+def test_each_value_is_a_word_of_its_lanes_philox_block_at_the_offsets_counter(monkeypatch):
     seed, offset = 0x1234_5678_9ABC_DEF0, 40
     monkeypatch.setattr(distributions, "philox_key", lambda device, generator: philox.PhiloxKey(seed, offset))
     out = distributions.draw(torch.empty(37), distributions.UNIFORM, None, 0.0, 1.0)
-    assert torch.equal(out, _expected_uniforms(seed, offset, 37))
+    assert torch.equal(out, _expected_uniforms(seed, offset, 37, _lanes(37)))
 
 
 def test_the_same_seed_gives_the_same_numbers_and_the_next_call_others():
@@ -231,6 +239,17 @@ def test_a_generator_argument_is_drawn_from_and_the_default_one_is_left_alone():
         philox.checked_generator(torch.device("cpu"), cuda_generator)
 
 
+def test_one_compiled_kernel_serves_every_seed_and_offset():
+    """Seeds, offsets and the graph flag are typed, unspecialized arguments: neither Triton nor gems'
+    launcher keys a kernel by their values, so a new value never compiles (not during graph capture)."""
+    from gems.runtime import launch
+
+    params = [types.SimpleNamespace(name=name, is_constexpr=False, do_not_specialize=True, annotation_type="i64")
+              for name in ("seed", "offset")]
+    prepare = launch._make_prepare_function(types.SimpleNamespace(params=params))
+    assert prepare(1, 16)[0] == prepare(2**40 + 3, 7)[0] == ()
+
+
 @CUDA
 def test_cuda_offsets_advance_by_four_per_call_and_match_the_reference():
     gems.enable()
@@ -239,7 +258,7 @@ def test_cuda_offsets_advance_by_four_per_call_and_match_the_reference():
     gen.set_offset(8)
     out = torch.rand(37, device="cuda")
     assert gen.get_offset() == 8 + philox.WORDS_PER_CALL
-    assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), 8, 37))
+    assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), 8, 37, _lanes(37)))
 
 
 @CUDA

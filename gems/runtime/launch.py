@@ -70,7 +70,7 @@ def _make_prepare_function(kernel: JITFunction):
             lines.append(f"    p{i} = {name}.data_ptr()")
             key_parts.append(f"{name}.dtype, p{i} & 15 == 0")
             launch_parts.append(f"p{i}")
-        elif param.do_not_specialize and param.annotation_type:
+        elif getattr(param, "do_not_specialize", False) and getattr(param, "annotation_type", ""):
             # Triton compiles one kernel for every value (a Philox seed, offset): so does this key, and a
             # new value never compiles (not even during CUDA graph capture).
             launch_parts.append(name)
@@ -78,7 +78,8 @@ def _make_prepare_function(kernel: JITFunction):
             key_parts.append(f"((1 if {name} == 1 else ({name} & 15 == 0, {_INT32_MIN} <= {name} <= {_INT32_MAX}))"
                              f" if type({name}) is int else type({name}))")
             launch_parts.append(name)
-    body = "\n".join(lines + [f"    return ({', '.join(key_parts)},), ({', '.join(launch_parts)},)"])
+    tuple_of = lambda parts: f"({''.join(part + ', ' for part in parts)})"
+    body = "\n".join(lines + [f"    return {tuple_of(key_parts)}, {tuple_of(launch_parts)}"])
     source = f"def prepare({', '.join(names)}):\n{body}\n"
     namespace = {"tl_dtype": tl.dtype}
     exec(source, namespace)

@@ -3,7 +3,9 @@ exponential_, bernoulli_, bernoulli, random_, randint, rand, randn and their ``_
 
 Each lane makes one Philox call (philox.py): four 32-bit words, which become four values of an fp32
 computation (fp16, bf16, fp32 results; integers below 2^32) or two of an fp64 one (53-bit uniforms,
-64-bit integers). A lane's values are stored side by side, so a program writes one contiguous block.
+64-bit integers). A program of L lanes covers 4L (2L) consecutive elements, value k of lane j going to
+element k * L + j: each of its four stores is one coalesced block. (Stored side by side, a lane's values
+took a layout conversion through shared memory and scalar stores in the sm_90 code.)
 The values follow ATen's CUDA transformations:
 
 - uniform: ``from + (to - from) * u``, u in [0, 1) with 24 (fp64: 53) random bits; a value that
@@ -31,7 +33,6 @@ from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
     box_muller,
     dense_like,
-    interleave4,
     lanes_and_programs,
     philox_key,
     philox_words,
@@ -45,46 +46,33 @@ UNIFORM, NORMAL, EXPONENTIAL, BERNOULLI, INTEGERS = (tl.constexpr(i) for i in ra
 
 @triton.jit
 def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
-    """A lane's draws before their parameters, side by side: uniforms in [0, 1), standard normals, or
-    integers (int64 from 32 or 64 random bits). One return: Triton checks the types of every return."""
+    """A lane's four draws before their parameters (two when PER_LANE is 2; the last two repeat them):
+    uniforms in [0, 1), standard normals, or integers (int64 from 32 or 64 random bits)."""
     if DIST == INTEGERS:
         if PER_LANE == 4:
-            draws = interleave4(r0.to(tl.int64), r1.to(tl.int64), r2.to(tl.int64), r3.to(tl.int64))
+            d0, d1, d2, d3 = r0.to(tl.int64), r1.to(tl.int64), r2.to(tl.int64), r3.to(tl.int64)
         else:
-            w0 = (r0.to(tl.uint64) << 32) | r1.to(tl.uint64)
-            w1 = (r2.to(tl.uint64) << 32) | r3.to(tl.uint64)
-            draws = tl.interleave(w0.to(tl.int64, bitcast=True), w1.to(tl.int64, bitcast=True))
+            d0 = ((r0.to(tl.uint64) << 32) | r1.to(tl.uint64)).to(tl.int64, bitcast=True)
+            d1 = ((r2.to(tl.uint64) << 32) | r3.to(tl.uint64)).to(tl.int64, bitcast=True)
+            d2, d3 = d0, d1
     elif PER_LANE == 4:
-        u0, u1, u2, u3 = uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3)
+        d0, d1, d2, d3 = uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3)
         if DIST == NORMAL:
-            z0, z1 = box_muller(u0, u1)
-            z2, z3 = box_muller(u2, u3)
-            draws = interleave4(z0, z1, z2, z3)
-        else:
-            draws = interleave4(u0, u1, u2, u3)
+            d0, d1 = box_muller(d0, d1)
+            d2, d3 = box_muller(d2, d3)
     else:
-        u0, u1 = uniform53(r0, r1), uniform53(r2, r3)
+        d0, d1 = uniform53(r0, r1), uniform53(r2, r3)
         if DIST == NORMAL:
-            z0, z1 = box_muller(u0, u1)
-            draws = tl.interleave(z0, z1)
-        else:
-            draws = tl.interleave(u0, u1)
-    return draws
+            d0, d1 = box_muller(d0, d1)
+        d2, d3 = d0, d1
+    return d0, d1, d2, d3
 
 
-@triton.jit(do_not_specialize=["seed", "offset", "graph"])
-def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
-                 a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
-                 PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
-    """out[i] (a dense block of n elements) = a draw of distribution DIST with parameters a, b (numbers,
-    or tensors read at i when A_TENSOR / B_TENSOR), or low and span for integers."""
-    pid = tl.program_id(0)
-    if INT64:
-        pid = pid.to(tl.int64)
-    lane = pid * LANES + tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
-    x = _raw_draws(r0, r1, r2, r3, DIST, PER_LANE)
-    offs = pid * (LANES * PER_LANE) + tl.arange(0, LANES * PER_LANE)
+@triton.jit
+def _finish(x, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST: tl.constexpr, A_TENSOR: tl.constexpr,
+            B_TENSOR: tl.constexpr, PER_LANE: tl.constexpr):
+    """Store the draws ``x`` at ``offs`` (below n) with their parameters: numbers a and b (already in the
+    compute dtype), tensors read at offs, or low and span for integers."""
     mask = offs < n
     out_ty = out_ptr.dtype.element_ty
     if DIST == INTEGERS:
@@ -96,43 +84,53 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, of
             y = tl.where(spans == 0, drawn, drawn % tl.maximum(spans, 1)).to(tl.int64, bitcast=True) + low
         y = y.to(out_ty)
     else:
-        y = _transformed(x, a, b, a_ptr, b_ptr, offs, mask, out_ty, DIST, A_TENSOR, B_TENSOR, PER_LANE, F64_SCALARS)
+        if A_TENSOR:
+            a = tl.load(a_ptr + offs, mask=mask, other=0).to(x.dtype)
+        if B_TENSOR:
+            b = tl.load(b_ptr + offs, mask=mask, other=1).to(x.dtype)
+        if DIST == UNIFORM:
+            y = (a + (b - a) * x).to(out_ty)
+            y = tl.where(y == b.to(out_ty), a.to(out_ty), y)  # ATen's reversed bound: never `to`
+        elif DIST == NORMAL:
+            y = (a + b * x).to(out_ty)
+        elif DIST == EXPONENTIAL:
+            if PER_LANE == 2:
+                half_eps: tl.constexpr = 1.1102230246251565e-16
+            else:
+                half_eps: tl.constexpr = 5.960464477539063e-08
+            v = 1.0 - x  # in (0, 1]
+            log_v = tl.where(v >= 1.0 - half_eps, 0.0 - half_eps, tl.log(v))
+            y = ((-1.0 / a) * log_v).to(out_ty)
+        else:
+            y = tl.where(x < a, 1.0, 0.0).to(out_ty)
     tl.store(out_ptr + offs, y, mask=mask)
 
 
-@triton.jit
-def _transformed(x, a, b, a_ptr, b_ptr, offs, mask, out_ty: tl.constexpr, DIST: tl.constexpr, A_TENSOR: tl.constexpr,
-                 B_TENSOR: tl.constexpr, PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr):
-    """The float draws ``x`` with their parameters (numbers, or tensors read at offs), in out_ty."""
-    if PER_LANE == 2:
-        compute: tl.constexpr = tl.float64
-        half_eps: tl.constexpr = 1.1102230246251565e-16
-    else:
-        compute: tl.constexpr = tl.float32
-        half_eps: tl.constexpr = 5.960464477539063e-08
-    if F64_SCALARS:  # float64 parameters arrive as their bits (a Python float reaches the GPU as fp32)
-        a = tl.cast(tl.cast(a, tl.int64), tl.float64, bitcast=True)
-        b = tl.cast(tl.cast(b, tl.int64), tl.float64, bitcast=True)
-    if A_TENSOR:
-        a = tl.load(a_ptr + offs, mask=mask, other=0).to(compute)
-    else:
-        a = a.to(compute)
-    if B_TENSOR:
-        b = tl.load(b_ptr + offs, mask=mask, other=1).to(compute)
-    else:
-        b = b.to(compute)
-    if DIST == UNIFORM:
-        y = (a + (b - a) * x).to(out_ty)
-        y = tl.where(y == b.to(out_ty), a.to(out_ty), y)  # ATen's reversed bound: never `to`
-    elif DIST == NORMAL:
-        y = (a + b * x).to(out_ty)
-    elif DIST == EXPONENTIAL:
-        v = 1.0 - x  # in (0, 1]
-        log_v = tl.where(v >= 1.0 - half_eps, 0.0 - half_eps, tl.log(v))
-        y = ((-1.0 / a) * log_v).to(out_ty)
-    else:
-        y = tl.where(x < a, 1.0, 0.0).to(out_ty)
-    return y
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+                 a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
+                 PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+    """out (a dense block of n elements) drawn from distribution DIST: a program covers LANES * PER_LANE
+    elements, element ``k * LANES + j`` of it taking draw k of its lane j (each of the PER_LANE blocks is
+    one coalesced store)."""
+    pid = tl.program_id(0)
+    if INT64:
+        pid = pid.to(tl.int64)
+    lanes = tl.arange(0, LANES)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
+    d0, d1, d2, d3 = _raw_draws(r0, r1, r2, r3, DIST, PER_LANE)
+    if DIST != INTEGERS:
+        if F64_SCALARS:  # float64 parameters arrive as their bits (a Python float reaches the GPU as fp32)
+            a = tl.cast(tl.cast(a, tl.int64), tl.float64, bitcast=True)
+            b = tl.cast(tl.cast(b, tl.int64), tl.float64, bitcast=True)
+        a = a.to(d0.dtype)
+        b = b.to(d0.dtype)
+    offs = pid * (LANES * PER_LANE) + lanes
+    _finish(d0, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+    _finish(d1, offs + LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+    if PER_LANE == 4:
+        _finish(d2, offs + 2 * LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+        _finish(d3, offs + 3 * LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
 
 
 @triton.jit

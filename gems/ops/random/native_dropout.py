@@ -20,7 +20,6 @@ from gems.ops.random.distributions import store_as
 from gems.ops.random.philox import (
     dense_like,
     draws_perf,
-    interleave4,
     lanes_and_programs,
     philox_key,
     philox_words,
@@ -32,31 +31,38 @@ from gems.runtime.launch import Launcher
 from gems.spec import OpSpec
 
 
+@triton.jit
+def _drop(u, offs, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale):
+    """One block of elements: keep = u < keep_prob; out = x * keep * scale (in u's precision); mask = keep."""
+    inside = offs < n
+    keep = u < keep_prob
+    x = tl.load(x_ptr + offs, mask=inside, other=0).to(u.dtype)
+    tl.store(out_ptr + offs, (x * keep.to(u.dtype) * scale).to(out_ptr.dtype.element_ty), mask=inside)
+    tl.store(mask_ptr + offs, keep.to(mask_ptr.dtype.element_ty), mask=inside)
+
+
 @triton.jit(do_not_specialize=["seed", "offset", "graph"])
 def _dropout_kernel(x_ptr, out_ptr, mask_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
                     keep_prob, scale, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
-    """out[i] = x[i] * keep[i] * scale, mask[i] = keep[i] = (u < keep_prob) over a dense block of n."""
+    """Over a dense block of n: out = x * keep * scale, mask = keep = (u < keep_prob). A program covers
+    LANES * 4 elements (2 for float64), value k of lane j at element k * LANES + j (coalesced blocks)."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
-    lane = pid * LANES + tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
+    lanes = tl.arange(0, LANES)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
     if WIDE:  # float64: 53-bit uniforms, two per lane; the parameters arrive as their bits
         keep_prob = tl.cast(tl.cast(keep_prob, tl.int64), tl.float64, bitcast=True)
         scale = tl.cast(tl.cast(scale, tl.int64), tl.float64, bitcast=True)
-        u = tl.interleave(uniform53(r0, r1), uniform53(r2, r3))
-        offs = pid * (2 * LANES) + tl.arange(0, 2 * LANES)
-        compute = tl.float64
+        offs = pid * (2 * LANES) + lanes
+        _drop(uniform53(r0, r1), offs, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
+        _drop(uniform53(r2, r3), offs + LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
     else:
-        u = interleave4(uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3))
-        offs = pid * (4 * LANES) + tl.arange(0, 4 * LANES)
-        compute = tl.float32
-    mask = offs < n
-    keep = u < keep_prob
-    x = tl.load(x_ptr + offs, mask=mask, other=0).to(compute)
-    y = x * keep.to(compute) * scale
-    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
-    tl.store(mask_ptr + offs, keep.to(mask_ptr.dtype.element_ty), mask=mask)
+        offs = pid * (4 * LANES) + lanes
+        _drop(uniform24(r0), offs, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
+        _drop(uniform24(r1), offs + LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
+        _drop(uniform24(r2), offs + 2 * LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
+        _drop(uniform24(r3), offs + 3 * LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
 
 
 _dropout = Launcher(_dropout_kernel)

@@ -78,13 +78,6 @@ def box_muller(u0, u1):
 
 
 @triton.jit
-def interleave4(v0, v1, v2, v3):
-    """[v0[0], v1[0], v2[0], v3[0], v0[1], ...]: a lane's four values side by side, so that one store
-    writes whole vectors."""
-    return tl.interleave(tl.interleave(v0, v2), tl.interleave(v1, v3))
-
-
-@triton.jit
 def _outside_kernel(x_ptr, flag_ptr, low, high, n, BLOCK: tl.constexpr):
     """flag = 1 if some x[i] is outside [low, high] or NaN (a dense block of n elements)."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)

@@ -17,7 +17,6 @@ from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
     dense_like,
-    interleave4,
     lanes_and_programs,
     philox_key,
     philox_words,
@@ -29,32 +28,40 @@ from gems.runtime.launch import Launcher
 from gems.spec import OpSpec
 
 
+@triton.jit
+def _randomized(u, offs, n, x_ptr, out_ptr, noise_ptr, lower, upper):
+    """One block of elements: r = lower + (upper - lower) * u; out = x * r, noise = r where x <= 0, else
+    out = x, noise = 1 (in u's precision)."""
+    inside = offs < n
+    x = tl.load(x_ptr + offs, mask=inside, other=0).to(u.dtype)
+    r = lower + (upper - lower) * u
+    negative = x <= 0
+    tl.store(out_ptr + offs, tl.where(negative, x * r, x).to(out_ptr.dtype.element_ty), mask=inside)
+    tl.store(noise_ptr + offs, tl.where(negative, r, 1.0).to(noise_ptr.dtype.element_ty), mask=inside)
+
+
 @triton.jit(do_not_specialize=["seed", "offset", "graph"])
 def _rrelu_kernel(x_ptr, out_ptr, noise_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
                   lower, upper, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
-    """Over a dense block of n: r = lower + (upper - lower) * u; out = x * r and noise = r where x <= 0,
-    else out = x and noise = 1."""
+    """The training rrelu over a dense block of n: a program covers LANES * 4 elements (2 for float64),
+    value k of lane j at element k * LANES + j (coalesced blocks)."""
     pid = tl.program_id(0)
     if INT64:
         pid = pid.to(tl.int64)
-    lane = pid * LANES + tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr)
+    lanes = tl.arange(0, LANES)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
     if WIDE:
         lower = tl.cast(tl.cast(lower, tl.int64), tl.float64, bitcast=True)
         upper = tl.cast(tl.cast(upper, tl.int64), tl.float64, bitcast=True)
-        u = tl.interleave(uniform53(r0, r1), uniform53(r2, r3))
-        offs = pid * (2 * LANES) + tl.arange(0, 2 * LANES)
-        compute = tl.float64
+        offs = pid * (2 * LANES) + lanes
+        _randomized(uniform53(r0, r1), offs, n, x_ptr, out_ptr, noise_ptr, lower, upper)
+        _randomized(uniform53(r2, r3), offs + LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
     else:
-        u = interleave4(uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3))
-        offs = pid * (4 * LANES) + tl.arange(0, 4 * LANES)
-        compute = tl.float32
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0).to(compute)
-    r = lower + (upper - lower) * u
-    negative = x <= 0
-    tl.store(out_ptr + offs, tl.where(negative, x * r, x).to(out_ptr.dtype.element_ty), mask=mask)
-    tl.store(noise_ptr + offs, tl.where(negative, r, 1.0).to(noise_ptr.dtype.element_ty), mask=mask)
+        offs = pid * (4 * LANES) + lanes
+        _randomized(uniform24(r0), offs, n, x_ptr, out_ptr, noise_ptr, lower, upper)
+        _randomized(uniform24(r1), offs + LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
+        _randomized(uniform24(r2), offs + 2 * LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
+        _randomized(uniform24(r3), offs + 3 * LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
 
 
 @triton.jit
