@@ -15,8 +15,10 @@ kernels use) with the generator's seed as key and a counter laid out as cuRAND l
 counter = (offset // 4, lane), where offset is the generator's Philox offset (ATen counts it in 32-bit
 words per thread) and lane an element group of the call. One Philox call gives a lane four 32-bit words,
 hence four values (fp16, bf16, fp32 and 32-bit integer draws: uniforms of 24 bits, Box-Muller normals in
-pairs) or two (fp64 and 64-bit integers: 53-bit uniforms), stored side by side so that a thread writes
-whole vectors. Element i of a call therefore draws from lane i // 4 (i // 2), whatever the block size.
+pairs) or two (fp64 and 64-bit integers: 53-bit uniforms). A program of L lanes covers 4L (2L)
+consecutive elements, value k of lane j going to element k * L + j, so that each of its stores is one
+coalesced block. L follows the vendor's block size: the same seed gives the same numbers for the same
+vendor and size.
 
 The generator's state (philox.philox_key). A call takes its key from the generator it is given, else the
 device's default one (torch.cuda.default_generators on CUDA; the simulated device has none and draws
