@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import gems
+from gems.models import conformance as model_cases
 from gems.perf import matrix
 from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
@@ -45,13 +46,18 @@ class ConformanceRun:
     def __init__(self, config):
         self.backend = _select_vendor(config.getoption("--vendor"))
         self.quick = config.getoption("--quick")
-        self.all_specs, self.specs = _selected_specs(config.getoption("--ops"))
+        self.all_specs, self.specs, models = _selected_specs(config.getoption("--ops"))
         self.dtypes = _selected_dtypes(config.getoption("--dtypes"))
         self.cases = list_cases(self.specs, self.dtypes, self.quick)
-        self.collected = Counter(case.op for case in self.cases)
-        self.overrides = _load_overrides(self.backend)
+        self.model_cases = model_cases.list_cases(models, self.dtypes, self.quick)
+        self.collected = Counter(case.op for case in (*self.cases, *self.model_cases))
+        self.overrides = _load_overrides(self.backend, [spec.name for spec in self.all_specs])
         report_dir = config.getoption("--report-dir")
+        self.report_dir_given = bool(report_dir)
+        self.selected = bool(config.getoption("--ops") is not None or config.getoption("--dtypes"))
         self.report_dir = Path(report_dir) if report_dir else environment.default_run_dir(self.backend.name)
+        if self.selected and not report_dir:
+            self.report_dir /= "partial"  # a partial run never replaces the whole suite's results
         self.results: list[dict] = []
         self.written: list[Path] = []
 
@@ -60,24 +66,28 @@ def _select_vendor(name):
     try:
         backend = selection.select(name, why="the --vendor option") if name else selection.current()
     except gems.VendorError as exc:
-        raise pytest.UsageError(f"--vendor: {exc}") from exc
+        raise pytest.UsageError(f"--vendor: {exc}" if name else str(exc)) from exc
     return backend
 
 
 def _selected_specs(option):
+    """(every operator, the selected operators, the selected model cases' names or None for all)."""
     from gems import ops  # only once --vendor is applied: importing op modules defines kernels
 
     specs = ops.all_specs()
-    if not option:
-        return specs, specs
+    if option is None:
+        return specs, specs, None
     wanted = [name.strip() for name in option.split(",") if name.strip()]
-    known = [s.name for s in specs]
+    if not wanted:
+        raise pytest.UsageError("--ops: empty selection; name at least one operator (`python -c \"import gems.ops; "
+                                "print(gems.ops.names())\"` lists them), or leave --ops out to run them all")
+    known = [s.name for s in specs] + model_cases.names()
     unknown = [name for name in wanted if name not in known]
     if unknown:
         hints = {name: difflib.get_close_matches(name, known, n=3) for name in unknown}
         text = "; ".join(f"{n!r} (did you mean {', '.join(h)}?)" if h else repr(n) for n, h in hints.items())
         raise pytest.UsageError(f"--ops: unknown operator(s) {text}. Known: {', '.join(known)}")
-    return specs, tuple(s for s in specs if s.name in wanted)
+    return specs, tuple(s for s in specs if s.name in wanted), [n for n in wanted if n in model_cases.names()]
 
 
 def _selected_dtypes(option):
@@ -91,13 +101,19 @@ def _selected_dtypes(option):
     return tuple(chosen)
 
 
-def _load_overrides(backend):
+def _load_overrides(backend, known_ops):
     overrides = {}
     for member in reversed(list(backend.chain())):  # a vendor's own entries win over its base's
+        path = member.directory / "conformance_overrides.yaml"
         try:
-            overrides.update(compare.load_overrides(member.directory / "conformance_overrides.yaml"))
+            entries = compare.load_overrides(path)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from exc
+        try:
+            compare.check_override_names(entries, path, known_ops, DTYPES)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        overrides.update(entries)
     return overrides
 
 
@@ -142,6 +158,8 @@ def pytest_configure(config):
     _group_cases_by_kernels(config)
     for spec in run.all_specs:
         config.addinivalue_line("markers", f"{spec.name}: conformance cases of the {spec.name} operator")
+    for name in model_cases.names():
+        config.addinivalue_line("markers", f"{name}: conformance cases of the {name.removeprefix('model_')} model")
 
 
 def pytest_report_header(config):
@@ -154,10 +172,10 @@ def pytest_report_header(config):
 
 
 def pytest_generate_tests(metafunc):
-    if "case" not in metafunc.fixturenames:
-        return
     run = metafunc.config.gems_conformance
-    metafunc.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in run.cases])
+    for name, cases in (("case", run.cases), ("model_case", run.model_cases)):
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, [pytest.param(c, id=c.id, marks=_marks(c)) for c in cases])
 
 
 def _marks(case):
@@ -171,6 +189,42 @@ def conformance(request):
     if not registration.registered_ops():
         gems.enable()
     return run
+
+
+@pytest.fixture
+def report_case(request, conformance):
+    """``report_case(result, case)``: apply the vendor's declared device gaps, record the result for the
+    reports, and give pytest the case's outcome."""
+    backend = conformance.backend
+
+    def report(result, case):
+        gap = backend.device_gap(case.op, case.variant, case.dtype)
+        if gap and result.status in ("fail", "error"):
+            result.status, result.message = "xfail", f"known gap of device {backend.device}: {gap} ({result.message})"
+        elif gap and result.status == "pass":
+            result.status, result.message = "xpass", f"declared as a gap of device {backend.device} but passes: {gap}"
+        request.node.user_properties.append(("gems_case", result.to_json()))
+        if result.status in ("fail", "error", "xpass"):
+            pytest.fail(_failure_report(result), pytrace=False)
+        if result.status == "xfail":
+            pytest.xfail(result.message)
+        if result.status == "unsupported":
+            pytest.skip(result.message)
+
+    return report
+
+
+def _failure_report(result) -> str:
+    tol = result.tolerance
+    return "\n".join([
+        f"{result.op} {result.dtype} {result.variant} (overload {result.overload}): {result.status.upper()}",
+        f"  {result.message}",
+        f"  shapes {result.shapes} strides {result.strides} seed {result.seed}",
+        f"  max abs err {result.max_abs_err:.3g}, max rel err {result.max_rel_err:.3g}, "
+        f"mismatch {result.mismatch_pct:.3g}%, max ULP {result.max_ulp:.3g} "
+        f"(rtol {tol.get('rtol', 0):g}, atol {tol.get('atol', 0):g})",
+        f"  reproduce: {result.repro}",
+    ])
 
 
 def pytest_runtest_logreport(report):
@@ -192,6 +246,8 @@ def pytest_sessionfinish(session):
     run = _session_run
     if run is None or hasattr(session.config, "workerinput") or not run.results:
         return
+    if not run.report_dir_given and not run.selected and len(run.results) < sum(run.collected.values()):
+        run.report_dir /= "partial"  # cases left out by -k, -m or -x: not the whole suite either
     env = environment.environment(run.backend)
     report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,
                                       notes=run.backend.capabilities.notes)

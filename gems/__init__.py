@@ -44,6 +44,11 @@ def _matches(overload: str, owner: str, names) -> bool:
     return overload in names or base in names or owner in names
 
 
+def _names(value) -> list[str]:
+    """Operator or overload names: a list, or one name as a string ("softmax", not its letters)."""
+    return [value] if isinstance(value, str) else list(value or ())
+
+
 def _implementation_table(include=None, exclude=None, unused=None) -> dict:
     """overload -> (function, Autograd, owner) after vendor overrides, unused ops and filters."""
     from gems import ops
@@ -55,8 +60,8 @@ def _implementation_table(include=None, exclude=None, unused=None) -> dict:
     for overload, (fn, autograd) in backend.specific_ops().items():
         owner = table[overload][2] if overload in table else None
         table[overload] = (fn, autograd, owner)
-    skipped = set(backend.unused_ops()) | set(unused or ())
-    include, exclude = set(include or ()), set(exclude or ())
+    skipped = set(backend.unused_ops()) | set(_names(unused))
+    include, exclude = set(_names(include)), set(_names(exclude))
     unknown = (include | exclude) - {n for o, (_, _, owner) in table.items() for n in (o, o.split(".")[0], owner)}
     if unknown:
         raise ValueError(f"unknown operator(s) {sorted(unknown)}; see gems.ops.names() for the declared ones")

@@ -10,7 +10,7 @@ import torch
 
 TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
 FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused",
-            "sort", "attention", "conv", "compaction")
+            "sort", "attention", "conv", "compaction", "optim", "indexing")
 
 
 @dataclass
@@ -121,7 +121,8 @@ class OpSpec:
     samples(dtype, device, quick) -> list[Sample]: conformance inputs, every variant that applies.
     deliberate_fallbacks: {variant: reason} for cases that are meant to run ATen's kernel.
     known_failures: {(vendor or "*", dtype name or "*", variant or "*"): reason}; such cases are
-        expected to fail and turn red once they pass, so the record is kept true.
+        expected to fail and turn red once they pass, so the record is kept true. A vendor inherits the
+        entries of the vendors it is built on (its base chain, as far as they share its ATen).
     skips: the same keys, for cases that cannot run at all on a vendor (ATen itself crashes there);
         they are reported as unsupported with the reason.
     autograd_enabled: overloads of ``impls`` that bring their own backward (a torch.autograd.Function)
@@ -209,10 +210,15 @@ class OpSpec:
 
 
 def _lookup(table, vendor, dtype, variant):
+    """A declared entry keyed by ``vendor``, by a vendor it inherits expectations from (its base chain:
+    :func:`gems.runtime.selection.expectation_chain`), or by "*"."""
     if table:
+        from gems.runtime.selection import expectation_chain
+
+        vendors = {"*", *expectation_chain(vendor)}
         dtype_name = str(dtype).replace("torch.", "")
         for (v, d, var), reason in table.items():
-            if v in ("*", vendor) and d in ("*", dtype_name) and var in ("*", variant):
+            if v in vendors and d in ("*", dtype_name) and var in ("*", variant):
                 return reason
     return None
 

@@ -43,3 +43,19 @@ def once_per_run(tmp_path_factory):
             return value
 
     return get
+
+
+@pytest.fixture
+def gems_enabled():
+    """gems registered for the test (every declared operator), with no native plans and counts from zero; the
+    registration before the test is restored after it."""
+    import gems
+    from gems import native
+    from gems.runtime import registration
+
+    previous = registration.snapshot()
+    gems.enable()
+    native.invalidate()
+    gems.reset_counts()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)

@@ -119,3 +119,15 @@ def test_gradients_are_judged_norm_wise_and_forward_outputs_elementwise():
     far_off = oracle.clone()
     far_off[2] = 0.05  # 5% of the largest gradient: wrong either way
     assert not compare.compare(far_off.to(torch.bfloat16), oracle, None, compare.gradient_tolerance(tol, oracle)).passed
+
+
+def test_an_override_for_an_unknown_operator_or_dtype_is_refused(tmp_path):
+    from gems.testing import compare
+
+    path = tmp_path / "conformance_overrides.yaml"
+    path.write_text("addd:\n  float16: {rtol: 0.01, reason: 'fp16 accumulation'}\n")
+    with pytest.raises(ValueError, match=r"conformance_overrides.yaml: unknown operator 'addd' \(did you mean add"):
+        compare.check_override_names(compare.load_overrides(path), path, ops.names(), ("float16",))
+    path.write_text("add:\n  half: {rtol: 0.01, reason: 'fp16 accumulation'}\n")
+    with pytest.raises(ValueError, match="'add': unknown dtype 'half'"):
+        compare.check_override_names(compare.load_overrides(path), path, ops.names(), ("float16",))

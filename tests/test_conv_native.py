@@ -2,8 +2,9 @@
 input and weight grads) are replayed by the native layer once warm: every call only allocates, views and
 launches gems kernels (the NCHW -> NHWC copies included), so no warm call pays the Python path's host time.
 
-On the interpreter vendor (the same C++ keying, recording and replay as a GPU; fp32 convolutions on CUDA
-stay in Python by design, see gems.ops.blas.products.dot_precision). Values are checked against ATen.
+On the interpreter vendor (the same C++ keying, recording and replay as a GPU; on CUDA the key also holds the
+TF32 setting that fp32 convolutions read, see gems.ops.blas.products.dot_precision). Values are checked against
+ATen.
 """
 
 import os
@@ -14,7 +15,6 @@ import torch
 
 import gems
 from gems import native
-from gems.runtime import registration
 
 pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
                                 reason="no C++ compiler: the native layer cannot be built here")
@@ -23,20 +23,15 @@ aten = torch.ops.aten
 
 
 @pytest.fixture(autouse=True)
-def _gems_native():
+def _gems_native(request):
     if gems.vendor().name != "interpreter":
         pytest.skip("checks the interpreter vendor (CPU tensors, the Python launch primitive)")
-    previous = registration.snapshot()
-    gems.enable()
-    native.invalidate()
-    gems.reset_counts()
-    yield
-    registration.apply(previous, gems.vendor().dispatch_key)
+    request.getfixturevalue("gems_enabled")
 
 
-def _replays(overload, call, make, expected_none=(), tuned=True):
-    """Call with fresh inputs three times (tune, record, replay); the third must be a native replay and every
-    result must agree with ATen's. Untuned kernels (the depthwise ones) record on the first call: two replays."""
+def _replays(overload, call, make, expected_none=()):
+    """Call with fresh inputs three times (record, replay, replay: the interpreter's single configs are never
+    tuned); every result must agree with ATen's."""
     for i in range(3):
         args = make(i)
         got = call(*args)
@@ -48,7 +43,7 @@ def _replays(overload, call, make, expected_none=(), tuned=True):
                 assert g is None and w is None
             else:
                 torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
-    assert native.call_counts().get(overload, 0) == (1 if tuned else 2), gems.native_status()
+    assert native.call_counts().get(overload, 0) == 2, gems.native_status()
     assert native.plan_counts().get(overload, 0) == 1
 
 
@@ -67,7 +62,7 @@ def test_forward_replays(case):
     xs, ws, stride, padding, groups = case
     _replays("convolution", lambda x, w: aten.convolution(x, w, None, [stride] * 2, [padding] * 2, [1, 1], False,
                                                           [0, 0], groups),
-             lambda i: _tensors(i, xs, ws), tuned=groups == 1)
+             lambda i: _tensors(i, xs, ws))
 
 
 @pytest.mark.parametrize("case", [
@@ -87,7 +82,7 @@ def test_backward_replays(case):
 
     _replays("convolution_backward",
              lambda dy, x, w: aten.convolution_backward(dy, x, w, [ws[0]] if mask[2] else None, *geo, mask),
-             make, expected_none={j for j in range(3) if not mask[j]}, tuned=groups == 1)
+             make, expected_none={j for j in range(3) if not mask[j]})
 
 
 @pytest.mark.parametrize("groups", [1, 16], ids=["3x3", "depthwise"])
@@ -105,6 +100,6 @@ def test_split_weight_grad_replays(monkeypatch, groups):
 
     _replays("convolution_backward",
              lambda dy, x, w: aten.convolution_backward(dy, x, w, None, *geo, [False, True, False]),
-             make, expected_none={0, 2}, tuned=groups == 1)
-    # Per replay (one, or two untuned): the split dw kernel, then the sum of its parts.
-    assert native.launch_counts()["convolution_backward"] == 2 * (1 if groups == 1 else 2)
+             make, expected_none={0, 2})
+    # Per replay (two): the split dw kernel, then the sum of its parts.
+    assert native.launch_counts()["convolution_backward"] == 2 * 2

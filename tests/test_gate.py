@@ -589,6 +589,17 @@ def test_promote_copies_perf_results_and_drops_stale_ones(runs, perf_rows, tmp_p
     assert len([line for line in (target / LOG).read_text().splitlines() if line.startswith("| 20")]) == 2
 
 
+def test_promote_copies_model_results_and_keeps_them_when_a_later_run_has_none(runs, tmp_path, capsys):
+    candidate, reports = _copy(runs["base"], tmp_path / "cand"), tmp_path / "reports"
+    for name in ("models.json", "models.md", "models.csv"):
+        (candidate / name).write_text(f"{name} of the candidate\n")
+    assert _promote(capsys, "--candidate", str(candidate), "--reports", str(reports))[0] == PASS
+    target = reports / "interpreter"
+    assert (target / "models.md").read_text() == "models.md of the candidate\n"
+    assert _promote(capsys, "--candidate", str(runs["same"]), "--reports", str(reports))[0] == PASS
+    assert (target / "models.json").read_text() == "models.json of the candidate\n"
+
+
 def test_promote_rejects_unreadable_candidate_and_keeps_the_baseline(runs, tmp_path, capsys):
     reports = tmp_path / "reports"
     assert _promote(capsys, "--candidate", str(runs["base"]), "--reports", str(reports))[0] == PASS

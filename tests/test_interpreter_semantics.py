@@ -192,3 +192,20 @@ def test_builtin_running_max_min_and_product_run_as_numpy_with_the_hardware_sema
     prod = torch.empty(1, dtype=torch.int64)
     Launcher(_running_kernel)((1,), big, prod, 3, "prod", 4)
     assert prod.item() == torch.prod(big).item()  # 3 * 2**70 wrapped to int64, as ATen's
+
+
+@triton.jit
+def _fma_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.fma(x, x, x * 0 - 1), mask=mask)
+
+
+@pytest.mark.parametrize("dtype, bits", [(torch.float32, 12), (torch.float64, 27)])
+def test_fma_rounds_once(dtype, bits):
+    # (1 + 2^-k)^2 - 1 = 2^(1-k) + 2^-2k: the last term is below the product's ulp, so a rounded product loses it.
+    x = torch.tensor([1 + 2.0**-bits], dtype=dtype)
+    out = torch.empty_like(x)
+    Launcher(_fma_kernel)((1,), x, out, 1, 2)
+    assert out.item() == 2.0 ** (1 - bits) + 2.0 ** (-2 * bits)

@@ -18,20 +18,11 @@ import gems
 from gems import native
 from gems.runtime import registration
 
-pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
-                                reason="no C++ compiler: the native layer cannot be built here")
+pytestmark = [pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                                 reason="no C++ compiler: the native layer cannot be built here"),
+              pytest.mark.usefixtures("gems_enabled")]
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _gems_native():
-    previous = registration.snapshot()
-    gems.enable()
-    native.invalidate()
-    gems.reset_counts()
-    yield
-    registration.apply(previous, gems.vendor().dispatch_key)
 
 
 def aten(fn, *args, **kwargs):
@@ -271,6 +262,18 @@ def test_reregistering_an_overload_drops_its_plans():
     assert torch.equal(torch.abs(x), -aten(torch.abs, x)) and len(calls) == 1
 
 
+def test_unregistering_and_registering_the_same_implementation_keeps_its_plans():
+    """gems-perf and the model harness time ATen by unregistering gems: registering it back must not send every
+    warm signature through Python again."""
+    x = torch.randn(6)
+    torch.abs(x)
+    torch.abs(x)
+    with gems.use_gems(exclude=["abs"]):
+        assert torch.equal(torch.abs(x), x.abs()) and _counts("abs")[:2] == (1, 1)  # ATen's, not counted
+    assert torch.equal(torch.abs(x), aten(torch.abs, x))
+    assert _counts("abs")[:2] == (1, 2)  # replayed: the plan survived
+
+
 def test_creation_replays():
     for _ in range(3):
         assert torch.equal(torch.zeros(5, 3), aten(torch.zeros, 5, 3))
@@ -287,7 +290,66 @@ def test_build_failure_names_the_log(tmp_path):
                        " x = torch.randn(5); assert torch.equal(torch.abs(x), x.abs());"
                        "print(gems.native_status()['reason'])", GEMS_CACHE_DIR=str(tmp_path / "cache"))
     assert proc.returncode == 0, proc.stderr
+    assert "gems: building the native layer (first use, ~30 s)" in proc.stderr  # said while it builds
     reason = proc.stdout.strip()
     assert "failed to build" in reason and "log: " in reason
     log = Path(reason.split("log: ")[1])
     assert log.is_file() and "deliberately broken" in log.read_text()
+
+
+# ------------------------------------------------------------------ autograd-level operators (Autograd.enable)
+
+
+def test_an_autograd_level_operator_replays_when_no_graph_is_needed():
+    w = torch.randn(24)
+    with torch.no_grad():
+        for _ in range(4):
+            x = torch.randn(6, 24)
+            torch.testing.assert_close(torch.nn.functional.rms_norm(x, (24,), w),
+                                       aten(torch.nn.functional.rms_norm, x, (24,), w), rtol=1e-5, atol=1e-5)
+    for _ in range(3):  # grad mode on, but nothing requires grad: no graph either
+        x = torch.randn(6, 24)
+        assert torch.equal(torch.isfinite(x), aten(torch.isfinite, x))
+    assert _counts("rms_norm")[:2] == (1, 3) and _counts("isfinite")[:2] == (1, 2)
+
+
+def test_an_autograd_level_operator_builds_its_graph_in_python():
+    w = torch.randn(24, requires_grad=True)
+    for _ in range(3):
+        x = torch.randn(6, 24, requires_grad=True)
+        y = torch.nn.functional.rms_norm(x, (24,), w)
+        y.square().sum().backward()
+        x2, w2 = x.detach().requires_grad_(), w.detach().requires_grad_()
+        with gems.aten_only():
+            torch.nn.functional.rms_norm(x2, (24,), w2).square().sum().backward()
+        torch.testing.assert_close(x.grad, x2.grad, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(w.grad, w2.grad, rtol=1e-4, atol=1e-4)
+        w.grad = None
+    assert _counts("rms_norm")[:2] == (3, 0)
+    assert native.python_reasons()["rms_norm"].startswith("autograd: grad mode is on and an input requires grad")
+
+
+def test_an_autograd_level_operator_over_growing_rows_replays_natively():
+    w = torch.randn(32)
+    with torch.no_grad():
+        for rows in range(5, 30):
+            x = torch.randn(rows, 32)
+            torch.testing.assert_close(torch.nn.functional.rms_norm(x, (32,), w),
+                                       aten(torch.nn.functional.rms_norm, x, (32,), w), rtol=1e-5, atol=1e-5)
+    assert native.generic_counts().get("rms_norm", 0) >= 18
+
+
+# ------------------------------------------------------------------ the build
+
+
+def test_an_existing_build_is_loaded_without_compiling(monkeypatch):
+    # The cache is keyed by what changes the binary, not by the venv: another venv with this torch loads it.
+    import torch.utils.cpp_extension as cpp_extension
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the native layer was compiled again")
+
+    monkeypatch.setattr(cpp_extension, "load", no_build)
+    ext, reason = native._build()
+    assert ext is not None and reason == ""
+    assert Path(gems.native_status()["build_dir"]).name == native._build_tag(native.SOURCE.read_bytes())

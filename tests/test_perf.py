@@ -305,6 +305,31 @@ def test_bad_cases_are_recorded_and_the_run_goes_on(tmp_path, fake_kernels):
     assert aggregates(run.rows)["cases"] == 1
 
 
+def test_ctrl_c_keeps_the_finished_cases_and_exits_130(tmp_path, fake_kernels, monkeypatch, capsys):
+    specs = [_fake(name, op, fn, PerfSpec(inputs=_inputs, shapes="tiny")) for name, op, fn in (
+        ("fexp", "exp", torch.exp), ("fneg", "neg", torch.neg), ("fabs", "abs", torch.abs))]
+    real, started = runner.run_case, []
+
+    def interrupted_on_the_second(case, *args):
+        started.append(case.spec.name)
+        if len(started) == 2:
+            raise KeyboardInterrupt
+        return real(case, *args)
+
+    monkeypatch.setattr(runner, "run_case", interrupted_on_the_second)
+    run = runner.measure(specs, _book(tmp_path), "quick", selection.current(), plan=timing.INTERPRETER_PLAN,
+                         progress=False, register=fake_kernels)
+    assert run.interrupted == 3 and [r["op"] for r in run.rows] == ["fexp"]
+
+    def interrupted_run(**options):
+        run.written = [tmp_path / "perf.csv"]
+        return run
+
+    monkeypatch.setattr(runner, "run_perf", interrupted_run)
+    assert cli.main(["--quick", "--out", str(tmp_path)]) == 130
+    assert "interrupted after 1 of 3 cases; the finished ones are written" in capsys.readouterr().err
+
+
 def test_dtypes_the_vendor_or_the_operator_lacks_are_unsupported(tmp_path):
     book = _book(tmp_path)
     spec = _fake("fexp", "exp", torch.exp, PerfSpec(inputs=_inputs, shapes="tiny"),
@@ -346,7 +371,7 @@ def test_repository_shapes_file_loads_with_the_required_core_sizes():
     core = {s.numel: s.size_class for s in book.shapes("pointwise", "core")}
     assert core[64 * 2**20] == "large" and core[4096] == "small"
     for key in ("pointwise", "reduction", "softmax"):
-        for suite in shapes.SUITES:
+        for suite in ("quick", "core", "full"):  # "models" is for the operators that have model shapes
             assert book.shapes(key, suite), (key, suite)
         assert {s.size_class for s in book.shapes(key, "quick")} == {"small", "large"}
 

@@ -72,6 +72,19 @@ def test_conformance_names_the_vendor_and_why_before_running():
         in header, proc.stdout[:2000]
 
 
+def test_a_partial_conformance_run_keeps_the_whole_suites_results_and_an_empty_selection_is_refused():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    run = lambda *argv: subprocess.run([sys.executable, "-m", "pytest", "conformance", "--quick", "-q", *argv],  # noqa: E731
+                                       cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = run("--ops", "neg", "--dtypes", "float32")
+    assert proc.returncode == 0 and "runs/interpreter/partial/conformance.json" in proc.stdout, proc.stdout[-2000:]
+    proc = run("--ops", "")
+    assert proc.returncode != 0 and "--ops: empty selection" in proc.stderr + proc.stdout
+
+
 def test_vendor_is_fixed_once_chosen():
     active = gems.vendor().name
     other = "nvidia" if active != "nvidia" else "interpreter"
@@ -146,9 +159,36 @@ def test_unhandled_input_falls_back_to_aten_and_is_counted():
 
 def test_include_exclude_and_unknown_names():
     with gems.use_gems(include=["add", "exp"], exclude=["add.out"]):
-        assert set(registration.registered_ops()) == {"add.Tensor", "add_.Tensor", "exp", "exp_", "exp.out"}
+        assert set(registration.registered_ops()) == {"add.Tensor", "add_.Tensor", "add.Scalar", "add_.Scalar", "exp",
+                                                      "exp_", "exp.out"}
     with pytest.raises(ValueError, match="no_such_op"):
         gems.enable(include=["no_such_op"])
+    with gems.use_gems(include="exp"):  # one name as a string, not its letters
+        assert set(registration.registered_ops()) == {"exp", "exp_", "exp.out"}
+
+
+def test_an_unknown_gems_vendor_variable_is_named_as_such():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GEMS_VENDOR": "nope"}
+    for command in (["-m", "gems.perf", "--quick"], ["-m", "pytest", "conformance", "--quick", "--ops", "abs", "--co"]):
+        proc = subprocess.run([sys.executable, *command], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode != 0
+        text = proc.stderr + proc.stdout
+        assert "the GEMS_VENDOR environment variable: unknown vendor 'nope'" in text and "--vendor:" not in text
+
+
+def test_the_registry_helper_has_a_usage_line_and_clear_errors():
+    import subprocess
+    import sys
+
+    for argv, status, words in ((["--help"], 0, "usage: python -m gems.gate.registry VENDOR"),
+                                ([], 2, "usage:"), (["nope"], 2, "error: unknown vendor 'nope'")):
+        proc = subprocess.run([sys.executable, "-m", "gems.gate.registry", *argv], cwd=REPO, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == status and words in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_vendor_overrides_replace_and_unused_ops_are_left_to_aten(monkeypatch):

@@ -58,3 +58,34 @@ def test_cli_runs_the_script_and_writes_csv_and_json(tmp_path):
 
 def test_module_exports_the_context_manager():
     assert gems.trace is tracing.trace and isinstance(gems.trace(), tracing.Trace)
+
+
+def test_views_metadata_and_transfers_are_not_compute_calls():
+    x = torch.randn(4, 8)
+    with gems.use_gems(include=["add"]), gems.trace() as t:
+        y = torch.add(x, x)          # compute, served by gems
+        y.t().expand(1, 8, 4)        # views
+        torch.empty_like(y)          # an allocation
+        y.sum().item()               # compute (sum; ATen's here: not included) and a host read-back
+        y.to("meta")                 # a copy to another device
+    kinds = {r["overload"]: r["kind"] for r in t.summary()}
+    assert kinds["add.Tensor"] == "compute" and kinds["sum"] == "compute"
+    assert kinds["t"] == kinds["expand"] == "view"
+    assert kinds["empty_like"] == kinds["_local_scalar_dense"] == "metadata"
+    assert kinds["_to_copy (transfer)"] == "transfer"
+    assert t.compute_share() == (1, 2)
+    assert [r.overload for r in t.unserved()] == ["sum"]
+    assert "2 compute calls, 1 of them ran a gems kernel (50.0%)" in t.table()
+
+
+def test_cli_refuses_a_missing_script_or_an_unwritable_table_before_running(tmp_path):
+    script = tmp_path / "model.py"
+    script.write_text("open(__file__ + '.ran', 'w')\n")
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    for argv, words in (([str(tmp_path / "missing.py")], "script"),
+                        (["--csv", str(tmp_path / "no" / "t.csv"), str(script)], "--csv"),
+                        (["--json", str(tmp_path), str(script)], "--json")):
+        proc = subprocess.run([sys.executable, "-m", "gems.tracing", *argv], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 2 and f"gems-trace: error: {words}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "model.py.ran").exists()

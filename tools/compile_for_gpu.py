@@ -89,7 +89,8 @@ def main(argv=None) -> int:
         spec = ops.get(name)
         for dtype in spec.dtypes:
             for sample in spec.samples(dtype, "cpu", True):
-                sample = sample.built()
+                with registration.aten_only():  # inputs made by ATen: gems' kernels compute nothing here
+                    sample = sample.built()
                 try:
                     (sample.call or spec.call)(*sample.args, **sample.kwargs)
                 except Exception:

@@ -1,30 +1,33 @@
 #!/usr/bin/env bash
-# The whole quick conformance suite on an NVIDIA machine in three shards (one device-tool call each, about
-# 5-8 minutes on an H100, under the tool's 10-minute limit), then the core perf targets: joined locally
-# with `gems-gate merge` and promoted.
+# The whole quick conformance suite on an NVIDIA machine in K shards (one device-tool call each, each well under
+# the tool's 10-minute limit), the core perf targets, and the models: joined locally with `gems-gate merge`
+# and promoted.
 #
-#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh 1|2|3|perf
+#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh shard I K     # operators I, I+K, I+2K... (I from 0)
+#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh perf [ops]    # gems-perf core with tools/gpu_final.yaml
 set -uo pipefail
 OUT=${OUT:-/tmp/gems-out}
 mkdir -p "$OUT" runs
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
 pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
-python -c "import torch, triton; from gems.report import environment; print(torch.__version__, triton.__version__, environment.source_commit())"
-POINTWISE=abs,add,allclose,bitwise_and,bitwise_not,bitwise_or,clamp,cos,div,eq,erf,exp,floor_divide,ge,gelu,gelu_backward,gt,isclose,isfinite,isinf,isnan,le,lt,masked_fill,maximum,minimum,mul,ne,neg,pow,reciprocal,relu,rsqrt,sigmoid,sigmoid_backward,silu,silu_backward,sin,sub,tanh,tanh_backward,threshold_backward,where,arange,full,full_like,ones,ones_like,zeros,zeros_like,triu
-REDUCTION=all,amax,amin,aminmax,any,argmax,argmin,bincount,count_nonzero,cummax,cummin,cumsum,equal,is_all_true,isin,linalg_vector_norm,max,mean,min,prod,std,sum,var,var_mean
-# Every other declared operator (blas, fused, norms, softmax, conv, attention, losses, compaction, sorting...).
-REST=$(python -c "import gems.ops; print(','.join(sorted(set(gems.ops.names()) - set('$POINTWISE,$REDUCTION'.split(',')))))")
-shard() {  # name, seconds, ops
-  timeout "$2" python -m pytest conformance --vendor nvidia --quick -n 16 -v -p no:randomly -rf --tb=line \
-      --ops "$3" --report-dir "runs/$1" > "$OUT/$1.log" 2>&1
-  echo "$1: $(grep -c ' PASSED ' "$OUT/$1.log") passed, $(grep -c ' FAILED ' "$OUT/$1.log") failed; $(tail -1 "$OUT/$1.log")"
-}
+python -c "import torch, triton; from gems.report import environment; print(torch.__version__, triton.__version__, \
+torch.cuda.get_device_name(), environment.source_commit())"
 case "$1" in
-  1) shard nvidia-shard1 540 "$POINTWISE" ;;
-  2) shard nvidia-shard2 540 "$REST" ;;
-  3) shard nvidia-shard3 540 "$REDUCTION" ;;
-  perf) timeout 560 python -m gems.perf --vendor nvidia --suite core --no-progress --shapes tools/gpu_final.yaml \
-            --out runs/nvidia-perf 2>&1 | tail -4 ;;
+  shard)
+    # Round robin over the sorted operators (and the model cases), so that each shard gets a share of every
+    # family: computed from the registry, so that a new operator cannot be left out.
+    OPS=$(python -c "import gems.ops, gems.models.conformance as m; names = sorted(gems.ops.names()) + m.names(); \
+print(','.join(names[$2::$3]))")
+    name=nvidia-shard$2of$3
+    timeout 560 python -m pytest conformance --vendor nvidia --quick -n 16 -v -p no:randomly -rf --tb=line \
+        --ops "$OPS" --report-dir "runs/$name" > "$OUT/$name.log" 2>&1
+    echo "$name: $(grep -c ' PASSED ' "$OUT/$name.log") passed, $(grep -c ' FAILED ' "$OUT/$name.log") failed; \
+$(tail -1 "$OUT/$name.log")"
+    grep -h "^FAILED" "$OUT/$name.log" | cut -c1-250 | head -30
+    tar czf "$OUT/runs-$name.tgz" "runs/$name" ;;
+  perf)
+    timeout 560 python -m gems.perf --vendor nvidia --suite core --no-progress --shapes tools/gpu_final.yaml \
+        ${2:+--ops "$2"} --out runs/nvidia-perf 2>&1 | tail -4
+    tar czf "$OUT/runs-perf.tgz" runs/nvidia-perf ;;
+  *) echo "usage: bash tools/gpu_final.sh shard I K | perf [ops]" >&2; exit 2 ;;
 esac
-grep -h "^FAILED" "$OUT"/*.log 2>/dev/null | cut -c1-250 | head -30
-tar czf "$OUT/runs-$1.tgz" runs

@@ -15,7 +15,7 @@ case "${1:-}" in
     --triton-latest) venv=.venv-triton-latest triton="triton" numpy="numpy" ;;
     *) echo "tools/venv.sh: unknown option '$1' (known: --triton-latest)" >&2; exit 2 ;;
 esac
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import gems, torch, triton, pytest, xdist" 2>/dev/null; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import gems, torch, triton, pytest, xdist, transformers" 2>/dev/null; then
     exit 0
 fi
 python3 -m venv "$venv"
@@ -24,4 +24,4 @@ python3 -m venv "$venv"
 # triton in a step of its own, so that a torch that pins one cannot veto the newest.
 "$venv/bin/python" -m pip install -q "torch==2.13.0" "$numpy"
 "$venv/bin/python" -m pip install -q --upgrade "$triton"
-"$venv/bin/python" -m pip install -q -e ".[test]"
+"$venv/bin/python" -m pip install -q -e ".[test,models]"

@@ -16,6 +16,7 @@ from gems.gate.inputs import CONFORMANCE_FILE, PERF_FILE, GateInputError, load_p
 
 CONFORMANCE_FILES = (CONFORMANCE_FILE, "support_matrix.md", "support_matrix.csv", "support_matrix.html")
 PERF_FILES = (PERF_FILE, "perf_summary.md")
+MODEL_FILES = ("models.json", "models.md", "models.csv")  # gems-perf --model, beside the operator results
 CHART_SUFFIXES = (".png", ".svg")  # gems-perf's charts, beside perf.csv
 LOG = "PROMOTIONS.md"
 FAILING_CASES = ("fail", "error", "xpass")
@@ -39,6 +40,8 @@ def _perf_files(directory: Path) -> list[str]:
 
 
 def _is_result(name: str) -> bool:
+    # (models files are not among them: a promotion without them keeps the baseline's, each of whose entries
+    # records its own environment)
     return name in CONFORMANCE_FILES + PERF_FILES or Path(name).suffix in CHART_SUFFIXES
 
 
@@ -89,6 +92,7 @@ def promote(vendor: str, candidate: Path, reports: Path, force: bool = False, re
         names = [n for n in CONFORMANCE_FILES if (candidate / n).is_file()]
         if run.perf is not None:
             names += _perf_files(candidate)
+        names += [n for n in MODEL_FILES if (candidate / n).is_file()]
         for name in names:
             _copy(candidate / name, stage / name)
         done.append(f"copied {', '.join(names)} from {candidate}")

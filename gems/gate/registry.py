@@ -40,5 +40,22 @@ def _table(vendor: str) -> dict[str, list[str]]:
     return {op: sorted(overloads) for op, overloads in sorted(table.items())}
 
 
+def main(argv: list[str]) -> int:
+    """``python -m gems.gate.registry VENDOR``: the gate's helper process (prints one marked JSON line)."""
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: python -m gems.gate.registry VENDOR\n\nPrints the operators gems registers for VENDOR and their "
+              "ATen overloads, as one JSON line after the marker 'gems-registry:' (gems-gate runs it to find "
+              "operators that have no conformance cases).", file=sys.stderr)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    from gems.runtime.vendor import VendorError
+
+    try:
+        print(_MARK + json.dumps(_table(argv[0])))
+    except VendorError as exc:
+        print(f"gems.gate.registry: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    print(_MARK + json.dumps(_table(sys.argv[1])))
+    sys.exit(main(sys.argv[1:]))

@@ -7,16 +7,21 @@ plan recorded for it; the first call of a signature runs the Python implementati
 invalidates a plan.
 
 The extension is built with ``torch.utils.cpp_extension`` on first use into the gems cache
-directory (no CUDA toolkit needed). ``GEMS_NATIVE=0`` turns the layer off. If it cannot be built or
-loaded, gems says why once (:func:`status`) and the Python path serves every call.
+directory (no CUDA toolkit needed), once per binary: the cache is keyed by what changes it (the source,
+torch's build, the Python ABI, the machine and the compiler), not by the checkout or virtual environment,
+so another venv with the same torch loads the same build. ``GEMS_NATIVE=0`` turns the layer off,
+``GEMS_NATIVE_GENERIC=0`` its size-generic plans only. If it cannot be built or loaded, gems says why once
+(:func:`status`) and the Python path serves every call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import io
 import os
+import platform
 import shutil
 import sys
 import time
@@ -26,6 +31,7 @@ from pathlib import Path
 import torch
 
 SOURCE = Path(__file__).with_name("dispatch.cpp")
+_CFLAGS = ["-O2"]
 # The launch primitive per device type: a C++ cuLaunchKernel of the Triton-compiled function, or a
 # call back into Python (the interpreter, and any device without a native primitive yet).
 _PRIMITIVES = {"cuda": "cuda"}
@@ -35,6 +41,7 @@ _status = {"active": False, "reason": "not started: the native layer loads when 
            "primitive": None, "build_seconds": None, "build_dir": None}
 _configured_for = None  # (device, primitive) the extension is configured for
 _slots: dict[str, int] = {}
+_registered_as: dict[str, tuple] = {}  # overload -> (implementation, dispatch key) of its latest registration
 
 
 def status() -> dict:
@@ -52,20 +59,35 @@ def _inactive(reason: str) -> None:
                   "path", RuntimeWarning, stacklevel=3)
 
 
+def _build_tag(source: bytes) -> str:
+    """What changes the binary: the source, torch's build (its headers and ABI), the Python ABI, the machine,
+    the compiler and flags. Not the paths of a checkout or venv (those only appear in ninja's command)."""
+    parts = [source, torch.__version__, str(torch.version.git_version), sys.implementation.cache_tag,
+             platform.machine(), os.environ.get("CXX", "c++"), " ".join(_CFLAGS)]
+    return hashlib.sha256(b"\0".join(p if isinstance(p, bytes) else p.encode() for p in parts)).hexdigest()[:12]
+
+
 def _build():
     cxx = os.environ.get("CXX", "c++")
+    source = SOURCE.read_bytes()
+    tag = _build_tag(source)
+    name = f"gems_native_{tag}"
+    build_dir = _cache_dir() / tag
+    library, stamp = build_dir / f"{name}.so", build_dir / "built"
+    _status["build_dir"] = str(build_dir)
+    if stamp.is_file() and library.is_file():  # built before, from any checkout or venv with this torch
+        try:
+            return _import(name, library), ""
+        except ImportError:
+            stamp.unlink(missing_ok=True)  # stale or damaged: build again
     if shutil.which(cxx) is None:
         return None, f"no C++ compiler: `{cxx}` is not on PATH; install g++ (or set CXX) to get the native layer"
     from torch.utils.cpp_extension import is_ninja_available, load
 
     if not is_ninja_available():
         return None, "ninja is not installed (torch.utils.cpp_extension needs it): pip install ninja"
-    source = SOURCE.read_bytes()
-    tag = hashlib.sha256(source + torch.__version__.encode() + sys.version.encode()).hexdigest()[:12]
-    build_dir = _cache_dir() / tag
     build_dir.mkdir(parents=True, exist_ok=True)
     log = build_dir / "build.log"
-    _status["build_dir"] = str(build_dir)
     # ninja rebuilds when the compile command changes, and the command names the source: compiling a copy
     # in the build directory lets every checkout of the same source (worktrees, CI's scratch copy of the
     # simulated-device example) share one build instead of rebuilding for its own path.
@@ -74,17 +96,25 @@ def _build():
         partial = staged.with_name(f"{staged.name}.{os.getpid()}.tmp")
         partial.write_bytes(source)
         partial.replace(staged)
+    print("gems: building the native layer (first use, ~30 s)", file=sys.stderr, flush=True)
     started = time.perf_counter()
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            ext = load(f"gems_native_{tag}", [str(staged)], extra_cflags=["-O2"], build_directory=str(build_dir),
-                       verbose=False)
+            ext = load(name, [str(staged)], extra_cflags=_CFLAGS, build_directory=str(build_dir), verbose=False)
     except Exception as exc:  # a compiler error, a missing header, an ABI mismatch: all mean "Python path"
         log.write_text(f"{output.getvalue()}\n{type(exc).__name__}: {exc}\n")
         return None, f"the C++ extension failed to build or load ({type(exc).__name__}); log: {log}"
     _status["build_seconds"] = round(time.perf_counter() - started, 1)
+    stamp.write_text(tag)
     return ext, ""
+
+
+def _import(name: str, library: Path):
+    spec = importlib.util.spec_from_file_location(name, library)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load(device: str):
@@ -129,24 +159,44 @@ class _Handle:
         _ext.deregister(self.handle)
 
 
-def register(overload: str, dispatch_key: str, device: str, serve):
-    """Register the native kernel for ``overload`` at ``dispatch_key``; ``serve(keyset, args, kwargs,
-    tensors) -> (result, plan spec | False | None)`` runs a call in Python. None when the layer is off."""
+def register(overload: str, dispatch_key: str, device: str, serve, implementation=None):
+    """Register the native kernel for ``overload`` at ``dispatch_key`` (the vendor's key, or its Autograd key for
+    an overload with its own backward); ``serve(keyset, args, kwargs, call, why)`` runs a call in Python: ``call``
+    (tensors, key words, their descriptions) for a new signature, which it records (returning (result, plan spec
+    or reason str or None[, size-generic spec])), else None with ``why`` the reason. None when the layer is off.
+    The plans recorded for ``overload`` stay valid when the same ``implementation`` is registered again at the
+    same key; any other registration starts afresh."""
     ext = load(device)
     if ext is None:
         return None
     slot = _slots.get(overload)
     if slot is None:
         slot = _slots[overload] = ext.new_slot(overload)
-    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve))
+    same = implementation is not None and _registered_as.get(overload) == (implementation, dispatch_key)
+    _registered_as[overload] = (implementation, dispatch_key)
+    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve, same))
 
 
-def record_call(impl, keyset, args, kwargs, tensors, calls, overload):
+def record_call(impl, keyset, args, kwargs, call, calls, overload):
     """Run a new call signature of ``overload`` through ``impl`` (the registration wrapper) and record it as a
-    plan."""
+    plan (and, for a second size of a family, a size-generic plan)."""
+    from gems.native import generic, record
+
+    primitive = status()["primitive"]
+    outcome = record.record_call(impl, keyset, args, kwargs, call, calls, primitive, overload)
+    if len(outcome) == 2:
+        return outcome
+    result, spec, plan = outcome
+    generic_spec, why = generic.observe(overload, call, plan, args, kwargs, primitive)
+    record.note(overload, why)
+    return result, spec, generic_spec
+
+
+def note(overload: str, why: str) -> None:
+    """A call of ``overload`` left the native path for the reason ``why`` (the C++ side says which)."""
     from gems.native import record
 
-    return record.record_call(impl, keyset, args, kwargs, tensors, calls, status()["primitive"], overload)
+    record.note(overload, why)
 
 
 def aten_only_add(delta: int) -> None:
@@ -159,37 +209,62 @@ def _counts() -> list:
 
 
 def call_counts() -> dict:
-    """overload -> calls served by replaying a plan (no Python) since the last reset."""
-    return {overload: hits for overload, hits, _, _ in _counts() if hits}
+    """overload -> calls served by replaying a plan (no Python) since the last reset, size-generic plans included."""
+    return {overload: hits for overload, hits, *_ in _counts() if hits}
+
+
+def generic_counts() -> dict:
+    """overload -> calls served by a size-generic plan (a new size of a known family) since the last reset."""
+    return {overload: hits for overload, _, _, _, hits, _ in _counts() if hits}
 
 
 def launch_counts() -> dict:
     """overload -> kernels launched by plan replays since the last reset."""
-    return {overload: launches for overload, _, launches, _ in _counts() if launches}
+    return {overload: launches for overload, _, launches, *_ in _counts() if launches}
 
 
 def plan_counts() -> dict:
-    """overload -> plans stored for its current registration."""
-    return {overload: plans for overload, _, _, plans in _counts() if plans}
+    """overload -> exact plans stored for its current registration (Python-only entries included)."""
+    return {overload: plans for overload, _, _, plans, _, _ in _counts() if plans}
+
+
+def generic_plan_counts() -> dict:
+    """overload -> size-generic plans stored for its current registration."""
+    return {overload: plans for overload, *_, plans in _counts() if plans}
 
 
 def python_reasons() -> dict:
-    """overload -> why its latest new call signature stays on the Python path (every call of that signature
-    then pays the Python dispatcher hop): an ATen op that computes, a result that is a view, a fallback..."""
+    """overload -> why the latest of its calls that left the native path did: the first call of a signature,
+    a new size of a family with no size-generic plan (and why not), an ATen op that computes, a view result,
+    a fallback, random numbers drawn, an argument the key cannot hold, autograd needing a graph..."""
     from gems.native import record
 
     return dict(record.python_reasons)
 
 
+def python_calls() -> dict:
+    """overload -> {reason: calls} of every call that took the Python path since the last reset."""
+    from gems.native import record
+
+    calls: dict = {}
+    for (overload, why), n in record.python_calls.items():
+        calls.setdefault(overload, {})[why] = n
+    return calls
+
+
 def reset_counts() -> None:
+    from gems.native import record
+
+    record.python_calls.clear()
     if _ext is not None:
         _ext.reset_counts()
 
 
 def invalidate() -> None:
     """Forget every stored plan: the next call of each signature runs in Python and records again."""
-    from gems.native import record
+    from gems.native import generic, record
 
     record.python_reasons.clear()
+    generic.forget()
     if _ext is not None:
         _ext.invalidate()

@@ -2,7 +2,9 @@
 //
 // docs/native.md describes the design: the key (what the Python implementation's decision read), the
 // plan (outputs to allocate, temporary buffers, kernel launches with their arguments expressed as
-// "pointer of input i / output j / temp k plus a byte offset" or constants) and what invalidates it.
+// "pointer of input i / output j / temp k plus a byte offset" or constants), size-generic plans (the
+// same plan for a family of calls whose sizes are affine in one variable v, its size-dependent numbers
+// recomputed here as floor((a * v + b) / d)) and what invalidates a plan.
 // The hot path takes no lock, builds no string, logs nothing and does not touch Python.
 
 #include <torch/extension.h>
@@ -10,8 +12,11 @@
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
+#include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/SmallVector.h>
 
 #include <dlfcn.h>
 
@@ -39,8 +44,31 @@ constexpr int kMaxTensors = 8;   // tensors per call that a plan may reference
 constexpr int kMaxParams = 64;   // kernel parameters per launch
 constexpr int kTableSize = 64;   // plans per overload (open addressing)
 constexpr int kProbe = 8;
+constexpr int kMaxGeneric = 64;  // size-generic plans per overload
+constexpr int kMaxValues = 64;   // size-dependent numbers per size-generic plan
 
 enum Primitive { kPython = 0, kCuda = 1 };
+
+// What a key word is: the words a size-generic plan may let vary, with where they come from.
+// desc = kind | (tensor or argument index << 4) | (dimension or list item << 16).
+enum WordKind : uint32_t { kFixedWord = 0, kSizeWord = 1, kStrideWord = 2, kIntWord = 3, kIntListWord = 4 };
+
+// Why a call left the native path without a new signature to record (gems.native.python_reasons()).
+enum Why : uint8_t { kWhyNone = 0, kWhyArgument, kWhyTensors, kWhyLong, kWhyTensorKind, kWhyOverlap, kWhyOff,
+                     kWhyGrad, kWhyTraced, kWhyCount };
+const char* const kWhyText[kWhyCount] = {
+    "",
+    "an argument the key does not cover (a generator, an optional-tensor list, a symbolic size, a long string)",
+    "more than 8 tensors in one call",
+    "a signature longer than 128 words",
+    "a tensor that is not strided, has the conj/neg bit, has no storage, or a number of more than 16 bytes",
+    "a written argument shares memory with another argument (ATen's overlap rules live in Python)",
+    "the native layer is turned off",
+    "autograd: grad mode is on and an input requires grad, or an input has a forward-mode tangent (the "
+    "autograd-level kernel builds its graph in Python)",
+    "a tensor subclass, mode or transform is active (torch.compile tracing, fake or functional tensors, vmap): "
+    "ATen's composite runs",
+};
 
 struct Driver {
   cuLaunchKernel_t launch = nullptr;
@@ -53,10 +81,18 @@ Driver g_driver;
 int g_primitive = kPython;
 bool g_vendor_cpu = true;
 c10::DeviceType g_device_type = c10::DeviceType::CPU;
-PyObject* g_replay = nullptr;  // Python primitive: replay(py_plan, inputs, outputs, temps)
+PyObject* g_replay = nullptr;  // Python primitive: replay(py_plan, inputs, outputs, temps, values)
+PyObject* g_why[kWhyCount] = {};  // the reasons as Python strings, made once
 std::atomic<int> g_aten_only{0};
 std::atomic<uint64_t> g_generation{1};
 bool g_enabled = true;
+// Tensor keys of tracing and transforms (fake, functional, batched tensors): an autograd-level kernel hands
+// calls with such tensors to ATen's composite.
+c10::DispatchKeySet g_traced_keys;
+
+// Global state a Python decision may read, as bits of every key. An implementation that starts reading
+// another flag adds it here (one bit), and nowhere else.
+inline uint64_t global_state() { return uint64_t(at::globalContext().allowTF32CuBLAS()); }
 
 struct Patch {
   int param;
@@ -73,11 +109,25 @@ struct Launch {
 };
 
 struct OutSpec {
-  int kind;  // 0 fresh, 1 an input tensor, 2 None (an undefined tensor: an optional result not asked for)
+  // 0 fresh, 1 an input tensor, 2 None (an undefined tensor: an optional result not asked for), 3 an integer
+  // (a SymInt result: the attention overloads' max_q, max_k)
+  int kind;
   int index;
+  int64_t value = 0;  // kind 3
   std::vector<int64_t> sizes, strides;
   at::ScalarType dtype;
   int device_index;
+};
+
+// Where a size-generic plan puts one of its computed numbers.
+enum TargetKind : uint8_t { kGridX = 0, kGridY, kGridZ, kParam, kPatchDelta, kOutSize, kOutStride, kTemp, kOutInt };
+
+struct Target {
+  uint8_t what;
+  uint8_t width;   // kParam: bytes of the parameter (1, 2, 4, 8)
+  uint16_t item;   // launch, out or temp index
+  uint16_t field;  // parameter, patch or dimension index
+  uint16_t value;  // index into the computed numbers
 };
 
 struct Plan {
@@ -85,10 +135,37 @@ struct Plan {
   int nkey;
   uint64_t key[kMaxKey];
   bool python_only;
+  PyObject* why = nullptr;  // python_only: the reason (a str), handed to Python with each call
   std::vector<OutSpec> outs;
   std::vector<int64_t> temps;  // bytes
   std::vector<Launch> launches;
+  std::vector<Target> targets;  // size-generic plans: numbers recomputed per call
   PyObject* py_plan = nullptr;  // strong reference, never released (plans are never freed)
+};
+
+struct Formula {  // floor((a * v + b) / d), d >= 1
+  int64_t a, b, d;
+};
+
+// A condition on the computed numbers that the recorded kernels assume: Triton specialized them on it.
+struct Check {
+  uint8_t kind;     // 0: the integer class of a number (== 1; % 16 == 0 and 32-bit); 1: 16-byte alignment
+  uint16_t value;   // the number
+  int16_t tensor;   // kind 1: the input whose address the number offsets, -1 for a fresh allocation
+  int64_t expected;
+};
+
+// A plan for every call whose key words are a[i] * v + b[i] (v = word `var`) with v in [lo, hi].
+struct Generic {
+  uint64_t generation;
+  uint64_t family;
+  int nkey;
+  int var;
+  int64_t lo, hi;
+  int64_t a[kMaxKey], b[kMaxKey];
+  std::vector<Formula> formulas;
+  std::vector<Check> checks;
+  Plan* plan;
 };
 
 struct Slot {
@@ -97,11 +174,16 @@ struct Slot {
   std::optional<c10::SafeKernelFunction> original;
   std::vector<uint8_t> mutable_arg;
   size_t nargs = 0;
+  bool autograd = false;  // registered at an Autograd<key>: only calls that need no graph replay
   uint64_t generation = 0;
   std::atomic<Plan*> table[kTableSize];
-  std::atomic<int64_t> hits{0}, launches{0}, plans{0};
+  std::atomic<Generic*> generic[kMaxGeneric];
+  std::atomic<int> ngeneric{0};
+  int generic_next = 0;  // the entry a new plan replaces once the table is full (the oldest)
+  std::atomic<int64_t> hits{0}, launches{0}, plans{0}, generic_hits{0};
   Slot() {
     for (auto& p : table) p.store(nullptr);
+    for (auto& g : generic) g.store(nullptr);
   }
 };
 
@@ -112,12 +194,23 @@ std::vector<Plan*> g_retired;                              // replaced plans: re
 struct Key {
   int n = 0;
   bool ok = true;
+  uint8_t why = kWhyNone;
   uint64_t w[kMaxKey];
+  uint32_t desc[kMaxKey];
   const at::Tensor* tensors[kMaxTensors];
   bool mutable_tensor[kMaxTensors];
   int nt = 0;
-  inline void add(uint64_t v) {
-    if (n < kMaxKey) w[n++] = v; else ok = false;
+  inline void add(uint64_t v, uint32_t d = kFixedWord) {
+    if (n < kMaxKey) {
+      desc[n] = d;
+      w[n++] = v;
+    } else {
+      fail(kWhyLong);
+    }
+  }
+  inline void fail(uint8_t code) {
+    if (ok) why = code;
+    ok = false;
   }
 };
 
@@ -132,19 +225,30 @@ inline uint64_t bits(double d) {
   return u;
 }
 
-void add_tensor(Key& k, const at::Tensor& t, bool is_mutable) {
+inline uint32_t desc(WordKind kind, size_t where, size_t item = 0) {
+  return uint32_t(kind) | (uint32_t(where) << 4) | (uint32_t(item) << 16);
+}
+
+void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable) {
   if (!t.defined()) {
     k.add(tag(kUndefined));
     return;
   }
   auto* impl = t.unsafeGetTensorImpl();
-  if (k.nt == kMaxTensors || impl->layout() != c10::kStrided || impl->is_conj() || impl->is_neg() ||
-      !impl->has_storage()) {
+  if (s.autograd && impl->key_set().has_any(g_traced_keys)) {
     k.ok = false;
+    k.why = kWhyTraced;  // overrides any earlier reason: such a call must not reach Python's implementation
     return;
   }
+  if (k.nt == kMaxTensors) return k.fail(kWhyTensors);
+  if (impl->layout() != c10::kStrided || impl->is_conj() || impl->is_neg() || !impl->has_storage())
+    return k.fail(kWhyTensorKind);
+  if (s.autograd && ((c10::GradMode::is_enabled() && impl->requires_grad()) ||
+                     (impl->autograd_meta() != nullptr && impl->_fw_grad(0, t).defined())))
+    return k.fail(kWhyGrad);
   // The pointer's offset within 16 bytes, not just "aligned or not": a kernel argument at a fixed byte
   // offset from it is 16-byte aligned (a Triton specialization) exactly when that offset matches.
+  const int index = k.nt;
   const auto device = impl->device();
   const int64_t dim = impl->dim();
   const uint64_t addr = reinterpret_cast<uint64_t>(impl->data());
@@ -155,38 +259,36 @@ void add_tensor(Key& k, const at::Tensor& t, bool is_mutable) {
   const auto sizes = impl->sizes();
   const auto strides = impl->strides();
   for (int64_t d = 0; d < dim; ++d) {
-    k.add(uint64_t(sizes[d]));
-    k.add(uint64_t(strides[d]));
+    k.add(uint64_t(sizes[d]), desc(kSizeWord, index, d));
+    k.add(uint64_t(strides[d]), desc(kStrideWord, index, d));
   }
   // A number the Python implementation reads as a value: a wrapped number, or a CPU 0-d tensor
   // beside device tensors (ATen's "cpu scalar").
   if (wrapped || (dim == 0 && device.is_cpu() && !g_vendor_cpu)) {
     uint64_t v[2] = {0, 0};
     const size_t size = impl->itemsize();
-    if (size > 16 || addr == 0) {
-      k.ok = false;
-      return;
-    }
+    if (size > 16 || addr == 0) return k.fail(kWhyTensorKind);
     std::memcpy(v, impl->data(), size);
     k.add(v[0]);
     if (size > 8) k.add(v[1]);
   }
-  k.mutable_tensor[k.nt] = is_mutable;
+  k.mutable_tensor[index] = is_mutable;
   k.tensors[k.nt++] = &t;
 }
 
 // The signature of one call: everything the Python implementation's decision read.
 void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device current) {
-  k.add(uint64_t(c10::typeMetaToScalarType(c10::get_default_dtype())) | (uint64_t(current.index() + 1) << 8));
+  k.add(uint64_t(c10::typeMetaToScalarType(c10::get_default_dtype())) | (uint64_t(current.index() + 1) << 8) |
+        (global_state() << 32));
   for (size_t i = 0; i < s.nargs && k.ok; ++i) {
     const c10::IValue& a = args[i];
     if (a.isTensor()) {
-      add_tensor(k, a.toTensor(), s.mutable_arg[i]);
+      add_tensor(k, s, a.toTensor(), s.mutable_arg[i]);
     } else if (a.isNone()) {
       k.add(tag(kNone));
     } else if (a.isInt()) {
       k.add(tag(kInt));
-      k.add(uint64_t(a.toInt()));
+      k.add(uint64_t(a.toInt()), desc(kIntWord, i));
     } else if (a.isDouble()) {
       k.add(tag(kDouble));
       k.add(bits(a.toDouble()));
@@ -200,7 +302,7 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
     } else if (a.isIntList()) {
       auto list = a.toIntList();
       k.add(tag(kIntList, list.size()));
-      for (int64_t v : list) k.add(uint64_t(v));
+      for (size_t j = 0; j < list.size(); ++j) k.add(uint64_t(int64_t(list[j])), desc(kIntListWord, i, j));
     } else if (a.isDoubleList()) {
       auto list = a.toDoubleList();
       k.add(tag(kDoubleList, list.size()));
@@ -212,13 +314,10 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
     } else if (a.isTensorList()) {
       auto list = a.toListRef();  // references into the stack's list: valid while the call runs
       k.add(tag(kTensorList, list.size()));
-      for (size_t j = 0; j < list.size() && k.ok; ++j) add_tensor(k, list[j].toTensor(), s.mutable_arg[i]);
+      for (size_t j = 0; j < list.size() && k.ok; ++j) add_tensor(k, s, list[j].toTensor(), s.mutable_arg[i]);
     } else if (a.isString()) {
       auto str = a.toStringRef();
-      if (str.size() > 24) {
-        k.ok = false;
-        break;
-      }
+      if (str.size() > 24) return k.fail(kWhyArgument);
       uint64_t packed[3] = {0, 0, 0};
       std::memcpy(packed, str.data(), str.size());
       k.add(tag(kString, str.size()));
@@ -227,7 +326,7 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
       auto d = a.toDevice();
       k.add(tag(kDevice, (uint64_t(d.type()) << 8) | uint64_t(d.index() + 1)));
     } else {
-      k.ok = false;  // generators, optional-tensor lists, symbolic values...: Python decides
+      return k.fail(kWhyArgument);  // generators, optional-tensor lists, symbolic values...: Python decides
     }
   }
   if (!k.ok) return;
@@ -245,22 +344,29 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
         continue;
       }
       if ((k.mutable_tensor[i] || k.mutable_tensor[j]) &&
-          a->storage().unsafeGetStorageImpl() == b->storage().unsafeGetStorageImpl()) {
-        k.ok = false;
-        return;
-      }
+          a->storage().unsafeGetStorageImpl() == b->storage().unsafeGetStorageImpl())
+        return k.fail(kWhyOverlap);
     }
   }
   k.add(alias);
 }
 
+inline uint64_t mix(uint64_t h, uint64_t w) {
+  h ^= w;
+  h *= 1099511628211ull;
+  return h ^ (h >> 29);
+}
+
 inline uint64_t hash_key(const Key& k) {
   uint64_t h = 1469598103934665603ull;
-  for (int i = 0; i < k.n; ++i) {
-    h ^= k.w[i];
-    h *= 1099511628211ull;
-    h ^= h >> 29;
-  }
+  for (int i = 0; i < k.n; ++i) h = mix(h, k.w[i]);
+  return h;
+}
+
+// The key with the words a size-generic plan may vary left out: calls of one family share it.
+inline uint64_t family_hash(const Key& k) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < k.n; ++i) h = mix(h, k.desc[i] == kFixedWord ? k.w[i] : 0x5a5a5a5aull);
   return h;
 }
 
@@ -271,6 +377,49 @@ Plan* find(Slot& s, const Key& k, uint64_t h) {
     if (plan->generation == s.generation && plan->nkey == k.n &&
         std::memcmp(plan->key, k.w, sizeof(uint64_t) * k.n) == 0)
       return plan;
+  }
+  return nullptr;
+}
+
+inline int64_t floor_div(int64_t x, int64_t d) {
+  int64_t q = x / d;
+  return (x % d != 0 && x < 0) ? q - 1 : q;
+}
+
+// Triton's specialization of an integer argument (as gems.runtime.launch's key): 1, else (% 16 == 0, 32-bit).
+inline int64_t int_class(int64_t x) {
+  if (x == 1) return 1;
+  return 2 | (int64_t(x % 16 == 0) << 2) | (int64_t(x >= INT32_MIN && x <= INT32_MAX) << 3);
+}
+
+// The size-generic plan serving this key, with its numbers computed into `values`; none if no family matches.
+const Generic* find_generic(Slot& s, const Key& k, int64_t* values) {
+  const int n = s.ngeneric.load(std::memory_order_acquire);
+  if (n == 0) return nullptr;
+  const uint64_t family = family_hash(k);
+  for (int i = 0; i < n; ++i) {
+    const Generic* g = s.generic[i].load(std::memory_order_acquire);
+    if (g == nullptr || g->generation != s.generation || g->family != family || g->nkey != k.n) continue;
+    const int64_t v = int64_t(k.w[g->var]);
+    if (v < g->lo || v > g->hi) continue;
+    bool match = true;
+    for (int j = 0; j < k.n && match; ++j) match = int64_t(k.w[j]) == g->a[j] * v + g->b[j];
+    if (!match) continue;
+    const size_t nv = g->formulas.size();
+    for (size_t j = 0; j < nv; ++j) {
+      const Formula& f = g->formulas[j];
+      values[j] = floor_div(f.a * v + f.b, f.d);
+    }
+    for (const Check& c : g->checks) {
+      if (c.kind == 0) {
+        match = int_class(values[c.value]) == c.expected;
+      } else {
+        uint64_t base = c.tensor < 0 ? 0 : reinterpret_cast<uint64_t>(k.tensors[c.tensor]->unsafeGetTensorImpl()->data());
+        match = int64_t((base + uint64_t(values[c.value])) % 16 == 0) == c.expected;
+      }
+      if (!match) break;
+    }
+    if (match) return g;
   }
   return nullptr;
 }
@@ -290,7 +439,11 @@ void insert(Slot& s, const Key& k, uint64_t h, Plan* plan) {
       return;
     }
   }
-  g_retired.push_back(plan);  // table full around this hash: the call stays on the Python path
+  // Full around this hash: the newest signature replaces the one in its first cell (recording it again on
+  // every call would cost more than the Python path).
+  auto& cell = s.table[h & (kTableSize - 1)];
+  g_retired.push_back(cell.load(std::memory_order_acquire));
+  cell.store(plan, std::memory_order_release);
 }
 
 [[noreturn]] void launch_failed(const Slot& s, CUresult r) {
@@ -300,27 +453,46 @@ void insert(Slot& s, const Key& k, uint64_t h, Plan* plan) {
 }
 
 void launch_cuda(const Slot& s, const Plan& plan, c10::Device device, const std::vector<at::Tensor>& inputs,
-                 const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& temps) {
+                 const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& temps, const int64_t* values) {
   const auto* guard = c10::impl::getDeviceGuardImpl(g_device_type);
   CUstream stream = static_cast<CUstream>(guard->getStream(device).native_handle());
-  uint64_t values[kMaxParams + 2];
+  uint64_t params_values[kMaxParams + 2];
+  int64_t deltas[kMaxParams];
   void* params[kMaxParams + 2];
-  for (const Launch& l : plan.launches) {
+  for (size_t li = 0; li < plan.launches.size(); ++li) {
+    const Launch& l = plan.launches[li];
     const size_t n = l.params.size();
-    std::memcpy(values, l.params.data(), n * sizeof(uint64_t));
-    for (const Patch& p : l.patches) {
-      const at::Tensor& t = p.kind == 0 ? inputs[p.index] : p.kind == 1 ? outs[p.index] : temps[p.index];
-      values[p.param] = reinterpret_cast<uint64_t>(t.unsafeGetTensorImpl()->data()) + p.delta;
+    unsigned grid[3] = {l.gx, l.gy, l.gz};
+    std::memcpy(params_values, l.params.data(), n * sizeof(uint64_t));
+    for (size_t p = 0; p < l.patches.size(); ++p) deltas[p] = l.patches[p].delta;
+    if (values != nullptr) {
+      for (const Target& t : plan.targets) {
+        if (t.item != li || t.what > kPatchDelta) continue;
+        const int64_t v = values[t.value];
+        if (t.what <= kGridZ) {
+          grid[t.what] = unsigned(v);
+        } else if (t.what == kParam) {
+          params_values[t.field] = t.width == 8 ? uint64_t(v) : uint64_t(v) & ((uint64_t(1) << (8 * t.width)) - 1);
+        } else {
+          deltas[t.field] = v;
+        }
+      }
     }
-    values[n] = values[n + 1] = 0;  // triton's global and profile scratch: none
-    for (size_t i = 0; i < n + 2; ++i) params[i] = &values[i];
-    if (l.gx == 0 || l.gy == 0 || l.gz == 0) continue;
-    CUresult r = g_driver.launch(l.fn, l.gx, l.gy, l.gz, l.block, 1, 1, l.shared, stream, params, nullptr);
+    for (size_t p = 0; p < l.patches.size(); ++p) {
+      const Patch& patch = l.patches[p];
+      const at::Tensor& t = patch.kind == 0 ? inputs[patch.index] : patch.kind == 1 ? outs[patch.index]
+                                                                                     : temps[patch.index];
+      params_values[patch.param] = reinterpret_cast<uint64_t>(t.unsafeGetTensorImpl()->data()) + deltas[p];
+    }
+    params_values[n] = params_values[n + 1] = 0;  // triton's global and profile scratch: none
+    for (size_t i = 0; i < n + 2; ++i) params[i] = &params_values[i];
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) continue;
+    CUresult r = g_driver.launch(l.fn, grid[0], grid[1], grid[2], l.block, 1, 1, l.shared, stream, params, nullptr);
     if (r == kInvalidContext && g_driver.retain && g_driver.set_current) {
       // A thread that has not used this device's context yet: make the primary context current.
       CUcontext ctx = nullptr;
       if (g_driver.retain(&ctx, device.index()) == 0 && g_driver.set_current(ctx) == 0)
-        r = g_driver.launch(l.fn, l.gx, l.gy, l.gz, l.block, 1, 1, l.shared, stream, params, nullptr);
+        r = g_driver.launch(l.fn, grid[0], grid[1], grid[2], l.block, 1, 1, l.shared, stream, params, nullptr);
     }
     if (r != 0) launch_failed(s, r);
   }
@@ -332,43 +504,77 @@ py::tuple as_tuple(const std::vector<at::Tensor>& v) {
   return t;
 }
 
-void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack) {
+// Replay a plan; `values` are a size-generic plan's numbers for this call (nullptr for an exact plan).
+void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack,
+            const int64_t* values, size_t nvalues) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(k.nt);
   for (int i = 0; i < k.nt; ++i) inputs.push_back(*k.tensors[i]);
   std::vector<at::Tensor> temps;
   temps.reserve(plan.temps.size());
-  for (int64_t bytes : plan.temps)
+  for (size_t i = 0; i < plan.temps.size(); ++i) {
+    int64_t bytes = plan.temps[i];
+    if (values != nullptr)
+      for (const Target& t : plan.targets)
+        if (t.what == kTemp && t.item == i) bytes = values[t.value];
     temps.push_back(at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device)));
+  }
   std::vector<at::Tensor> outs;
   outs.reserve(plan.outs.size());
-  for (const OutSpec& o : plan.outs) {
+  for (size_t j = 0; j < plan.outs.size(); ++j) {
+    const OutSpec& o = plan.outs[j];
     if (o.kind == 1) {
       outs.push_back(inputs[o.index]);
-    } else if (o.kind == 2) {
-      outs.emplace_back();
+    } else if (o.kind >= 2) {
+      outs.emplace_back();  // None, or an integer pushed below
     } else {
       auto options = at::TensorOptions().dtype(o.dtype).device(c10::Device(g_device_type, o.device_index));
-      outs.push_back(at::empty_strided(o.sizes, o.strides, options));
+      if (values == nullptr) {
+        outs.push_back(at::empty_strided(o.sizes, o.strides, options));
+        continue;
+      }
+      c10::SmallVector<int64_t, 8> sizes(o.sizes.begin(), o.sizes.end()), strides(o.strides.begin(), o.strides.end());
+      for (const Target& t : plan.targets) {
+        if (t.item != j) continue;
+        if (t.what == kOutSize) sizes[t.field] = values[t.value];
+        if (t.what == kOutStride) strides[t.field] = values[t.value];
+      }
+      outs.push_back(at::empty_strided(sizes, strides, options));
     }
   }
   if (g_primitive == kCuda) {
-    launch_cuda(s, plan, device, inputs, outs, temps);
+    launch_cuda(s, plan, device, inputs, outs, temps, values);
   } else {
     py::gil_scoped_acquire gil;
+    py::tuple numbers(nvalues);
+    for (size_t i = 0; i < nvalues; ++i) numbers[i] = py::int_(values[i]);
     py::handle fn(g_replay);
-    fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps));
+    fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps), numbers);
   }
   s.hits.fetch_add(1, std::memory_order_relaxed);
+  if (values != nullptr) s.generic_hits.fetch_add(1, std::memory_order_relaxed);
   s.launches.fetch_add(int64_t(plan.launches.size()), std::memory_order_relaxed);
   torch::jit::drop(*stack, s.nargs);
-  for (auto& o : outs) stack->emplace_back(std::move(o));
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const OutSpec& o = plan.outs[j];
+    if (o.kind != 3) {
+      stack->emplace_back(std::move(outs[j]));
+      continue;
+    }
+    int64_t value = o.value;
+    if (values != nullptr)
+      for (const Target& t : plan.targets)
+        if (t.what == kOutInt && t.item == j) value = values[t.value];
+    stack->emplace_back(value);
+  }
 }
 
-Plan* build_plan(const py::object& spec, const Slot& s) {
+Plan* build_plan(const py::object& spec) {
   auto plan = std::make_unique<Plan>();
-  if (spec.is(py::bool_(false))) {
+  if (py::isinstance<py::str>(spec)) {  // "stays in Python", and why
     plan->python_only = true;
+    plan->why = spec.ptr();
+    Py_INCREF(plan->why);
     return plan.release();
   }
   plan->python_only = false;
@@ -378,6 +584,7 @@ Plan* build_plan(const py::object& spec, const Slot& s) {
     OutSpec out;
     out.kind = item[0].cast<int>();
     out.index = item[1].cast<int>();
+    if (out.kind == 3) out.value = item[2].cast<int64_t>();
     if (out.kind == 0) {
       out.sizes = item[2].cast<std::vector<int64_t>>();
       out.strides = item[3].cast<std::vector<int64_t>>();
@@ -409,8 +616,60 @@ Plan* build_plan(const py::object& spec, const Slot& s) {
   Py_INCREF(plan->py_plan);
   // The Python primitive replays the py_plan; count its launches the same way.
   if (g_primitive == kPython) plan->launches.resize(t[4].cast<size_t>());
-  (void)s;
   return plan.release();
+}
+
+// A size-generic plan from its Python spec: (plan spec, var, lo, hi, a, b, formulas, checks, targets).
+Generic* build_generic(const py::tuple& spec, const Key& k) {
+  auto g = std::make_unique<Generic>();
+  g->plan = build_plan(spec[0]);
+  g->var = spec[1].cast<int>();
+  g->lo = spec[2].cast<int64_t>();
+  g->hi = spec[3].cast<int64_t>();
+  auto a = spec[4].cast<std::vector<int64_t>>();
+  auto b = spec[5].cast<std::vector<int64_t>>();
+  TORCH_CHECK(int(a.size()) == k.n && int(b.size()) == k.n && g->var >= 0 && g->var < k.n,
+              "gems native: a size-generic plan does not fit its key");
+  g->nkey = k.n;
+  std::copy(a.begin(), a.end(), g->a);
+  std::copy(b.begin(), b.end(), g->b);
+  for (auto f : spec[6].cast<py::list>()) {
+    auto item = f.cast<py::tuple>();
+    g->formulas.push_back({item[0].cast<int64_t>(), item[1].cast<int64_t>(), item[2].cast<int64_t>()});
+    TORCH_CHECK(g->formulas.back().d >= 1, "gems native: a formula's divisor must be positive");
+  }
+  TORCH_CHECK(g->formulas.size() <= size_t(kMaxValues), "gems native: too many size-dependent numbers");
+  for (auto c : spec[7].cast<py::list>()) {
+    auto item = c.cast<py::tuple>();
+    g->checks.push_back({item[0].cast<uint8_t>(), item[1].cast<uint16_t>(), item[2].cast<int16_t>(),
+                         item[3].cast<int64_t>()});
+  }
+  for (auto t : spec[8].cast<py::list>()) {
+    auto item = t.cast<py::tuple>();
+    g->plan->targets.push_back({item[0].cast<uint8_t>(), item[1].cast<uint8_t>(), item[2].cast<uint16_t>(),
+                                item[3].cast<uint16_t>(), item[4].cast<uint16_t>()});
+  }
+  g->family = family_hash(k);
+  return g.release();
+}
+
+void insert_generic(Slot& s, Generic* g) {
+  g->generation = s.generation;
+  const int n = s.ngeneric.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {  // a stale one (an earlier registration) makes room
+    Generic* old = s.generic[i].load(std::memory_order_relaxed);
+    if (old->generation != s.generation) {
+      s.generic[i].store(g, std::memory_order_release);
+      return;  // the old one is never freed: a reader may hold it
+    }
+  }
+  if (n == kMaxGeneric) {  // full: replace the oldest (a decode loop has left its early buckets behind)
+    s.generic[s.generic_next].store(g, std::memory_order_release);
+    s.generic_next = (s.generic_next + 1) % kMaxGeneric;
+    return;
+  }
+  s.generic[n].store(g, std::memory_order_release);
+  s.ngeneric.store(n + 1, std::memory_order_release);
 }
 
 // The Python kernel convention (as torch's own Python kernels get their arguments): positional
@@ -465,22 +724,36 @@ void push_result(const c10::OperatorHandle& op, torch::jit::Stack* stack, const 
   }
 }
 
-// A call the plan table does not serve: the Python implementation, recording when the key is known.
+py::bytes as_bytes(const void* data, size_t n) { return py::bytes(static_cast<const char*>(data), n); }
+
+// A call the plan tables do not serve: the Python implementation, recording when the key is new (`k` given);
+// `why` (a str, or None for a new key) says why it left the native path.
 void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack,
-                  const Key* k, uint64_t h) {
+                  const Key* k, uint64_t h, PyObject* why) {
   py::gil_scoped_acquire gil;
-  py::object tensors = py::none();
+  py::object call = py::none();
   if (k != nullptr) {  // before the stack is popped: the key points into it
     py::tuple t(k->nt);
     for (int i = 0; i < k->nt; ++i) t[i] = py::cast(*k->tensors[i]);
-    tensors = t;
+    call = py::make_tuple(t, as_bytes(k->w, sizeof(uint64_t) * k->n), as_bytes(k->desc, sizeof(uint32_t) * k->n));
   }
   std::vector<c10::IValue> arguments = torch::jit::pop(*stack, s.nargs);
   auto args_kwargs = to_python(op, arguments);
   py::handle serve(s.serve);
-  py::tuple res = serve(ks, args_kwargs.first, args_kwargs.second, tensors).cast<py::tuple>();
+  py::object reason = why == nullptr ? py::none() : py::reinterpret_borrow<py::object>(why);
+  py::tuple res = serve(ks, args_kwargs.first, args_kwargs.second, call, reason).cast<py::tuple>();
   push_result(op, stack, res[0]);
-  if (k != nullptr && !res[1].is_none()) insert(s, *k, h, build_plan(res[1], s));
+  if (k == nullptr || res[1].is_none()) return;
+  insert(s, *k, h, build_plan(res[1]));
+  if (res.size() > 2 && !res[2].is_none()) insert_generic(s, build_generic(res[2].cast<py::tuple>(), *k));
+}
+
+// ATen's own kernel for the call (gems.aten_only(), a traced call at an autograd-level kernel).
+void call_original(const Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  TORCH_CHECK_NOT_IMPLEMENTED(s.original.has_value(), "Could not run 'aten::", s.overload,
+                              "' with arguments from this backend: ATen has no kernel for it there, and gems left "
+                              "this call to ATen");
+  s.original->callBoxed(op, ks, stack);
 }
 
 struct GemsKernel : public c10::OperatorKernel {
@@ -490,11 +763,11 @@ struct GemsKernel : public c10::OperatorKernel {
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     Slot& s = *slot;
     if (g_aten_only.load(std::memory_order_relaxed)) {
-      s.original->callBoxed(op, ks, stack);
+      call_original(s, op, ks, stack);
       return;
     }
     if (!g_enabled) {
-      serve_python(s, op, ks, stack, nullptr, 0);
+      serve_python(s, op, ks, stack, nullptr, 0, g_why[kWhyOff]);
       return;
     }
     const c10::IValue* args = stack->data() + (stack->size() - s.nargs);
@@ -503,16 +776,32 @@ struct GemsKernel : public c10::OperatorKernel {
     Key k;
     compute_key(k, s, args, current);
     if (!k.ok) {
-      serve_python(s, op, ks, stack, nullptr, 0);
+      if (k.why == kWhyTraced) {
+        // Fake, functional or batched tensors (torch.compile's tracing, vmap) at an autograd-level kernel: ATen's
+        // composite decomposes the call into operators the tracer knows; gems' kernels cannot run on them.
+        call_original(s, op, ks, stack);
+      } else {
+        serve_python(s, op, ks, stack, nullptr, 0, g_why[k.why]);
+      }
       return;
     }
     const uint64_t h = hash_key(k);
     Plan* plan = find(s, k, h);
-    if (plan != nullptr && !plan->python_only) {
-      replay(s, *plan, current, k, stack);
+    if (plan != nullptr) {
+      if (plan->python_only) {
+        serve_python(s, op, ks, stack, nullptr, h, plan->why);
+      } else {
+        replay(s, *plan, current, k, stack, nullptr, 0);
+      }
       return;
     }
-    serve_python(s, op, ks, stack, plan == nullptr ? &k : nullptr, h);
+    int64_t values[kMaxValues];
+    const Generic* g = find_generic(s, k, values);
+    if (g != nullptr) {
+      replay(s, *g->plan, current, k, stack, values, g->formulas.size());
+      return;
+    }
+    serve_python(s, op, ks, stack, &k, h, nullptr);
   }
 };
 
@@ -528,14 +817,20 @@ int64_t new_slot(const std::string& overload) {
   return int64_t(g_slots.size() - 1);
 }
 
-int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve) {
+int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve,
+                        bool keep_plans) {
   Slot& s = *g_slots.at(slot_id);
   auto dot = overload.find('.');
   std::string name = overload.substr(0, dot);
   std::string variant = dot == std::string::npos ? "" : overload.substr(dot + 1);
   auto op = c10::Dispatcher::singleton().findSchemaOrThrow(("aten::" + name).c_str(), variant.c_str());
   const auto dispatch_key = c10::parseDispatchKey(key);
-  s.original = op.getComputedKernelForDispatchKey(dispatch_key);
+  try {  // a CUDA-only overload on another device (gems serves it, ATen has nothing to fall back to)
+    s.original = op.getComputedKernelForDispatchKey(dispatch_key);
+  } catch (const c10::Error&) {
+    s.original.reset();
+  }
+  s.autograd = c10::isIncludedInAlias(dispatch_key, c10::DispatchKey::Autograd);
   const auto& arguments = op.schema().arguments();
   s.nargs = arguments.size();
   s.mutable_arg.assign(s.nargs, 0);
@@ -545,7 +840,9 @@ int64_t register_kernel(int64_t slot_id, const std::string& overload, const std:
   }
   Py_XDECREF(s.serve);
   s.serve = serve.release().ptr();
-  s.generation = g_generation.fetch_add(1) + 1;  // plans recorded for an earlier registration are stale
+  // Plans recorded for an earlier registration are stale, unless the same implementation is registered again
+  // at the same key (gems-perf and the model harness unregister gems to time ATen, then register it back).
+  if (!keep_plans) s.generation = g_generation.fetch_add(1) + 1;
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard guard(&quiet);
   auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", dispatch_key, __FILE__, __LINE__);
@@ -561,6 +858,10 @@ std::string configure(const std::string& primitive, const std::string& device_ty
   g_device_type = c10::Device(device_type).type();
   Py_XDECREF(g_replay);
   g_replay = replay_fn.release().ptr();
+  for (int i = 1; i < kWhyCount; ++i)
+    if (g_why[i] == nullptr) g_why[i] = py::str(kWhyText[i]).release().ptr();
+  using K = c10::DispatchKey;
+  g_traced_keys = c10::DispatchKeySet({K::Python, K::Functionalize, K::FuncTorchBatched, K::FuncTorchGradWrapper});
   if (primitive == "python") {
     g_primitive = kPython;
     return "";
@@ -581,11 +882,17 @@ void aten_only_add(int delta) { g_aten_only.fetch_add(delta, std::memory_order_r
 
 void set_enabled(bool enabled) { g_enabled = enabled; }
 
-// (overload, calls replayed, kernels launched by replays, plans stored) per slot.
+// (overload, calls replayed, kernels launched by replays, plans stored, calls replayed by size-generic plans,
+// size-generic plans stored) per slot.
 py::list counts() {
   py::list out;
-  for (auto& s : g_slots)
-    out.append(py::make_tuple(s->overload, s->hits.load(), s->launches.load(), s->plans.load()));
+  for (auto& s : g_slots) {
+    int generic = 0;
+    const int n = s->ngeneric.load();
+    for (int i = 0; i < n; ++i) generic += s->generic[i].load()->generation == s->generation;
+    out.append(py::make_tuple(s->overload, s->hits.load(), s->launches.load(), s->plans.load(),
+                              s->generic_hits.load(), generic));
+  }
   return out;
 }
 
@@ -593,6 +900,7 @@ void reset_counts() {
   for (auto& s : g_slots) {
     s->hits.store(0);
     s->launches.store(0);
+    s->generic_hits.store(0);
   }
 }
 

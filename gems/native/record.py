@@ -8,16 +8,22 @@ call did can be redone from its signature alone:
   a fill, ``.item()``, a nested operator) means "stay in Python" for this signature;
 - every kernel argument is a constant, or a pointer into an input, an output or a temporary buffer
   the call allocated (plus a fixed byte offset);
-- every result is an input tensor (out=, in-place), a fresh dense allocation or None (an optional
-  result not asked for, as in ``convolution_backward``'s output_mask);
+- every result is an input tensor (out=, in-place), a fresh dense allocation, None (an optional
+  result not asked for, as in ``convolution_backward``'s output_mask) or an integer (a SymInt result);
 - the random generators' states did not move (no random numbers drawn).
 
-Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count)``.
+Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count)``, or a str: "this
+signature stays in Python", and why. A second call of the same family (the same key but for sizes and
+integer arguments) may also get a size-generic plan (:mod:`gems.native.generic`, asked by
+:func:`gems.native.record_call`), derived from dry runs:
+the implementation run at other sizes with its launches recorded, not executed (:class:`Recording` with
+``dry=True``).
 """
 
 from __future__ import annotations
 
 import struct
+from collections import Counter
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
@@ -28,20 +34,31 @@ from gems.runtime import registration
 aten = torch.ops.aten
 _ALLOCATING = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
                aten.new_empty.default, aten.new_empty_strided.default}
-# Ops that read only metadata (dtypes, shapes): they decide nothing a key does not cover.
-_METADATA = {aten.result_type, aten.can_cast, aten.promote_types, aten.is_same_size}
+# Ops that read only metadata (dtypes, shapes, strides): they decide nothing a key does not cover.
+_METADATA = {aten.result_type, aten.can_cast, aten.promote_types, aten.is_same_size, aten._debug_has_internal_overlap}
 # Integer and float kernel parameters as triton 3.6's launcher packs them (backends/nvidia/driver.py).
 _FORMATS = {"i1": "b", "i8": "b", "u1": "B", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
             "i64": "q", "u64": "Q", "fp16": "e", "fp32": "f", "f32": "f", "fp64": "d"}
+NEW_SIGNATURE = "the first call of its signature (recorded)"
 
-
-# overload -> why the latest new call signature of it stays on the Python path (gems.native.python_reasons()):
-# how a user finds out why a call costs the Python dispatcher hop every time.
+# overload -> why the latest of its calls that left the native path did (gems.native.python_reasons()), and
+# (overload, reason) -> such calls: how a user finds out why a call costs the Python dispatcher hop.
 python_reasons: dict = {}
+python_calls: Counter = Counter()
+
+
+def note(overload: str, why: str) -> None:
+    python_reasons[overload] = why
+    python_calls[overload, why] += 1
 
 
 class NotRecordable(Exception):
     """The call did something a plan cannot express; the reason says what."""
+
+
+class DryRunStopped(Exception):
+    """A dry run met something it must not execute (a computing ATen op, an autotuner); the reason is kept
+    in the recording, so an implementation that catches this still yields no plan."""
 
 
 class _Watch(TorchDispatchMode):
@@ -56,6 +73,9 @@ class _Watch(TorchDispatchMode):
         self.recording = recording
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        computes = not (func in _ALLOCATING or func.is_view or func.overloadpacket in _METADATA)
+        if computes and self.recording.dry:  # never run it: it could write to the caller's tensors
+            self.recording.stop(f"it called {func}")
         try:
             out = func(*args, **(kwargs or {}))
         except RuntimeError as exc:
@@ -68,17 +88,19 @@ class _Watch(TorchDispatchMode):
             out = func(*args, **(kwargs or {}))
         if func in _ALLOCATING:
             self.recording.allocated.add(out.untyped_storage().data_ptr())
-        elif not (func.is_view or func.overloadpacket in _METADATA):
+        elif computes:
             self.recording.refused = self.recording.refused or f"it called {func}"  # the first one says most
         return out
 
 
 class Recording:
-    """``with Recording(tensors, primitive): impl(...)``, then :meth:`spec` of the result."""
+    """``with Recording(tensors, primitive): impl(...)``, then :meth:`plan` of the result. ``dry``: launches
+    are recorded and not executed, and any ATen op that computes stops the call (a size-generic plan's probe)."""
 
-    def __init__(self, tensors: tuple, primitive: str):
+    def __init__(self, tensors: tuple, primitive: str, dry: bool = False):
         self.tensors = tensors  # the call's tensors in stack order ("input i")
         self.primitive = primitive
+        self.dry = dry
         self.launches = []  # (launcher, compiled, grid, options, args)
         self.allocated = set()  # storages the call allocated
         self.refused = None
@@ -100,21 +122,25 @@ class Recording:
         """Around a launch: the interpreter's own torch calls are not the implementation's."""
         return _disable_current_modes()
 
+    def stop(self, why: str):
+        self.refused = self.refused or why
+        raise DryRunStopped(why)
+
     def launched(self, launcher, compiled, grid, options, args, hooks=False):
         if hooks and self.primitive == "cuda":
             self.refused = "Triton launch hooks are installed"
         self.launches.append((launcher, compiled, tuple(grid) + (1,) * (3 - len(grid)), options, args))
 
     # ------------------------------------------------------------------ the plan
-    def spec(self, result):
-        """The plan spec, or False (this signature stays in Python; :attr:`why_python` says why)."""
+    def plan(self, result):
+        """The call as data (:class:`Plan`), or None (this signature stays in Python; :attr:`why_python` says why)."""
         try:
-            return self._spec(result)
+            return self._plan(result)
         except NotRecordable as exc:
             self.why_python = str(exc)
-            return False
+            return None
 
-    def _spec(self, result):
+    def _plan(self, result):
         if self.refused:
             raise NotRecordable(self.refused)
         returns = result if isinstance(result, tuple) else (result,)
@@ -123,8 +149,11 @@ class Recording:
             if r is None:  # an optional result not asked for (an undefined tensor in C++)
                 outs.append((2, j))
                 continue
+            if type(r) is int:  # a SymInt result (the attention overloads' max_q, max_k)
+                outs.append((3, j, r))
+                continue
             if type(r) is not torch.Tensor:
-                raise NotRecordable("a result is not a tensor")
+                raise NotRecordable("a result is neither a tensor nor an integer")
             k = next((i for i, t in enumerate(self.tensors) if r is t), None)
             if k is not None:
                 outs.append((1, k))
@@ -137,14 +166,10 @@ class Recording:
             outs.append((0, j, tuple(r.shape), tuple(r.stride()), r.dtype, -1 if r.device.index is None
                          else r.device.index))
         self._returns, self._fresh, self._temps = returns, fresh, {}
-        cuda_launches, py_plan = [], []
-        for launcher, compiled, grid, options, args in self.launches:
-            argspec = [self._arg(a) for a in args]
-            py_plan.append((launcher, grid, options, argspec))
-            if self.primitive == "cuda":
-                cuda_launches.append(self._cuda_launch(launcher, compiled, grid, args, argspec))
+        launches = [(launcher, compiled, grid, options, [self._arg(a) for a in args], args)
+                    for launcher, compiled, grid, options, args in self.launches]
         temps = [nbytes for _, nbytes in sorted(self._temps.values())]
-        return outs, temps, cuda_launches, py_plan, len(py_plan)
+        return Plan(outs, temps, launches)
 
     def _arg(self, value):
         """("c", constant) or ("t", kind, index, byte offset, dtype, shape, strides)."""
@@ -174,68 +199,134 @@ class Recording:
             return 2, k, ptr - storage
         raise NotRecordable("a kernel argument is memory from outside the call")
 
-    def _cuda_launch(self, launcher, compiled, grid, args, argspec):
-        meta = getattr(compiled, "metadata", None)
-        if meta is None or not getattr(compiled, "function", None):
-            raise NotRecordable("no compiled kernel handle")
-        if (getattr(meta, "num_ctas", 1) != 1 or getattr(meta, "launch_cooperative_grid", False)
-                or getattr(meta, "launch_pdl", False) or getattr(meta, "global_scratch_size", 0)
-                or getattr(meta, "profile_scratch_size", 0) or getattr(meta, "tensordesc_meta", None)):
-            raise NotRecordable("the kernel needs launch features the native primitive does not set")
-        fn = launcher.kernel
-        while not isinstance(fn, JITFunction):
-            fn = fn.fn
-        bound = dict(zip(fn.arg_names, zip(args, argspec)))
-        params, patches = [], []
-        for name, ty in compiled.src.signature.items():
-            name = fn.arg_names[name] if isinstance(name, int) else name
-            if ty == "constexpr":
-                continue
-            if name not in bound or not isinstance(ty, str):
-                raise NotRecordable(f"kernel parameter {name} ({ty}) is not a plain argument")
-            value, spec = bound[name]
-            if ty.startswith("*"):
-                if spec[0] != "t":
-                    raise NotRecordable(f"pointer parameter {name} is not a tensor")
-                patches.append((len(params), spec[1], spec[2], spec[3]))
-                params.append(0)
-            elif ty == "bf16":
-                bits = torch.tensor(float(value), dtype=torch.bfloat16).view(torch.int16).item()
-                params.append(bits & 0xFFFF)
-            elif ty in _FORMATS:
-                raw = struct.pack("<" + _FORMATS[ty], value).ljust(8, b"\0")
-                params.append(int.from_bytes(raw, "little", signed=True))
-            else:
-                raise NotRecordable(f"kernel parameter type {ty}")
-        return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches)
+
+class Plan:
+    """A recorded call: ``outs`` ((0, j, shape, strides, dtype, device index) fresh / (1, input) / (2, j) None /
+    (3, j, value) an integer),
+    ``temps`` (bytes), ``launches`` ((launcher, compiled, grid, options, argspec, args)). :meth:`spec` is what
+    C++ stores; ``refs`` (slot -> index of a computed number) makes a size-generic plan's spec."""
+
+    def __init__(self, outs, temps, launches):
+        self.outs, self.temps, self.launches = outs, temps, launches
+
+    def spec(self, primitive: str, refs=None):
+        refs = refs or {}
+        cuda_launches, py_plan = [], []
+        for n, (launcher, compiled, grid, options, argspec, args) in enumerate(self.launches):
+            grid_refs = tuple(_Ref(refs[("grid", n, i)]) if ("grid", n, i) in refs else g for i, g in enumerate(grid))
+            py_args = [_with_refs(a, refs, n, p) for p, a in enumerate(argspec)]
+            py_plan.append((launcher, grid_refs, options, py_args))
+            if primitive == "cuda":
+                cuda_launches.append(_cuda_launch(launcher, compiled, grid, args, argspec)[0])
+        return self.outs, self.temps, cuda_launches, tuple(py_plan), len(py_plan)
+
+    def cuda_fields(self, n: int) -> dict:
+        """Launch ``n``'s argument position -> ("param", index, bytes) or ("patch", index) on the CUDA primitive."""
+        launcher, compiled, grid, _, argspec, args = self.launches[n]
+        return _cuda_launch(launcher, compiled, grid, args, argspec)[1]
 
 
-def record_call(impl, keyset, args, kwargs, tensors, calls, primitive, overload):
-    """Run ``impl`` (the registration wrapper) for a new call signature of ``overload``; returns (result, plan
-    spec), with False for "this signature stays in Python" (the reason kept in :data:`python_reasons`) and
-    None for "decide again next time"."""
+class _Ref(int):
+    """A number of a size-generic plan's Python replay: the index of its value among the call's computed numbers."""
+
+
+def _with_refs(spec, refs, n, p):
+    if spec[0] == "c":
+        return ("r", refs[("arg", n, p)]) if ("arg", n, p) in refs else spec
+    _, kind, index, delta, dtype, shape, strides = spec
+    delta = _Ref(refs[("delta", n, p)]) if ("delta", n, p) in refs else delta
+    shape = tuple(_Ref(refs[("tshape", n, p, d)]) if ("tshape", n, p, d) in refs else s for d, s in enumerate(shape))
+    strides = tuple(_Ref(refs[("tstride", n, p, d)]) if ("tstride", n, p, d) in refs else s
+                    for d, s in enumerate(strides))
+    return ("t", kind, index, delta, dtype, shape, strides)
+
+
+def _jit_function(launcher) -> JITFunction:
+    fn = launcher.kernel
+    while not isinstance(fn, JITFunction):
+        fn = fn.fn
+    return fn
+
+
+def _cuda_launch(launcher, compiled, grid, args, argspec):
+    """((CUfunction, grid x, y, z, block, shared, params, patches), {argument position: where it went})."""
+    meta = getattr(compiled, "metadata", None)
+    if meta is None or not getattr(compiled, "function", None):
+        raise NotRecordable("no compiled kernel handle")
+    if (getattr(meta, "num_ctas", 1) != 1 or getattr(meta, "launch_cooperative_grid", False)
+            or getattr(meta, "launch_pdl", False) or getattr(meta, "global_scratch_size", 0)
+            or getattr(meta, "profile_scratch_size", 0) or getattr(meta, "tensordesc_meta", None)):
+        raise NotRecordable("the kernel needs launch features the native primitive does not set")
+    fn = _jit_function(launcher)
+    position = {name: p for p, name in enumerate(fn.arg_names)}
+    params, patches, where = [], [], {}
+    for name, ty in compiled.src.signature.items():
+        name = fn.arg_names[name] if isinstance(name, int) else name
+        if ty == "constexpr":
+            continue
+        if name not in position or position[name] >= len(args) or not isinstance(ty, str):
+            raise NotRecordable(f"kernel parameter {name} ({ty}) is not a plain argument")
+        p = position[name]
+        value, spec = args[p], argspec[p]
+        if ty.startswith("*"):
+            if spec[0] != "t":
+                raise NotRecordable(f"pointer parameter {name} is not a tensor")
+            where[p] = ("patch", len(patches))
+            patches.append((len(params), spec[1], spec[2], spec[3]))
+            params.append(0)
+        elif ty == "bf16":
+            params.append(_bf16_bits(float(value)))
+        elif ty in _FORMATS:
+            raw = struct.pack("<" + _FORMATS[ty], value)
+            where[p] = ("param", len(params), len(raw))
+            params.append(int.from_bytes(raw.ljust(8, b"\0"), "little", signed=True))
+        else:
+            raise NotRecordable(f"kernel parameter type {ty}")
+    return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches), where
+
+
+def _bf16_bits(value: float) -> int:
+    """The 16 bits of ATen's bfloat16 for ``value`` (ATen's own cast, not gems': this is no call of the user's)."""
+    with registration.aten_only():
+        return torch.tensor(value, dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF
+
+
+def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
+    """Run ``impl`` (the registration wrapper) for a new call signature of ``overload`` (``call``: its tensors,
+    key words and their descriptions); returns (result, plan spec, :class:`Plan`), or (result, a str) for "this
+    signature stays in Python" (the reason, also kept in :data:`python_reasons`) or (result, None) for "decide
+    again next time"."""
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
-        return impl(keyset, *args, **kwargs), None  # record outside capture: the state checks are not capture-safe
+        note(overload, "a new signature during CUDA graph capture (recorded outside capture only)")
+        return impl(keyset, *args, **kwargs), None  # the state checks below are not capture-safe
     served = calls[0] + 1
     rng = _rng_states()
-    recording = Recording(tensors, primitive)
+    recording = Recording(call[0], primitive)
     with recording:
         result = impl(keyset, *args, **kwargs)
     if calls[0] != served:
-        python_reasons[overload] = "ATen served it (a fallback)"
-        return result, False  # the same signature falls back again
+        return result, _python_only(overload, "ATen served it (a fallback)")  # the same signature falls back again
     after = _rng_states()
     with registration.aten_only():  # torch.equal is a gems operator too: it would be recorded in turn
         drew = len(after) != len(rng) or not all(torch.equal(a, b) for a, b in zip(rng, after))
     if drew:
-        python_reasons[overload] = "it drew random numbers (a replay would repeat them)"
-        return result, False
+        return result, _python_only(overload, "it drew random numbers (a replay would repeat them)")
     if recording.deferred:
+        note(overload, "a kernel was tuned for its size class (the next call of the signature is recorded)")
         return result, None
-    spec = recording.spec(result)
-    if spec is False:
-        python_reasons[overload] = recording.why_python
-    return result, spec
+    plan = recording.plan(result)
+    if plan is None:
+        return result, _python_only(overload, recording.why_python)
+    try:
+        spec = plan.spec(primitive)
+    except NotRecordable as exc:
+        return result, _python_only(overload, str(exc))
+    return result, spec, plan  # gems.native.record_call notes the call once it knows about its family
+
+
+def _python_only(overload: str, why: str) -> str:
+    note(overload, why)
+    return why
 
 
 def _rng_states() -> list:
@@ -251,19 +342,27 @@ def _dense_nbytes(t: torch.Tensor) -> int:
     return (1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))) * t.element_size()
 
 
-def replay(py_plan, inputs, outputs, temps) -> None:
-    """The Python launch primitive: rebuild each launch's arguments and launch through its Launcher."""
+def replay(py_plan, inputs, outputs, temps, values) -> None:
+    """The Python launch primitive: rebuild each launch's arguments and launch through its Launcher; ``values``
+    are a size-generic plan's numbers for this call (empty for an exact plan)."""
     groups = (inputs, outputs, temps)
     for launcher, grid, options, argspec in py_plan:
-        args = [a[1] if a[0] == "c" else _tensor(groups, a) for a in argspec]
+        if values:
+            grid = tuple(values[g] if type(g) is _Ref else g for g in grid)
+        args = [a[1] if a[0] == "c" else values[a[1]] if a[0] == "r" else _tensor(groups, a, values)
+                for a in argspec]
         launcher(grid, *args, **options)
 
 
-def _tensor(groups, spec):
+def _tensor(groups, spec, values):
     _, kind, index, delta, dtype, shape, stride = spec
+    if values:
+        delta = values[delta] if type(delta) is _Ref else delta
+        shape = tuple(values[s] if type(s) is _Ref else s for s in shape)
+        stride = tuple(values[s] if type(s) is _Ref else s for s in stride)
     base = groups[kind][index]
     if delta == 0 and base.dtype is dtype and tuple(base.shape) == shape and tuple(base.stride()) == stride:
         return base
-    if base.dtype is not dtype:
-        base = base.view(dtype)  # a temporary buffer (bytes) or a reinterpreted result
+    if base.dtype is not dtype:  # a temporary buffer (bytes) or a reinterpreted result (0-d: as one element)
+        base = (base.reshape(1) if base.dim() == 0 else base).view(dtype)
     return base.as_strided(shape, stride, base.storage_offset() + delta // base.element_size())

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUITE_HELP = "core: a few shapes per operator that users care about; full: sweeps (default: core)"
+SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps; models: the layers of models "
+              "(the matrix products: --ops mm,addmm,bmm,baddbmm) (default: core on a device, quick on the CPU "
+              "interpreter)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -15,24 +17,59 @@ def parser() -> argparse.ArgumentParser:
                     "perf_summary.md, PNG charts and the support matrix (joined with conformance.json when "
                     "--out holds one).",
         epilog="Exit status: 0 when every case was timed or recorded with a reason; 1 when a case gave a wrong "
-               "result (mismatch) or raised (error); 2 for bad options, an unknown or absent vendor, an "
-               "unwritable --out or a malformed shapes file. Publishing to reports/<vendor>/ is an explicit "
-               "step: --out reports/<vendor>.",
+               "result (mismatch) or raised (error), or a model's answers were outside ATen's own error; 2 for bad "
+               "options, an unknown or absent vendor, an unwritable --out, a malformed shapes file, or a model that "
+               "cannot run (unknown preset, unbuildable config, unsupported dtype, speed asked where nothing can "
+               "be timed). Publishing to reports/<vendor>/ is an explicit step: --out reports/<vendor>.",
     )
     p.add_argument("--vendor", help="vendor backend (default: GEMS_VENDOR, else detected, else interpreter)")
     p.add_argument("--ops", help="comma-separated operators (default: all declared)")
     p.add_argument("--dtypes", help="comma-separated dtypes, e.g. float16,bfloat16 (default: the suite's, from "
                                     "perf/shapes.yaml)")
-    p.add_argument("--suite", choices=("core", "full"), default="core", help=SUITE_HELP)
+    p.add_argument("--suite", choices=("core", "full", "models"), help=SUITE_HELP)
     p.add_argument("--quick", action="store_true", help="tiny shapes, for CI (overrides --suite)")
     p.add_argument("--out", help="output folder (default: runs/<vendor>/, git-ignored, shared with conformance)")
     p.add_argument("--shapes", help="shapes file (default: perf/shapes.yaml, or GEMS_PERF_SHAPES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    models = p.add_argument_group("models (instead of operators: docs/models.md)")
+    models.add_argument("--model", help="a preset model: llama, bert (built from its configuration, random weights)")
+    models.add_argument("--model-config", metavar="FILE.json", help="any transformers config.json (decoder-only or "
+                        "encoder language model), random weights")
+    models.add_argument("--model-size", choices=("tiny", "small", "full"), help="preset size (default: full on a GPU, "
+                        "tiny on the CPU interpreter)")
+    models.add_argument("--model-dtype", help="float32, bfloat16, float16 (default: bfloat16 on a GPU, float32 on the "
+                        "interpreter)")
+    models.add_argument("--model-measure", help="comma-separated: answers, coverage, speed (default: all that the "
+                        "vendor's device can measure)")
+    models.add_argument("--model-rounds", type=int, default=5, help="alternating timing rounds (default 5)")
+    models.add_argument("--model-devices", type=int, default=1, help="tensor parallel over N devices, one process "
+                        "each (decoders; NCCL on GPUs, gloo on the CPU interpreter)")
+    models.add_argument("--model-workloads", help="comma-separated: prefill, decode, graph (CUDA-graph decode), "
+                        "train, forward (default: all of the model's)")
     return p
+
+
+def run_models(args) -> int:
+    from gems.models import report
+    from gems.models.errors import ModelError
+    from gems.models.run import run_model
+
+    try:
+        run = run_model(args.model, args.model_config, args.model_size, args.model_dtype, args.model_measure,
+                        args.vendor, args.out, rounds=args.model_rounds, workloads=args.model_workloads,
+                        devices=args.model_devices)
+    except ModelError as exc:
+        print(f"gems-perf: error: {exc}", file=sys.stderr)
+        return 2
+    print(report.console(run.as_dict()))
+    print(f"wrote {', '.join(report.FILES)} in {args.out or report.default_dir(run.vendor)}")
+    return 0 if run.answers_ok() else 1
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if args.model or args.model_config:
+        return run_models(args)
     from gems.perf.runner import PerfError, run_perf  # after parsing: --help needs no torch
 
     try:
@@ -44,6 +81,10 @@ def main(argv=None) -> int:
     from gems.perf.results import aggregates
 
     counts = run.counts()
+    if run.interrupted is not None:
+        print(f"gems-perf: interrupted after {len(run.rows)} of {run.interrupted} cases; the finished ones are "
+              f"written: {', '.join(str(p) for p in run.written[:1])} ...", file=sys.stderr)
+        return 130
     overall = aggregates(run.rows)["overall"]
     print(f"gems-perf {run.env['vendor']} ({run.suite}): "
           + ", ".join(f"{n} {s}" for s, n in counts.items() if n)

@@ -1,10 +1,12 @@
-"""perf.csv (one row per case, fixed columns) and perf_summary.md (geometric means, slow operators, problems)."""
+"""perf.csv (one row per case, fixed columns) and perf_summary.md (geometric means, slow operators, problems;
+the models of models.json in the same folder)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
 
+from gems.models import report as model_report
 from gems.perf import charts, matrix
 from gems.perf.results import STATUSES, aggregates, csv_text, row_speedup, write_atomic
 
@@ -109,6 +111,7 @@ def write_all(run, out: Path) -> list[Path]:
     written = [write_atomic(out / "perf.csv", csv_text(run.rows))]
     chart_paths = [write_atomic(out / name, png) for name, png in charts.render(run).items()]
     written += chart_paths
-    written.append(write_atomic(out / "perf_summary.md", summary_markdown(run, chart_paths)))
+    summary = summary_markdown(run, chart_paths) + "\n".join(model_report.perf_summary_lines(out))
+    written.append(write_atomic(out / "perf_summary.md", summary))
     written += [write_atomic(out / name, text) for name, text in matrix.render(run, out).items()]
     return written

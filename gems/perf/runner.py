@@ -63,6 +63,7 @@ class PerfRun:
     plan: timing.TimingPlan
     out: Path | None = None
     written: list[Path] = field(default_factory=list)
+    interrupted: int | None = None  # Ctrl-C: the number of cases that were to run (rows holds the finished)
 
     def counts(self) -> dict:
         return {s: sum(r["status"] == s for r in self.rows) for s in STATUSES}
@@ -364,17 +365,21 @@ def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, pla
             except Exception as exc:  # the operators can still be timed; pct_copy_bw stays empty
                 bar.note(f"copy bandwidth not measured: {type(exc).__name__}: {exc}")
             _release_memory(backend.device, collect=copy_gbps is None)
-        for case in cases:
-            bar.start(case.label)
-            row = run_case(case, backend, timer, overrides)
-            if row["gbps"] and copy_gbps:
-                _share_of_copy(row, copy_gbps)
-            rows.append(row)
-            bar.done(_outcome(row))
+        interrupted = None
+        try:
+            for case in cases:
+                bar.start(case.label)
+                row = run_case(case, backend, timer, overrides)
+                if row["gbps"] and copy_gbps:
+                    _share_of_copy(row, copy_gbps)
+                rows.append(row)
+                bar.done(_outcome(row))
+        except KeyboardInterrupt:  # the finished cases are kept and written; the one in flight is dropped
+            interrupted = len(cases)
     bar.close()
     rows = [{**{k: env.get(k) for k in ("vendor", "device", "driver", "torch", "triton", "date", "timer", "flush",
                                         "commit")}, "suite": suite, **row} for row in rows]
-    return PerfRun(env=env, suite=suite, rows=rows, copy_gbps=copy_gbps, plan=plan)
+    return PerfRun(env=env, suite=suite, rows=rows, copy_gbps=copy_gbps, plan=plan, interrupted=interrupted)
 
 
 def _outcome(row: dict) -> str:
@@ -382,7 +387,7 @@ def _outcome(row: dict) -> str:
     return f"{row['status']} {speedup:.3g}x" if speedup else row["status"]
 
 
-def run_perf(ops=None, dtypes=None, suite: str = "core", quick: bool = False, out=None, vendor: str | None = None,
+def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = False, out=None, vendor: str | None = None,
              shapes_file=None, progress: bool = True, plan: timing.TimingPlan | None = None) -> PerfRun:
     """Select the vendor, time the suite and write perf.csv, perf_summary.md, charts and the support matrix.
 
@@ -392,22 +397,25 @@ def run_perf(ops=None, dtypes=None, suite: str = "core", quick: bool = False, ou
         run = run_perf(vendor="nvidia", suite="core", out="runs/nvidia")
         print(run.counts(), run.written)
 
-    Options are checked, and ``out`` proven writable, before any benchmark starts.
+    Options are checked, and ``out`` proven writable, before any benchmark starts. Without a suite, a device
+    runs ``core`` and the CPU interpreter ``quick`` (its core shapes take minutes per case and time nothing).
     """
-    if suite not in shapes.SUITES:
+    if suite is not None and suite not in shapes.SUITES:
         raise PerfError(f"unknown suite {suite!r}; choose one of {', '.join(shapes.SUITES)}")
-    suite = "quick" if quick else suite
     if vendor and vendor not in known_vendors():
         raise PerfError(f"--vendor: unknown vendor {vendor!r}; known vendors: {', '.join(known_vendors())}")
     try:
         backend = selection.select(vendor, why="the vendor argument (--vendor)") if vendor else selection.current()
     except gems.VendorError as exc:
-        raise PerfError(f"--vendor: {exc}") from exc
+        raise PerfError(f"--vendor: {exc}" if vendor else str(exc)) from exc
     specs, dtypes = select_specs(ops), parse_dtypes(dtypes)
     try:
         book = shapes.load(shapes_file)
     except shapes.ShapesError as exc:
         raise PerfError(str(exc)) from exc
+    if quick or (suite is None and timing.interpreted()):
+        suite = "quick"
+    suite = suite or "core"
     out = check_out_dir(Path(out) if out else environment.default_run_dir(backend.name))
     print(f"gems-perf: vendor {backend.name} ({selection.selected_because()}), device {backend.device}, "
           f"{suite} suite, results to {out}", file=sys.stderr, flush=True)

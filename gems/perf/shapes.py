@@ -11,7 +11,9 @@ import torch
 
 from gems.yaml_file import read_mapping
 
-SUITES = ("quick", "core", "full")
+# models: the shapes of models' layers, for the operators that declare them (the blas products: the linear
+# layers of Llama, BERT and ViT, issue #25); other operators' cases are "no-perf" in it.
+SUITES = ("quick", "core", "full", "models")
 SIZE_CLASSES = ("small", "large")
 DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,

@@ -38,7 +38,7 @@ def source_commit() -> str | None:
     """The gems checkout's commit (short hash, "+dirty" with uncommitted changes), or None outside git.
 
     GEMS_SOURCE_COMMIT names it where the tree is a copy whose git history is not its own (a device
-    machine that receives a copy of the working tree: tools/gpu_session.sh passes the commit it was
+    machine that receives a copy of the working tree: a device-tool script passes the commit it was
     given)."""
     named = os.environ.get("GEMS_SOURCE_COMMIT")
     if named:

@@ -35,6 +35,9 @@ TUNE_KEYS = {
     "gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),  # gems/ops/blas/gemm.py: mm, bmm, addmm, ...
     "gemv": ("BLOCK_M", "BLOCK_K"),  # gems/ops/blas/gemm.py: mv, addmv, dot, and mm with one row
     "skinny": ("BLOCK_N", "BLOCK_K"),  # gems/ops/blas/skinny.py: products with <= 16 rows (decode)
+    # gems/ops/blas/persistent.py: large fp16/bf16 products, TMA and pointer loads (SCHEDULE: its constants)
+    "gemm_tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SCHEDULE"),
+    "gemm_persistent": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SCHEDULE"),
     "conv": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),  # gems/ops/conv/: convolution and its backward
     "attention": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash.py: the forward kernel
     "attention_backward": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash_backward.py: dK/dV and dQ

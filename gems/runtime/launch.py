@@ -15,7 +15,8 @@ that the kernel lists in ``do_not_specialize`` (``seed: tl.int64``) is compiled 
 Under the interpreter (and for autotuned or heuristic kernels) the plain Triton launch is used.
 
 While the native layer records a call (``registration.recording`` is set, see gems/native/record.py), every launch
-is reported to it, so that later calls of the same signature replay the launches from C++.
+is reported to it, so that later calls of the same signature replay the launches from C++. In a dry run (a
+size-generic plan's probe, gems/native/generic.py) a launch is only reported, never executed or compiled.
 """
 
 from __future__ import annotations
@@ -141,15 +142,29 @@ class Launcher:
             grid_x, grid_y, grid_z = grid, None, None
         else:
             grid_x, grid_y, grid_z = grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1
+        if registration.recording is not None and registration.recording.dry:
+            return self._report_dry(grid_x, grid_y, grid_z, num_warps, num_stages, args)
         if recorder is not None:
             return recorder.launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args)
         self._launch(grid_x, grid_y, grid_z, num_warps, num_stages, args)
 
     def flat(self, grid_x, num_warps, *args):
         """``launcher((grid_x,), *args, num_warps=num_warps)`` with no grid or keyword handling (pointwise)."""
+        if registration.recording is not None and registration.recording.dry:
+            return self._report_dry(grid_x, 1, 1, num_warps, None, args)
         if recorder is not None:
             return recorder.launch(self, grid_x, 1, 1, num_warps, None, args)
         self._launch(grid_x, 1, 1, num_warps, None, args)
+
+    def compiled_for(self, args, num_warps, num_stages) -> bool:
+        """Whether a launch with these arguments needs no compile (always, where kernels are not compiled)."""
+        return not self.fast or (self._prepare(*args)[0], num_warps, num_stages) in self._compiled
+
+    def _report_dry(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
+        rec = registration.recording
+        if callable(grid_x):  # an autotuner would benchmark: never in a dry run
+            rec.stop(f"{getattr(self.kernel, '__name__', self.kernel)} is autotuned")
+        rec.launched(self, None, (grid_x, grid_y, grid_z), {"num_warps": num_warps, "num_stages": num_stages}, args)
 
     def _launch(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
         if registration.recording is not None:

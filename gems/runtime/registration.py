@@ -4,9 +4,10 @@ Every registered call goes through a small wrapper that counts it. An implementa
 input it does not handle raises :class:`Fallback` before doing any work; the wrapper then runs ATen's
 own kernel for that call and counts the fallback with its reason, so tests and reports can see it.
 
-Overloads registered at the vendor's key (not Autograd<key>) go through the native layer
-(gems/native) when it is available: a C++ kernel that replays known call signatures and hands the
-others to the same wrapper. Calls it replays count in ``gems_calls`` too.
+Registered overloads go through the native layer (gems/native) when it is available: a C++ kernel that
+replays known call signatures and hands the others to the same wrapper; at Autograd<key> (an overload with
+its own backward) it replays only calls that need no autograd graph. Calls it replays count in
+``gems_calls`` too.
 """
 
 from __future__ import annotations
@@ -275,16 +276,41 @@ def check_autograd_placement(overload: str, autograd: Autograd) -> None:
 
 
 def _make_serve(overload: str, impl):
-    """The native layer's way into Python: ``serve(keyset, args, kwargs, tensors)`` runs the wrapper and,
-    when the C++ side asks (``tensors`` given: a new call signature), records the call as a plan."""
+    """The native layer's way into Python: ``serve(keyset, args, kwargs, call, why)`` runs the wrapper and,
+    when the C++ side asks (``call`` given: a new call signature), records the call as a plan; otherwise
+    ``why`` says why the call left the native path."""
     calls = gems_calls.cell(overload)
 
-    def serve(keyset, args, kwargs, tensors):
-        if tensors is None or _aten_only_depth:
+    def serve(keyset, args, kwargs, call, why):
+        if call is None or _aten_only_depth:
+            if why is not None:
+                native_layer.note(overload, why)
             return impl(keyset, *args, **kwargs), None
-        return native_layer.record_call(impl, keyset, args, kwargs, tensors, calls, overload)
+        return native_layer.record_call(impl, keyset, args, kwargs, call, calls, overload)
 
     return serve
+
+
+def _traced(values) -> bool:
+    """A fake, functional or other subclass tensor among the arguments (torch.compile's tracing)."""
+    for v in values:
+        if isinstance(v, torch.Tensor) and type(v) is not torch.Tensor and not isinstance(v, torch.nn.Parameter):
+            return True
+        if isinstance(v, (list, tuple)) and _traced(v):
+            return True
+    return False
+
+
+def _composite_when_traced(impl, original):
+    """An autograd-level implementation launches kernels on real tensors only: while torch.compile traces
+    (fake or functional tensors), ATen's composite decomposes the call into operators the tracer knows."""
+    def call(keyset, *args, **kwargs):
+        if _traced(args) or _traced(kwargs.values()):
+            return original(keyset, *args, **kwargs)
+        return impl(keyset, *args, **kwargs)
+
+    call.__name__ = impl.__name__
+    return call
 
 
 # The native dispatch layer (the gems.native module) and the vendor's torch device type, by which it picks its
@@ -300,10 +326,12 @@ def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str
     key = _dispatch_key(vendor_key, autograd)
     original = _original_kernel(overload, key)
     impl = _make_wrapper(overload, fn, original, kernels_call_torch)
+    if autograd is Autograd.enable:
+        impl = _composite_when_traced(impl, original)
     handle = None
-    if autograd is Autograd.disable and native_layer is not None and device_type is not None:
+    if native_layer is not None and device_type is not None:
         try:
-            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl))
+            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl), fn)
         except RuntimeError:  # ATen has no kernel for this key to fall back to: the Python path serves it
             handle = None
         if handle is not None and _native_depth is None:

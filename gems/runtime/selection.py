@@ -157,6 +157,24 @@ def load_backend(name: str, _seen: tuple = ()) -> Backend:
     return Backend(name, info, capabilities, Path(module.__file__).parent, base, module)
 
 
+def expectation_chain(name: str) -> tuple[str, ...]:
+    """The vendors whose declared known failures and skips ``name`` inherits: itself, then its base chain as
+    far as the bases have ATen kernels where it has them (those declarations are about ATen's answers on the
+    device; a device with no ATen, like the simulated one, has its own declared gaps instead). An unknown
+    name is its own chain."""
+    try:
+        backend = _current if _current is not None and _current.name == name else load_backend(name)
+    except VendorError:
+        return (name,)
+    aten = backend.capabilities.aten_kernels
+    names = []
+    for member in backend.chain():
+        if member.capabilities.aten_kernels != aten:
+            break
+        names.append(member.name)
+    return tuple(names)
+
+
 def check_available(backend: Backend) -> None:
     """Raise with the command, its exit status and what to check if the vendor's device is absent."""
     found, why = run_device_query(backend.info)
@@ -196,7 +214,10 @@ def current() -> Backend:
     if _current is None:
         name = os.environ.get("GEMS_VENDOR") or None
         if name:
-            select(name, why="the GEMS_VENDOR environment variable")
+            try:
+                select(name, why="the GEMS_VENDOR environment variable")
+            except VendorError as exc:
+                raise VendorError(f"the GEMS_VENDOR environment variable: {exc}") from exc
         else:
             select(*detect_vendor(), explicit=False)
     return _current

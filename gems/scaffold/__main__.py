@@ -66,11 +66,34 @@ def main(argv=None) -> int:
     for note in made.notes:
         print(f"note: {note}")
     v = made.vendor
+    absent = None if args.dry_run else _device_absent(v)
+    if absent:
+        print(f"note: {absent}: the commands below need that device and exit with an error here. To rehearse on "
+              f"this machine's CPU, scaffold a vendor on the interpreter (gems-scaffold --vendor {v}_cpu --base "
+              f"interpreter --device-name cpu) or on the simulated device (--base sim --device-name {v}), and run "
+              "the same commands with that vendor's name.")
     print("Next:")
-    print(f"  pytest conformance --vendor {v} --quick")
-    print(f"  gems-perf --vendor {v} --quick")
+    print(f"  GEMS_VENDOR={v} pytest conformance --vendor {v} --quick")
+    print(f"  GEMS_VENDOR={v} gems-perf --vendor {v} --quick")
     print(f"  git add gems/runtime/backend/_{v} reports/{v} ci/workflows/{v}.yml")
     return 0
+
+
+def _device_absent(vendor: str) -> str | None:
+    """Why the new vendor's device cannot be used on this machine, or None when it can."""
+    from gems.runtime import selection
+    from gems.runtime.vendor import VendorError
+
+    try:
+        backend = selection.load_backend(vendor)
+        for member in reversed(list(backend.chain())):  # an out-of-tree device appears once its loader ran
+            load_device = getattr(member._module, "load_device", None)
+            if load_device is not None:
+                return None  # its own loader (the simulated device's builds it): checked when it is selected
+        selection.check_available(backend)
+    except VendorError as exc:
+        return f"vendor {vendor}'s device is not usable on this machine ({str(exc).split(': ', 1)[-1].split('. ')[0]})"
+    return None
 
 
 if __name__ == "__main__":

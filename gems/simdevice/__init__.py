@@ -33,8 +33,10 @@ DEVICE = "sim"  # the default name
 SOURCE = Path(__file__).with_name("sim_device.cpp")
 
 # In-place data-creation overloads served on CPU aliases of the device's memory: what
-# torch.zeros/full/rand/randn/randint/bernoulli/empty(...).fill_ need on the device when gems does not serve
-# them (gems.enable() registers its own kernels for these overloads above this route).
+# torch.zeros/full/rand/randn/randint/bernoulli/empty(...).fill_ need on the device. While gems is enabled on the
+# device, its own kernels are registered over these overloads (fill_, zero_ and the random ones): the route then
+# serves them only where ATen runs (gems not enabled, ATen's calls inside a gems implementation, a gems
+# fallback), and its count says so.
 CREATION_ROUTE = (
     "fill_.Scalar", "fill_.Tensor", "zero_", "normal_", "uniform_", "random_", "random_.from", "random_.to",
     "bernoulli_.float", "exponential_",

@@ -80,6 +80,21 @@ def load_overrides(path: Path) -> dict:
     return overrides
 
 
+def check_override_names(overrides: dict, path: Path, known_ops, known_dtypes) -> None:
+    """Every override names a declared operator and a known dtype (or "*"): a typo would loosen nothing
+    and pass silently."""
+    import difflib
+
+    for op, dtype in overrides:
+        if op not in known_ops:
+            hint = difflib.get_close_matches(op, list(known_ops), n=3)
+            guess = f" (did you mean {', '.join(hint)}?)" if hint else ""
+            raise ValueError(f"{path}: unknown operator {op!r}{guess}; an override names a declared operator "
+                             "(gems.ops.names())")
+        if dtype != "*" and dtype not in known_dtypes:
+            raise ValueError(f"{path}: {op!r}: unknown dtype {dtype!r}; use one of {', '.join(known_dtypes)} or '*'")
+
+
 def tolerance_for(op, dtype, tolerance_class, reduction_size, overrides) -> Tolerance:
     base = default_tolerance(dtype, tolerance_class, reduction_size)
     dtype_name = str(dtype).replace("torch.", "")

@@ -32,8 +32,10 @@ What the key covers, and why:
   benchmark's, and such a launch runs;
 - arguments of any other type (tensor descriptors, lists, objects), or a launch that returns something:
   not memoised, they run;
-- an integer that a kernel would turn into an address is a scalar like any other: that memory would not
-  be keyed, and gems has no such kernel (Triton kernels read memory only through their arguments).
+- a kernel that reads memory through addresses stored in a tensor argument (the optimizer family's row
+  tables, gems/ops/optim/multi_tensor.py; such a kernel carries the attribute ``gems_address_table``): not
+  memoised, it runs, since no key of its arguments covers that memory. Every other Triton kernel reads
+  memory only through its arguments.
 
 Nothing is shared between cases: :func:`case` makes a fresh memo for one case and removes it afterwards.
 ``GEMS_LAUNCH_MEMO=0`` turns it off (every warm launch runs).
@@ -110,6 +112,8 @@ class LaunchMemo:
 
 def _key(kernel, grid, args, options):
     """(key, the distinct storages of the tensor arguments in order), or None if not memoisable."""
+    if getattr(kernel, "gems_address_table", False):
+        return None
     if callable(grid):
         known = _autotuned(kernel, grid, args)
         if known is None:

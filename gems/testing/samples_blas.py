@@ -21,6 +21,13 @@ QUICK_MKN = (13, 19, 11)
 FULL_MKN = (257, 129, 193)
 QUICK_LONG_K = 83
 FULL_LONG_K = 1031
+# (M, K, N) of the products that reach gems/ops/blas/persistent.py's GEMM in fp16/bf16 under the interpreter
+# vendor's gemm_route thresholds (its heuristics/blas.py), in quick and full mode alike: TMA mode (rows of
+# 16-byte multiples, 4 tiles of 32x32 over 3 K steps, the last partial), pointer mode (rows TMA cannot read),
+# pointer mode with K split in two (one tile, 4 K steps).
+PERSISTENT_TMA = (40, 72, 48)
+PERSISTENT_POINTER = (40, 36, 48)
+PERSISTENT_SPLIT = (24, 100, 20)
 ALPHA, BETA = 0.5, 2.0  # exact in every dtype, so scaling itself adds no rounding
 
 
@@ -87,6 +94,7 @@ def mm_samples(dtype, device, quick):
         Sample("matmul-3d-2d", lambda: (mk((3, m, k)), mk((k, n))), call=torch.matmul, reduction_size=k),
         Sample("linear-no-bias", lambda: (mk((m, k)), mk((n, k))), call=torch.nn.functional.linear,
                reduction_size=k),
+        *_persistent_mm_samples(mk),
     ]
     cases += _errors("mm", dtype, device, [
         ("shape-mismatch", lambda: (mk((m, k)), mk((k + 1, n)))),
@@ -97,6 +105,22 @@ def mm_samples(dtype, device, quick):
         cases.append(Sample("error-out-dtype", lambda: (mk((m, k)), mk((k, n)), make_tensor((m, n), other, device)),
                             call=lambda a, b, o: torch.mm(a, b, out=o), expects="mm.out"))
     return cases
+
+
+def _persistent_mm_samples(mk):
+    """mm through persistent.py's GEMM (fp16/bf16; fp32 and fp64 run gemm.py's): each load mode, the layouts
+    linear's forward (b = W^T, K-major) and backward (grad_W = g^T x: a M-major) hand to ATen."""
+    (m, k, n), (pm, pk, pn), (sm, sk, sn) = PERSISTENT_TMA, PERSISTENT_POINTER, PERSISTENT_SPLIT
+    return [
+        Sample("persistent-tma", lambda: (mk((m, k)), mk((k, n))), reduction_size=k),
+        Sample("persistent-tma-transposed", lambda: (mk((m, k), "transposed"), mk((k, n), "transposed")),
+               reduction_size=k),
+        Sample("persistent-tma-special-values", lambda: (_special(mk((m, k))), mk((k, n))), reduction_size=k),
+        Sample("persistent-pointer", lambda: (mk((pm, pk)), mk((pk, pn), "transposed")), reduction_size=pk),
+        Sample("persistent-split-k", lambda: (mk((sm, sk)), mk((sk, sn))), reduction_size=sk),
+        Sample("persistent-linear-grad", lambda: (mk((m, k)).requires_grad_(), mk((n, k)).requires_grad_()),
+               call=torch.nn.functional.linear, grad=True, reduction_size=max(m, k, n)),
+    ]
 
 
 def bmm_samples(dtype, device, quick):
@@ -162,6 +186,7 @@ def addmm_samples(dtype, device, quick):
                reduction_size=max(m, k, n)),
         Sample("linear-bias", lambda: (mk((2, m, k)), mk((n, k)), mk((n,))), call=torch.nn.functional.linear,
                reduction_size=k),
+        *_persistent_addmm_samples(mk, ab),
     ]
     return cases + _errors("addmm", dtype, device, [
         ("shape-mismatch", lambda: (mk((m, n)), mk((m, k)), mk((k + 1, n)))),
@@ -169,6 +194,24 @@ def addmm_samples(dtype, device, quick):
         ("rank", lambda: (mk((m, n)), mk((m, k, 1)), mk((k, n)))),
         ("dtype-mix", lambda: (make_tensor((m, n), other, device), mk((m, k)), mk((k, n)))),
     ])
+
+
+def _persistent_addmm_samples(mk, ab):
+    """addmm through persistent.py's GEMM: linear's bias row, a full self with alpha and beta, in place (the
+    result is the bias it reads), a split K whose second pass adds the bias, and linear's gradient."""
+    (m, k, n), (sm, sk, sn) = PERSISTENT_TMA, PERSISTENT_SPLIT
+    return [
+        Sample("persistent-linear-bias", lambda: (mk((m, k)), mk((n, k)), mk((n,))),
+               call=torch.nn.functional.linear, reduction_size=k),
+        Sample("persistent-alpha-beta", lambda: (mk((m, n)), mk((m, k)), mk((k, n), "transposed")), ab,
+               reduction_size=k),
+        Sample("persistent-inplace", lambda: (mk((m, n)), mk((m, k)), mk((k, n))), ab,
+               call=lambda s, a, b, **kw: s.addmm_(a, b, **kw), expects="addmm_", reduction_size=k),
+        Sample("persistent-split-k", lambda: (mk((sn,)), mk((sm, sk)), mk((sk, sn))), ab, reduction_size=sk),
+        Sample("persistent-linear-grad", lambda: (mk((m, k)).requires_grad_(), mk((n, k)).requires_grad_(),
+                                                  mk((n,)).requires_grad_()),
+               call=torch.nn.functional.linear, grad=True, expects=("addmm", "mm"), reduction_size=max(m, k, n)),
+    ]
 
 
 def baddbmm_samples(dtype, device, quick):
@@ -309,25 +352,38 @@ def addr_samples(dtype, device, quick):
     ]) + [Sample("type-promotion", lambda: (mk((m, n)), mk((m,)), make_tensor((n,), torch.float64, device)), ab)]
 
 
+# The operand layouts of a product's perf shape with a trailing layout entry (the models suite), as linear's
+# products reach ATen: a and b row-major (grad_x = g @ W), b K-major (the forward's W.t(); attention's k^T),
+# a M-major (grad_W = g^T @ x, a = g.t()).
+ROW_MAJOR, B_K_MAJOR, A_M_MAJOR = 0, 1, 2
+
+
 def perf_inputs(kind: str):
     """Perf inputs by kind: "mm" [M, K, N]; "bmm" [B, M, K, N]; "addmm" [M, K, N] with a bias row;
-    "baddbmm" [B, M, K, N]; "mv" and "addmv" [M, K]; "dot" [K]. Each declares its K as the reduction size, so
+    "baddbmm" [B, M, K, N]; "mv" and "addmv" [M, K]; "dot" [K]. A product's shape may end in a layout
+    (ROW_MAJOR, B_K_MAJOR, A_M_MAJOR; row-major without). Each declares its K as the reduction size, so
     the check's fp32 tolerance grows with sqrt(K) as conformance's does (at K = 8192, cuBLAS's own mm is 7e-4
     from the float64 product, beyond a K = 1 tolerance)."""
     def inputs(shape, dtype, device):
         t = lambda *s: make_tensor(s, dtype, device, low=-1.0, high=1.0)  # noqa: E731
+
+        def operands(dims):
+            """a, b of dims [(B,) M, K, N] or [(B,) M, K, N, layout]."""
+            rank = 4 if kind in ("bmm", "baddbmm") else 3
+            *batch, m, k, n = dims[:rank]
+            layout = dims[rank] if len(dims) > rank else ROW_MAJOR
+            a = t(*batch, k, m).transpose(-1, -2) if layout == A_M_MAJOR else t(*batch, m, k)
+            return a, t(*batch, n, k).transpose(-1, -2) if layout == B_K_MAJOR else t(*batch, k, n)
+
         if kind == "mm":
-            m, k, n = shape
-            return Sample("perf", (t(m, k), t(k, n)), reduction_size=k)
+            return Sample("perf", operands(shape), reduction_size=shape[1])
         if kind == "bmm":
-            b, m, k, n = shape
-            return Sample("perf", (t(b, m, k), t(b, k, n)), reduction_size=k)
+            return Sample("perf", operands(shape), reduction_size=shape[2])
         if kind == "addmm":
-            m, k, n = shape
-            return Sample("perf", (t(n), t(m, k), t(k, n)), reduction_size=k)
+            return Sample("perf", (t(shape[2]), *operands(shape)), reduction_size=shape[1])
         if kind == "baddbmm":
-            b, m, k, n = shape
-            return Sample("perf", (t(b, m, n), t(b, m, k), t(b, k, n)), reduction_size=k)
+            b, m, _, n = shape[:4]
+            return Sample("perf", (t(b, m, n), *operands(shape)), reduction_size=shape[2])
         if kind == "mv":
             m, k = shape
             return Sample("perf", (t(m, k), t(k)), reduction_size=k)

@@ -224,7 +224,9 @@ class BinarySamples:
                 add("inplace-promoted", lambda: (lhs(shape), rhs(shape, inplace_wider)), expects=overload,
                     call=inplace_call)
             if not dtype.is_floating_point:
-                add("inplace-promotion-error", lambda: (lhs(shape), rhs(shape, torch.float32)), call=inplace_call)
+                # (an error where the result cannot be cast to self's dtype; logical_and_ writes 0/1 into any dtype)
+                add("inplace-promotion-error", lambda: (lhs(shape), rhs(shape, torch.float32)), expects=overload,
+                    call=inplace_call)
         if self.zero_division is not None and not dtype.is_floating_point and dtype != torch.bool:
             cases.append(_zero_division_sample(self.prefix, self.expects, self.zero_division, pair(shape, shape),
                                                device, kwargs))
@@ -398,7 +400,7 @@ def unary_op_samples(call, *, out=None, inplace=None, exact_out=False, domain=No
                 Sample("out-overlap-error", one((shape[1], shape[1])), call=lambda x: call(x, out=x.t())),
             ]
             if other is not None:
-                cases.append(Sample("out-wrong-dtype", one(shape),
+                cases.append(Sample("out-wrong-dtype", one(shape), expects=out,  # logical_not writes any dtype
                                     call=lambda x: call(x, out=torch.empty(0, dtype=other, device=x.device))))
         if inplace:
             overload, inplace_call = inplace

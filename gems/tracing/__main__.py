@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
 import sys
+from pathlib import Path
 
 import gems
 from gems.runtime import selection
@@ -23,6 +25,10 @@ def main(argv=None) -> int:
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     options = parser.parse_args(argv)
+    problem = _unusable(options)
+    if problem:  # before the vendor is set up or the script runs a line
+        print(f"gems-trace: error: {problem}", file=sys.stderr)
+        return 2
     try:
         backend = selection.select(options.vendor, why="the --vendor option") if options.vendor else \
             selection.current()
@@ -48,6 +54,20 @@ def main(argv=None) -> int:
         if options.json:
             recorder.to_json(options.json)
     return status
+
+
+def _unusable(options) -> str:
+    """Why the script cannot run or its tables cannot be written, or ''."""
+    script = Path(options.script)
+    if not script.is_file():
+        return f"script {options.script}: {'is a directory' if script.is_dir() else 'no such file'}"
+    for flag, path in (("--csv", options.csv), ("--json", options.json)):
+        if path is None:
+            continue
+        folder = Path(path).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK) or Path(path).is_dir():
+            return f"{flag} {path}: cannot be written (its folder {folder} is missing or not writable)"
+    return ""
 
 
 if __name__ == "__main__":

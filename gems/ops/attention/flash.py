@@ -11,7 +11,9 @@ broadcast to (batch, heads, M, N) by strides (0 where broadcast).
 - forward: one program per (BLOCK_M query rows, batch*head); it walks the key blocks with an online
   softmax in fp32, in base 2 (log2(e) folded into the scale, exp2). Causal programs stop at their
   diagonal block, and the blocks before it (and, without causality, every block inside N) run without
-  bound or causal masks. Configs: the vendor's ``tune_configs.yaml``, key "attention".
+  bound or causal masks. Configs: the vendor's ``tune_configs.yaml``, key "attention", tuned once per
+  shape class (M and N by their next power of two: gems/ops/blas/tuning.py), so a decode loop's growing N
+  tunes once per power of two and its calls are plain launches the native layer replays.
 - backward (flash_backward.py; from the forward's lse, P is recomputed, never stored): delta_i = sum_d dO_id O_id; then
   dK, dV per key block (one program per BLOCK_N keys of one kv head, looping over the query heads of its
   group and their query blocks: no atomics), dQ per query block. dS = P (dP - delta), dQ = scale dS K,
@@ -33,6 +35,7 @@ import triton
 import triton.language as tl
 
 from gems.ops.blas.gemm import dot_precision
+from gems.ops.blas.tuning import launch_tuned
 from gems.ops.reduction.planning import reduce_max, reduce_sum
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
@@ -195,7 +198,7 @@ def softmax_scale(scale, head_dim: int) -> float:
 
 def forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
     """The forward kernel's grid (a function of its config) and arguments, every constexpr but the config's
-    (tools/gpu_attnperf.py launches them with its own configs)."""
+    (a variants bench launched them with its own configs: tools/gpu_attnperf.py in git history at ca8e18b)."""
     batch, heads, m, d = q.shape
     kv_heads, n, dv = k.shape[1], k.shape[2], v.shape[3]
     bias, bias_strides = _bias_args(bias, q, n)
@@ -216,4 +219,4 @@ def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, 
     if batch * heads > _MAX_GRID_Y:
         raise Fallback(f"batch * heads = {batch * heads} exceeds the grid's {_MAX_GRID_Y} programs")
     grid, args = forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
-    _launch(_attn_fwd_kernel, grid, *args)
+    launch_tuned(_attn_fwd_kernel, grid, *args)

@@ -20,6 +20,7 @@ from gems.ops.attention.flash import (
     softmax_scale,
 )
 from gems.ops.blas.gemm import dot_precision
+from gems.ops.blas.tuning import launch_tuned
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
 from gems.runtime.launch import cdiv
@@ -202,9 +203,9 @@ def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, 
     consts = (d, d_v, _block_d(d), _block_d(d_v), has_bias, causal, precision, _round_p(q))
     if n:
         grid = lambda meta: (cdiv(n, meta["BLOCK_N"]), batch * kv_heads)  # noqa: E731
-        _launch(_bwd_dkdv_kernel, grid, q, k, v, bias, grad_out, lse, delta, dk, dv, *common, *dk.stride(),
+        launch_tuned(_bwd_dkdv_kernel, grid, q, k, v, bias, grad_out, lse, delta, dk, dv, *common, *dk.stride(),
                 *dv.stride(), heads, kv_heads, heads // kv_heads, m, n, sm_scale * LOG2E, sm_scale, offset, *consts)
     if m:
         grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
-        _launch(_bwd_dq_kernel, grid, q, k, v, bias, grad_out, lse, delta, dq, *common, *dq.stride(),
+        launch_tuned(_bwd_dq_kernel, grid, q, k, v, bias, grad_out, lse, delta, dq, *common, *dq.stride(),
                 heads, heads // kv_heads, m, n, sm_scale * LOG2E, sm_scale, offset, *consts)

@@ -15,6 +15,10 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv, addr's products, dot and v
   to fill the device, K is split over more programs and a second kernel adds their partial sums in a
   fixed order (deterministic).
 
+A large single fp16/bf16 product (a linear layer's, prefill or training) goes to persistent.py's persistent
+GEMM (:func:`persistent.mode`: its TMA mode above the vendor's TMA_MIN_FLOPS, pointer loads above
+PERSISTENT_MIN_FLOPS); this kernel keeps batches, fp32, fp64 and the smaller products.
+
 A single product with at most 16 output rows or columns (an LLM's decode step; one row or column only
 in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skinny.py's kernel instead
 (:func:`skinny.takes`).
@@ -34,7 +38,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.ops.blas import skinny
+from gems.ops.blas import persistent, skinny
 from gems.ops.blas.products import (
     INT32_SAFE,
     MAX_GRID_Y,
@@ -233,6 +237,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
         else:
             matrix, vector, y = a[0], b[0, :, 0], out[0, :, 0]
         gemv(matrix, vector, y, (bias[0, 0] if m == 1 else bias[0, :, 0]) if has_bias else None, alpha, beta)
+        return out
+    how = persistent.mode(a[0], b[0], out.dtype) if batches == 1 else None
+    if how is not None:
+        persistent.product(a[0], b[0], out[0], bias[0] if has_bias else None, alpha, beta, how)
         return out
     alpha, beta, scaled, fp64 = kernel_scalars(alpha, beta, out.dtype, has_bias)
     bias = bias if has_bias else out

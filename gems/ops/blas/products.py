@@ -9,7 +9,6 @@ import triton
 import triton.language as tl
 
 from gems.codegen.pointwise import float64_bits
-from gems.ops.blas.tuning import keep_in_python
 from gems.runtime.launch import Launcher, cdiv
 
 # Index math in 64 bits once a tensor spans more elements than int32 offsets reach (with a block of margin).
@@ -70,11 +69,10 @@ def epilogue(acc, bias_ptrs, mask, alpha, beta, HAS_BIAS: tl.constexpr, SCALED: 
 
 def dot_precision(dtype: torch.dtype, device: torch.device) -> str:
     """"tf32" for an fp32 product on CUDA when the user allowed TF32 matmuls (ATen then uses it), else "ieee".
-    A call that reads the flag stays off the native layer's plans, whose key does not cover it."""
-    if dtype == torch.float32 and device.type == "cuda":
-        keep_in_python("an fp32 product reads torch.backends.cuda.matmul.allow_tf32 on each call")
-        if torch.backends.cuda.matmul.allow_tf32:
-            return "tf32"
+    The native layer's key reads the same flag (gems/native/dispatch.cpp, global_state), so a plan recorded
+    under one setting never serves the other."""
+    if dtype == torch.float32 and device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32:
+        return "tf32"
     return "ieee"
 
 

@@ -169,6 +169,15 @@ def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alph
     grid = lambda meta: (cdiv(n, meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
     split = _skinny_kernel.launch(grid, *args[:4], part, *args[5:])["SPLIT_K"]
     if split > 1:
-        _finish(cdiv(m * n, _FINISH_BLOCK), 4, part, out, bias, m, n, *out.stride(), *bias.stride(), alpha, beta,
-                has_bias, scaled, fp64, acc, int64, split, _FINISH_BLOCK)
+        finish_split(part, out, bias, split, alpha, beta, has_bias, scaled, fp64)
     return out
+
+
+def finish_split(part, out, bias, split, alpha, beta, has_bias, scaled, fp64=False):
+    """out = alpha * sum_s part[s] + beta * bias, the second pass of a product whose K was split over
+    ``split`` programs per output (here and in persistent.py): part (>= split, M, N) in the accumulator type,
+    alpha and beta as :func:`~gems.ops.blas.products.kernel_scalars` gives them, bias out itself when unused."""
+    m, n = out.shape
+    int64 = max(span(t) for t in (out, bias)) > INT32_SAFE or split * m * n > INT32_SAFE
+    _finish(cdiv(m * n, _FINISH_BLOCK), 4, part, out, bias, m, n, *out.stride(), *bias.stride(), alpha, beta,
+            has_bias, scaled, fp64, TL_ACC[out.dtype], int64, split, _FINISH_BLOCK)

@@ -1,15 +1,23 @@
-"""Launching the blas family's autotuned kernels (gemm.py, grouped_mm.py) at the cost of a plain launch.
+"""Launching gems' autotuned kernels (blas, conv, attention) at the cost of a plain launch.
 
-Triton's autotuner picks a config on the first call of each tuning key (benchmarking the vendor's
-``tune_configs.yaml`` list, or reading the result Triton cached on disk), and that call runs through it.
-Every later call of the key launches the chosen config's compiled kernel through a plain
+The tuning key is a *shape class*: each integer key argument by its next power of two (M = 1000 and
+M = 1024 share one class), the tensors' dtypes and the other key values exactly. Triton's autotuner picks
+a config on the first call of a class (benchmarking the vendor's ``tune_configs.yaml`` list), and that
+call runs through it; the choice is remembered in the gems cache (``$GEMS_CACHE_DIR/tuning``, per kernel
+source, config list, device and triton version), so another process does not tune the class again. A
+decode loop whose key length grows every step tunes once per power of two, not once per length.
+Every later call of the class launches the chosen config's compiled kernel through a plain
 :class:`~gems.runtime.launch.Launcher` with a concrete grid: no autotuner, heuristics and argument
 binding in Python on each call (they cost more host time than a decode-sized GEMV or a small bmm takes
 on the GPU, where a launch through the autotuner waited for the host), and the native layer can record
-the call and replay it from C++. The config is a function of the tuning key, which the native layer's
-call signature covers (shapes, strides, dtypes); a kernel argument read from global state (fp32
-``PRECISION``, from ``torch.backends.cuda.matmul.allow_tf32``) is in the tuning key, and the caller
-keeps such calls off the native layer (:func:`keep_in_python`).
+the call and replay it from C++. The config is a function of the class, which the native layer's
+call signature covers (shapes, strides, dtypes; its size-generic plans stay within a power-of-two bucket
+of their varying size), and so is fp32 ``PRECISION`` (``torch.backends.cuda.matmul.allow_tf32``), which
+the native layer's key reads too. A kernel with a single config (the interpreter vendor's) is never tuned.
+
+While a CUDA graph is being captured nothing is tuned (benchmarking launches and synchronizes): a class
+with no tuned config runs a config tuned for another class, or one that fits, whose kernel is already
+compiled for the call (compiling during capture is an error), and gems says so once per kernel.
 
 While tuning, Triton saves each tensor named in ``restore_value`` before a benchmark run and copies it
 back after (``copy_``), which ATen refuses for a tensor whose elements share memory (an expanded
@@ -20,13 +28,19 @@ tuning, on every vendor: such a call fails on the CPU as it would on the GPU.
 from __future__ import annotations
 
 import functools
+import hashlib
+import inspect
+import json
+import os
+import warnings
+from pathlib import Path
 
 import torch
 import triton
 from triton.runtime.autotuner import Autotuner, Heuristics
 
-from gems.runtime import registration
-from gems.runtime.launch import Launcher
+from gems.runtime import registration, selection
+from gems.runtime.launch import Launcher, next_power_of_2
 
 
 class Tuned:
@@ -43,14 +57,18 @@ class Tuned:
             inner = inner.fn
         self.names = inner.arg_names
         self.__name__ = inner.__name__
-        self.chosen = {}  # tuning key -> triton.Config
+        self._inner = inner
+        self.chosen = {}  # shape class -> triton.Config
         self.best_config = None  # the config of the latest launch
         self._tuning = Launcher(autotuner)
         self._plain = Launcher(inner)
+        self._memory = None  # the gems cache's choices for this kernel: {repr(shape class): config index}
+        self._warned_capture = False
 
     def key(self, named: dict) -> tuple:
-        """The tuning key as Triton's autotuner forms it: the named key arguments, then the tensors' dtypes."""
-        return (*(named[k] for k in self.autotuner.keys),
+        """The shape class: the key arguments as Triton's autotuner forms its key, each integer by its next
+        power of two, then the tensors' dtypes."""
+        return (*(_size_class(named[k]) for k in self.autotuner.keys),
                 *(str(v.dtype) for k, v in named.items() if isinstance(v, torch.Tensor) and k not in self.scratch))
 
     def meta(self, config, named: dict) -> dict:
@@ -63,16 +81,21 @@ class Tuned:
     def launch(self, grid, *args):
         """Launch; returns the META (heuristics included) the kernel ran with."""
         named = dict(zip(self.names, args))
+        # Every call, tuned or not: whether the class is tuned in this process must not decide the error.
+        for name in self.autotuner.restore_value:
+            _check_restorable(self.__name__, name, named[name])
         key = self.key(named)
-        config = self.chosen.get(key)
+        config = self.chosen.get(key) or self._known(key, named)
+        if config is None and _capturing():
+            config = self._untuned_during_capture(key, named, args)
         if config is None or not _plain_options(config):
-            if config is None:
-                for name in self.autotuner.restore_value:
-                    _check_restorable(self.__name__, name, named[name])
-                if registration.recording is not None:  # the next call of this signature launches plainly
-                    registration.recording.deferred = "tuning"
+            if config is None and registration.recording is not None:  # the next call of this signature is plain
+                registration.recording.deferred = "tuning"
             self._tuning(grid, *args)
-            config = self.chosen[key] = self.autotuner.best_config
+            config = self.autotuner.best_config
+            if key not in self.chosen:
+                self.chosen[key] = config
+                self._remember(key, config, named)
             self.best_config = config
             return self.meta(config, named)
         meta = self.meta(config, named)
@@ -80,6 +103,99 @@ class Tuned:
                     num_warps=config.num_warps, num_stages=config.num_stages)
         self.best_config = config
         return meta
+
+
+    def _known(self, key, named):
+        """The config of a class without tuning: the only one, or the one the gems cache remembers."""
+        configs = self.autotuner.configs
+        if len(configs) == 1:
+            config = configs[0]
+        else:
+            if self._memory is None:
+                self._memory = _read_memory(self._memory_path(named))
+            index = self._memory.get(repr(key))
+            config = configs[index] if isinstance(index, int) and 0 <= index < len(configs) else None
+        if config is not None:
+            self.chosen[key] = config
+        return config
+
+    def _untuned_during_capture(self, key, named, args):
+        """Nothing is benchmarked during capture: a config tuned for another class, else one that fits, whose
+        kernel is compiled for these arguments (a compile during capture is an error), else the first that fits;
+        said once per kernel."""
+        self.autotuner.nargs = named
+        try:
+            fitting = self.autotuner.prune_configs({})
+        finally:
+            self.autotuner.nargs = None
+
+        def compiled(config):
+            meta = self.meta(config, named)
+            full = (*args, *(meta[name] for name in self.names[len(args):]))
+            return self._plain.compiled_for(full, config.num_warps, config.num_stages)
+
+        candidates = [*dict.fromkeys(c for c in self.chosen.values() if _plain_options(c)), *fitting]
+        config = next((c for c in candidates if compiled(c)), fitting[0])
+        if not self._warned_capture:
+            self._warned_capture = True
+            warnings.warn(f"gems: {self.__name__} has no tuned config for shape class {key} while a CUDA graph is "
+                          f"being captured; it runs {config} untuned (call it once before capturing to tune it)",
+                          RuntimeWarning, stacklevel=3)
+        return config
+
+    def _memory_path(self, named) -> Path:
+        inner = self._inner
+        source = getattr(inner, "src", None) or inspect.getsource(getattr(inner, "fn", inner))
+        device = next(v.device for v in named.values() if isinstance(v, torch.Tensor))
+        identity = "\0".join([source, *map(str, self.autotuner.configs), _device_name(device), triton.__version__,
+                              selection.current().name])
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        return _cache_dir() / "tuning" / f"{self.__name__}-{digest}.json"
+
+    def _remember(self, key, config, named) -> None:
+        """Keep the class's choice in the gems cache (merged with what other processes wrote)."""
+        configs = self.autotuner.configs
+        index = next((i for i, c in enumerate(configs) if c is config), None)
+        if index is None or len(configs) == 1:
+            return
+        path = self._memory_path(named)
+        memory = _read_memory(path)
+        memory[repr(key)] = index
+        self._memory = memory
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps(memory, indent=0, sort_keys=True))
+            partial.replace(path)
+        except OSError:  # a read-only cache: tune again in the next process
+            pass
+
+
+def _size_class(value):
+    return next_power_of_2(value) if type(value) is int and value > 0 else value
+
+
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("GEMS_CACHE_DIR", Path.home() / ".cache" / "gems"))
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(device)
+        return f"{torch.cuda.get_device_name(device)} sm{major}{minor}"
+    return device.type
+
+
+def _read_memory(path: Path) -> dict:
+    try:
+        memory = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return memory if isinstance(memory, dict) else {}
 
 
 def _plain_options(config) -> bool:
@@ -95,8 +211,8 @@ def _check_restorable(kernel: str, name: str, t: torch.Tensor) -> None:
 
 
 def keep_in_python(why: str) -> None:
-    """Keep this call off the native layer's plans (its launch depends on something the call signature
-    does not cover)."""
+    """Keep this call off the native layer's plans: its launch depends on something a plan cannot replay
+    (the persistent TMA GEMM's descriptors live in scratch that Triton's launcher allocates per call)."""
     if registration.recording is not None:
         registration.recording.refused = why
 

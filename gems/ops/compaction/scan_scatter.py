@@ -138,12 +138,17 @@ def comparable_view(x: torch.Tensor) -> torch.Tensor:
 def block_ends(x: torch.Tensor, boundary: bool) -> tuple[torch.Tensor, int]:
     """(ends, total) for a flat contiguous non-empty ``x``: ends[b] = flags in blocks 0..b (int64, on the
     device), total = all flags (read to the host)."""
+    ends = device_block_ends(x, boundary)
+    return ends, int(ends[-1].item())
+
+
+def device_block_ends(x: torch.Tensor, boundary: bool) -> torch.Tensor:
+    """:func:`block_ends`'s ends alone, left on the device (no synchronization)."""
     n = x.numel()
     blocks = cdiv(n, BLOCK)
     counts = torch.empty(blocks, dtype=torch.int64, device=x.device)
     _count_launcher((blocks,), x, counts, n, boundary, BLOCK, num_warps=NUM_WARPS)
-    ends = cumsum(counts, 0)
-    return ends, int(ends[-1].item())
+    return cumsum(counts, 0)
 
 
 def grid(n: int) -> tuple:

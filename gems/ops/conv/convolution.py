@@ -38,9 +38,10 @@ from gems.spec import OpSpec, lazy
 # Images of at least this many output pixels are tiled one image at a time (PER_IMAGE): a tile's rows are
 # then consecutive pixels of an NCHW result and its stores vectors; below it the last tile of each image
 # is partly padding and tiles run over the flattened batch. Measured on the H100 (ResNet-50 3x3 layers,
-# batch 32, fp16, tools/conv_variants.py): 56 x 56 per image 0.079 ms vs flattened 0.085 (bf16 0.085 vs
-# 0.103); 28 x 28 (784 pixels, 7 x 128 rows = 896 computed) flattened 0.067 vs per image 0.073 (one
-# config); 14 x 14 per image 0.165 vs 0.064, 7 x 7 0.092 vs 0.070. The threshold lies in (784, 3136].
+# batch 32, fp16, a one-off bench: tools/conv_variants.py in git history at ca8e18b): 56 x 56 per image
+# 0.079 ms vs flattened 0.085 (bf16 0.085 vs 0.103); 28 x 28 (784 pixels, 7 x 128 rows = 896 computed)
+# flattened 0.067 vs per image 0.073 (one config); 14 x 14 per image 0.165 vs 0.064, 7 x 7 0.092 vs 0.070.
+# The threshold lies in (784, 3136].
 PER_IMAGE_MIN_PIXELS = 1024
 # A pointwise convolution (1x1, stride 1, no padding) over x with contiguous pixels (NCHW) and an NCHW
 # result of at least this many pixels reads x in place as a (pixel x channel) matrix, in one-image tiles,

@@ -281,6 +281,11 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
 # ATen's own CUDA kernel asserts on the device for a target out of range, which leaves the process's CUDA
 # context unusable (every later case of that worker failed on an H100, 2026-11-22): the conformance runner
 # computes ATen's answer first, so these cases cannot run there. gems checks targets before launching.
+# ATen's cross_entropy with label smoothing and a weight sums the kept targets' weights by masked_fill while a
+# Python dispatch mode is on (conformance's proof watches the cold call: isTensorSubclassLike) and by
+# masked_select without one (the warm call): the same sum in another order, equal up to rounding.
+WEIGHT_SUM_ORDER = {"cross-entropy-label-smoothing": "ATen's composite sums the kept weights by masked_fill under "
+                    "the cold call's dispatch mode and by masked_select in the warm call"}
 CUDA_ASSERTS = {("nvidia", "*", variant): "ATen's CUDA kernel asserts on the device for an out-of-range target "
                 "and kills the process's CUDA context" for variant in (
                     "error-target-out-of-range", "error-target-negative", "error-target-out-of-range-none",
@@ -295,5 +300,6 @@ SPECS = [
         dtypes=FLOATS,
         tolerance="reduction",
         skips=CUDA_ASSERTS,
+        varies_between_runs=WEIGHT_SUM_ORDER,
     ),
 ]

@@ -125,6 +125,7 @@ def _samples(dtype, device, quick):
     from gems.testing.samples import combined
     from gems.testing.samples_edges import exact_half_samples, integer_extreme_samples
     from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor, tensor_and_scalar, two_tensors
+    from gems.testing.samples_pwbinary import scalar_overload_samples
 
     def rounding(mode):
         """div with rounding_mode=mode (None: true division) through div.Tensor_mode and its family."""
@@ -174,6 +175,8 @@ def _samples(dtype, device, quick):
             ("bad-rounding-mode", lambda x, y: torch.div(x, y, rounding_mode="round"), None, two_tensors()),
         ]),
     ]
+    # div.Scalar as C++ callers reach it: 0-d, expanded and transposed tensors, the generated div.Scalar_out
+    generators.append(scalar_overload_samples(torch.ops.aten.div.Scalar, torch.ops.aten.div_.Scalar, "div"))
     return [case for generate in generators for case in generate(dtype, device, quick)]
 
 

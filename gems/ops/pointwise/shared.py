@@ -169,3 +169,50 @@ def edge_samples(generator, *args, **kwargs):
 def pointwise_perf(operands, **options):
     """gems.testing.perf_inputs.pointwise_perf(operands, **options) on the "pointwise" shapes."""
     return lazy_perf("gems.testing.perf_inputs", "pointwise_perf", operands, shapes="pointwise", **options)
+
+
+# --------------------------------------------------------------------------- ternary operators (addcmul, addcdiv, lerp)
+
+
+def accumulate_scalar(value, common, on_cpu):
+    """``value`` (addcmul's and addcdiv's) as ATen's kernels take it: converted with Scalar::to's overflow check
+    to the accumulate type, fp32 for fp16/bf16/fp32 and fp64 for fp64; for integers int64 on CUDA (a float
+    value is truncated) but the tensors' own dtype on the CPU (``on_cpu``), whose kernel converts to that."""
+    from gems.checks import checked_scalar
+
+    if common.is_floating_point:
+        target = torch.float64 if common is torch.float64 else torch.float32
+    else:
+        target = common if on_cpu else torch.int64
+    return checked_scalar(value, target)
+
+
+def check_cpu_scalars(name, tensors, refused):
+    """ATen's CUDA kernels of addcmul, addcdiv and lerp read a CPU 0-d tensor beside CUDA tensors only in one
+    operand (addcmul's tensor2, lerp's weight). ``tensors``: every tensor operand; ``refused``: (argument name,
+    tensor) pairs of the others: one that is a CPU 0-d tensor beside a CUDA tensor raises RuntimeError, as
+    ATen does."""
+    if any(t.is_cuda for t in tensors):
+        for argument, tensor in refused:
+            if tensor.dim() == 0 and tensor.is_cpu:
+                raise RuntimeError(f"CPU Scalar support for {argument} argument is not supported when calling "
+                                   f"{name} on CUDA tensors.")
+
+
+def checked_binary_overloads(op, check):
+    """(functional, in-place, out=) implementations of a two-operand op with ``check(self, other)`` first
+    (fmod and remainder: ATen's CPU error for an integer division by zero)."""
+
+    def functional(self, other):
+        check(self, other)
+        return op(self, other)
+
+    def in_place(self, other):
+        check(self, other)
+        return op(self, other, out=self, inplace=True)
+
+    def with_out(self, other, *, out):
+        check(self, other)
+        return op(self, other, out=out)
+
+    return functional, in_place, with_out

@@ -50,8 +50,8 @@ from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
 
 # Positions below 2**31 fit a packed key (16 key bits, 31 position bits, 16 raw bits: 63); longer rows
-# and wider elements take the two-scan form. tools/scanperf_bench.py (the GPU timing) sets it to 0 to time
-# the two-scan form on fp16/bf16 as well.
+# and wider elements take the two-scan form. A GPU timing (tools/scanperf_bench.py, in git history at
+# ca8e18b) set it to 0 to time the two-scan form on fp16/bf16 as well.
 PACK_MAX_BITS = 16
 PACK_MAX_LEN = 2**31
 

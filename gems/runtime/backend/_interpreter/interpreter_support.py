@@ -16,6 +16,8 @@ GPU's (docs/interpreter.md lists what is still not reproduced):
 - ``tl.minimum`` / ``tl.maximum`` (and ``tl.min`` / ``tl.max``, ``tl.clamp``) without
   ``propagate_nan=tl.PropagateNan.ALL`` return the operand that is not NaN, like the hardware's
   min/max (numpy propagated NaN).
+- ``tl.fma`` of fp32 and fp64 values rounds (nearly) once, as the GPU's ``fma.rn`` does (the interpreter
+  rounded the product before adding it).
 - fp32 ``/`` and ``tl.sqrt`` are approximations on the GPU (``div.full.f32``, ``sqrt.approx.f32``):
   here they go through a rounded reciprocal (``x * (1/y)``, ``x * rsqrt(x)``), within 1 and 2 ulp
   but not correctly rounded, so a kernel that needs IEEE results must use ``tl.div_rn`` /
@@ -157,6 +159,20 @@ def _sqrt(builder, arg):
     return builder.unary_op(arg, lambda data: np.where(exact, np.sqrt(x), root).astype(np.float32))
 
 
+# The wider type an fma is computed in, then rounded from: fp32 products are exact in fp64; fp64 ones are
+# computed to 64 bits in long double (x86's 80-bit format), whose exponent range keeps fp64 subnormals.
+_FMA_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
+
+
+def _fma(builder, x, y, z):
+    wider = _FMA_WIDER.get(z.data.dtype)
+    if wider is None:
+        return builder.ternary_op(x, y, z, lambda a, b, c: a * b + c)
+    # Rounded once more than the GPU rounds (to the wider type first): off by an ulp only where that first
+    # rounding lands exactly half-way between two results.
+    return builder.ternary_op(x, y, z, lambda a, b, c: (a.astype(wider) * b + c).astype(c.dtype))
+
+
 def _idiv(builder, lhs, rhs):
     x, y = np.broadcast_arrays(lhs.data, rhs.data)
     safe = np.where(y == 0, 1, y)
@@ -189,13 +205,22 @@ def _round_half_away(x):
     return torch.where((x - x.trunc()).abs() >= 0.5, x.trunc() + x.sign(), x.trunc())
 
 
+def _libm_double(np_fn):
+    """np_fn (libm) in float64, the result rounded to the kernel's dtype: torch's vectorized sinh and cosh
+    overflow to inf early (fp32 from |x| = 89, fp64 from 710), where libdevice's stay finite up to the
+    function's own overflow; and sin(pi x), cos(pi x) for sinpi and cospi, whose product pi x must not be
+    rounded to fp32 first."""
+    return lambda x: torch.from_numpy(np_fn(x.double().numpy()))
+
+
 # libdevice name -> torch function over CPU tensors (same precision as the kernel's values).
 _LIBDEVICE = {
     "tanh": torch.tanh, "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv,
     "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log, "log2": torch.log2,
     "log10": torch.log10, "log1p": torch.log1p, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
-    "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "asin": torch.asin, "acos": torch.acos,
-    "atan": torch.atan, "sinh": torch.sinh, "cosh": torch.cosh, "asinh": torch.asinh,
+    "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinpi": _libm_double(lambda x: np.sin(np.pi * x)),
+    "cospi": _libm_double(lambda x: np.cos(np.pi * x)), "asin": torch.asin, "acos": torch.acos,
+    "atan": torch.atan, "sinh": _libm_double(np.sinh), "cosh": _libm_double(np.cosh), "asinh": torch.asinh,
     "acosh": torch.acosh, "atanh": torch.atanh, "atan2": torch.atan2, "pow": torch.pow,
     "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "rint": torch.round,
     "nearbyint": torch.round, "round": _round_half_away, "fmod": torch.fmod, "hypot": torch.hypot,
@@ -365,7 +390,7 @@ def install() -> None:
     _interp._implicit_cvt = _float_argument
     builder = _interp.InterpreterBuilder
     builder.create_minnumf, builder.create_maxnumf, builder.create_clampf = _minnumf, _maxnumf, _clampf
-    builder.create_fdiv, builder.create_sqrt = _fdiv, _sqrt
+    builder.create_fdiv, builder.create_sqrt, builder.create_fma = _fdiv, _sqrt, _fma
     builder.create_sdiv = builder.create_udiv = _idiv
     builder.create_srem = builder.create_urem = _irem
     builder.create_shl = _shift(np.left_shift, signed=False)

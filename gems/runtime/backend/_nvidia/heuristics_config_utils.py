@@ -30,9 +30,10 @@ from gems.runtime.launch import cdiv, next_power_of_2
 # var_mean 67-69%) the kernels kept a running value per lane across the K loop even when the row fits one
 # tile: argmax 63-64 registers, aminmax 56, var_mean 55 (4 programs per SM). A split that fits one BLOCK_K
 # tile now takes a ONE_STEP path (no loop): argmax 32, amax 32, sum/mean 20, var_mean 30-32, aminmax 47
-# (sm_90 builds, ptxas -v). H100 at 4c36a94 (tools/gpu_redperf.sh): sum/mean 93, var_mean 92-93, amax 87-88,
-# argmax/argmin 69-72, max.dim 67-69, aminmax 55; middle dim 77-85. Candidate row kernels in the same run
-# (tools/gpu_redperf_variants.py) put the rest down to the finish, not the plan: amax 93 with the max
+# (sm_90 builds, ptxas -v). H100 at 4c36a94 (tools/gpu_redperf.sh, in git history at ca8e18b): sum/mean 93,
+# var_mean 92-93, amax 87-88, argmax/argmin 69-72, max.dim 67-69, aminmax 55; middle dim 77-85. Candidate row kernels
+# in the same run (tools/gpu_redperf_variants.py, in git history) put the rest down to the finish, not the plan: amax
+# 93 with the max
 # taken by halving before the order keys (17 registers), argmax 88-90 that way, aminmax 92-93; 2 rows per
 # program or a pipelined persistent loop gained nothing. The max/min finishes now halve first
 # (planning.halve_extreme): amax 19 registers, argmax 32, aminmax 32 with 5 barriers (sm_90 builds).

@@ -1,0 +1,230 @@
+"""The persistent GEMM of the large fp16/bf16 products (linear layers: prefill, training), in two load modes.
+
+out = alpha * (a @ b) + beta * bias for one (M, K) x (K, N) product. One program per multiprocessor loops
+over the output tiles (BLOCK_M x BLOCK_N, visited in groups of GROUP_M tile rows as gemm.py's GEMM does),
+so that a program's next tile starts loading while its last one is stored, and a product whose tiles are
+fewer than the multiprocessors splits K (pointer mode, SPLIT_K programs per tile writing fp32 partial sums
+that skinny.py's second pass adds in a fixed order). The epilogue adds alpha, beta * bias and casts in
+registers: one pass over the output.
+
+- **TMA mode** (key "gemm_tma"): operand tiles come through tensor descriptors the kernel builds itself
+  (``tl.make_tensor_descriptor``: Hopper's bulk tensor copies, out-of-bounds elements zero-filled, so no
+  masks and no wrapped indices). SCHEDULE picks the loop: warp-specialized (triton 3.6's Hopper pass: a
+  producer warp group issues the copies, running ahead across tiles, and two consumer warp groups own
+  BLOCK_M / 2 rows each; it needs num_warps 4 and BLOCK_M >= 128, and the program then has 12 warps), or
+  one flattened software pipeline over every (tile, K step) of the program. The descriptors live in
+  global scratch that Triton's launcher allocates per launch through ``triton.set_allocator``, which the
+  native layer's C++ launch cannot give (its recorder refuses such a kernel): these calls stay on the
+  Python path, ~30-50 us of host time, so only products whose device time is well above that come here
+  (the vendor's ``gemm_route`` heuristics, TMA_MIN_FLOPS).
+- **Pointer mode** (key "gemm_persistent"): the same loop with plain loads (any strides; rows and columns
+  past the edge wrap onto valid ones, as in gemm.py). No scratch, so the native layer replays it: the
+  products between PERSISTENT_MIN_FLOPS and TMA_MIN_FLOPS, and large ones TMA cannot read.
+
+Tuning is per shape class (:func:`shape_class`: skinny / mid / tall M, narrow / mid / wide N, small / long
+K) and operand layout, not per shape: a model's many sequence lengths share their class's tuning.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import _allocation
+
+from gems.ops.blas import skinny
+from gems.ops.blas.products import INT32_SAFE, epilogue, kernel_scalars, span
+from gems.ops.blas.tuning import Tuned, keep_in_python, multiprocessors
+from gems.runtime import selection
+from gems.runtime.launch import cdiv
+
+# SCHEDULE values (META of the yaml configs): how the tile loop is compiled.
+SPECIALIZED = tl.constexpr(1)  # warp-specialized: TMA producer + two consumer warp groups (TMA mode, num_warps 4)
+FLATTENED = tl.constexpr(2)  # the (tile, K step) loop nest flattened into one software pipeline
+PLAIN = tl.constexpr(3)  # each tile's K loop pipelined on its own
+# The dtypes these kernels take: 16-bit operands on the tensor cores (fp32 and fp64 stay on gemm.py's GEMM,
+# whose FMA and TF32 paths read copied operands).
+DTYPES = (torch.float16, torch.bfloat16)
+# Tensor descriptors need 16-byte aligned rows and base addresses.
+_TMA_ALIGN = 16
+
+
+@triton.jit
+def _tile_coords(tile, grid_m, grid_n, GROUP_M: tl.constexpr):
+    """(row block, column block) of ``tile``: GROUP_M tile rows at a time, column-major inside a group."""
+    width = GROUP_M * grid_n
+    first_m = (tile // width) * GROUP_M
+    group_rows = tl.minimum(grid_m - first_m, GROUP_M)
+    return first_m + (tile % width) % group_rows, (tile % width) // group_rows
+
+
+@triton.jit(do_not_specialize=["shape_class"])
+def _persistent_kernel(
+    a_ptr, b_ptr, c_ptr, bias_ptr, part_ptr,
+    M, N, K,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, stride_im, stride_in,
+    alpha, beta, shape_class,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, BIAS_ROW: tl.constexpr, INT64: tl.constexpr,
+    TMA: tl.constexpr, A_K_MAJOR: tl.constexpr, B_K_MAJOR: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    SCHEDULE: tl.constexpr, EVEN_K: tl.constexpr, SPLIT_K: tl.constexpr,
+):
+    """c[m, n] = alpha * sum_k a[m, k] * b[k, n] + beta * bias[m, n] (fp32 accumulation).
+
+    Grid: (programs,), at most one per multiprocessor; program p takes work units p, p + programs, ...
+    of tiles * SPLIT_K units (unit u: tile u % tiles, K run u // tiles). With SPLIT_K > 1 a unit writes
+    its partial sum to part[run, m, n] instead of c. TMA mode reads a K-major a (``A_K_MAJOR``: a[m, k]
+    row-major, else a^T row-major) and b likewise (``B_K_MAJOR``: b^T row-major, linear's W). BIAS_ROW: the
+    bias varies along n only (a broadcast row, linear's bias), loaded once per tile as a row.
+    ``shape_class`` is the tuning key only.
+    """
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    tiles = grid_m * grid_n
+    steps = tl.cdiv(K, BLOCK_K)
+    run = tl.cdiv(steps, SPLIT_K)  # K steps per unit
+    if TMA:
+        if A_K_MAJOR:
+            a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
+        else:
+            a_desc = tl.make_tensor_descriptor(a_ptr, [K, M], [stride_ak, 1], [BLOCK_K, BLOCK_M])
+        if B_K_MAJOR:
+            b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [stride_bn, 1], [BLOCK_N, BLOCK_K])
+        else:
+            b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
+    offs_k = tl.arange(0, BLOCK_K)
+    for unit in tl.range(tl.program_id(0), tiles * SPLIT_K, tl.num_programs(0), flatten=SCHEDULE == FLATTENED,
+                         warp_specialize=SCHEDULE == SPECIALIZED):
+        pid_m, pid_n = _tile_coords(unit % tiles, grid_m, grid_n, GROUP_M)
+        first_step = (unit // tiles) * run
+        last_step = tl.minimum(steps, first_step + run)
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        if INT64:
+            offs_m = offs_m.to(tl.int64)
+            offs_n = offs_n.to(tl.int64)
+        if not TMA:
+            # Rows and columns past the edge wrap onto valid ones: no M/N masks on the operand loads.
+            a_rows = a_ptr + (offs_m % M)[:, None] * stride_am + offs_k[None, :] * stride_ak
+            b_cols = b_ptr + offs_k[:, None] * stride_bk + (offs_n % N)[None, :] * stride_bn
+        acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+        for step in range(first_step, last_step):
+            k = step * BLOCK_K
+            if TMA:
+                if A_K_MAJOR:
+                    a = a_desc.load([pid_m * BLOCK_M, k])
+                else:
+                    a = a_desc.load([k, pid_m * BLOCK_M]).T
+                if B_K_MAJOR:
+                    b = b_desc.load([pid_n * BLOCK_N, k]).T
+                else:
+                    b = b_desc.load([k, pid_n * BLOCK_N])
+            elif EVEN_K:
+                a = tl.load(a_rows + k * stride_ak)
+                b = tl.load(b_cols + k * stride_bk)
+            else:
+                a = tl.load(a_rows + k * stride_ak, mask=offs_k[None, :] < K - k, other=0)
+                b = tl.load(b_cols + k * stride_bk, mask=offs_k[:, None] < K - k, other=0)
+            acc = tl.dot(a, b, acc, out_dtype=tl.float32)
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        if SPLIT_K == 1:
+            if BIAS_ROW:
+                bias_ptrs, bias_mask = bias_ptr + offs_n[None, :] * stride_in, offs_n[None, :] < N
+            else:
+                bias_ptrs, bias_mask = bias_ptr + offs_m[:, None] * stride_im + offs_n[None, :] * stride_in, mask
+            acc = epilogue(acc, bias_ptrs, bias_mask, alpha, beta, HAS_BIAS, SCALED, False, tl.float32)
+            c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+        else:
+            part_ptrs = part_ptr + ((unit // tiles) * M + offs_m[:, None]) * N + offs_n[None, :]
+            tl.store(part_ptrs, acc, mask=mask)
+
+
+def _tuned(key: str, rules: dict):
+    # The layout flags are in the key: a K-major b (linear's W^T) and a row-major one tune apart.
+    return Tuned(selection.current().autotune(
+        key, ["shape_class", "A_K_MAJOR", "B_K_MAJOR"],
+        restore_value=["c_ptr"],  # tuning runs the kernel repeatedly; an in-place c is also its bias
+    )(triton.heuristics(rules)(_persistent_kernel)), scratch=("part_ptr",))
+
+
+_tma = _tuned("gemm_tma", {"EVEN_K": lambda args: True, "SPLIT_K": lambda args: 1})
+_pointer = _tuned("gemm_persistent", {"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0,
+                                      **selection.current().heuristics("gemm_persistent")})
+# The vendor's thresholds (estimated device work, 2*M*N*K): TMA_MIN_FLOPS for the TMA mode, and
+# PERSISTENT_MIN_FLOPS for the pointer mode (smaller products stay on gemm.py's GEMM).
+_ROUTE = selection.current().heuristics("gemm_route")
+
+
+def shape_class(m: int, n: int, k: int) -> int:
+    """The tuning class of an (m, n, k) product: skinny / mid / tall M (<= 256, <= 2048, more), narrow /
+    mid / wide N (<= 1024, <= 8192, more), small / long K (<= 1024, more); 0..17."""
+    rows = 0 if m <= 256 else 1 if m <= 2048 else 2
+    cols = 0 if n <= 1024 else 1 if n <= 8192 else 2
+    return (rows * 3 + cols) * 2 + (k > 1024)
+
+
+def _k_major(t: torch.Tensor, inner: int):
+    """Whether the 2-D operand ``t`` is read K-major (``inner`` is its K dimension: 1 for a, 0 for b), and
+    whether a tensor descriptor can read it (one unit stride, the other a positive multiple of 16 bytes,
+    a 16-byte aligned start)."""
+    k_major = t.stride(inner) == 1
+    unit, major = (inner, 1 - inner) if k_major else (1 - inner, inner)
+    stride = t.stride(major)
+    ready = (t.stride(unit) == 1 and stride > 0 and stride * t.element_size() % _TMA_ALIGN == 0
+             and t.data_ptr() % _TMA_ALIGN == 0)
+    return k_major, ready
+
+
+def mode(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> str | None:
+    """"tma", "pointer" or None (gemm.py's GEMM) for the 2-D product a (M, K) @ b (K, N)."""
+    if dtype not in DTYPES:
+        return None
+    (m, k), n = a.shape, b.shape[1]
+    args = {"M": m, "N": n, "K": k}
+    flops = 2 * m * n * k
+    if flops < _ROUTE["PERSISTENT_MIN_FLOPS"](args):
+        return None
+    if flops >= _ROUTE["TMA_MIN_FLOPS"](args) and _k_major(a, 1)[1] and _k_major(b, 0)[1]:
+        return "tma"
+    return "pointer"
+
+
+def _scratch(size: int, alignment: int, stream):
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0, how="pointer"):
+    """out = alpha * (a @ b) + beta * bias for 2-D a (M, K), b (K, N), out (M, N), bias None or expanded to
+    out's shape, in the load mode ``how`` (:func:`mode`)."""
+    m, n = out.shape
+    k = a.shape[1]
+    has_bias = bias is not None and beta != 0
+    alpha, beta, scaled, _ = kernel_scalars(alpha, beta, out.dtype, has_bias)
+    bias = bias if has_bias else out
+    tma = how == "tma"
+    kernel = _tma if tma else _pointer
+    if tma:
+        keep_in_python("the TMA GEMM's descriptors live in scratch that Triton's launcher allocates")
+        if out.is_cuda and _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:
+            # A context variable: unset in a thread that never set it (autograd's backward threads).
+            triton.set_allocator(_scratch)
+
+    def arguments(part, int64):
+        return (a, b, out, bias, part, m, n, k, *a.stride(), *b.stride(), *out.stride(), *bias.stride(), alpha,
+                beta, shape_class(m, n, k), has_bias, scaled, bias.stride(0) == 0, int64, tma, _k_major(a, 1)[0],
+                _k_major(b, 0)[0])
+
+    named = dict(zip(kernel.names, arguments(None, False)))
+    config = kernel.chosen.get(kernel.key(named))
+    # Room for the partial sums of the chosen config's split, or, before tuning, of any config's.
+    configs = [config] if config is not None else kernel.autotuner.configs
+    rows = max(kernel.meta(c, named)["SPLIT_K"] for c in configs)
+    part = torch.empty((rows, m, n), dtype=torch.float32, device=out.device) if rows > 1 else out
+    int64 = max(span(t) for t in (a, b, out, bias)) > INT32_SAFE or rows * m * n > INT32_SAFE
+    units = multiprocessors(out.device)
+    grid = lambda meta: (min(units, cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]) * meta["SPLIT_K"]),)  # noqa: E731
+    split = kernel.launch(grid, *arguments(part, int64))["SPLIT_K"]
+    if split > 1:
+        skinny.finish_split(part, out, bias, split, alpha, beta, has_bias, scaled)
+    return out

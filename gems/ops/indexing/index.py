@@ -1,0 +1,56 @@
+"""index: ``index.Tensor`` and ``index.Tensor_out``, advanced indexing ``self[indices]`` (advanced.py):
+several index tensors, None gaps, broadcasting index tensors, bool masks, negative indices. Its
+backward is index_put with accumulate (index_put.py).
+
+One launch of walk.py's gather over the result (after gems' nonzero for a mask): where the indexed dims
+lead and the rows of the dims after them are contiguous (``table[ids]``), each index is read once per row
+and each row is one coalesced copy, as in index_select.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
+
+from gems.dtypes import ALL
+from gems.ops.indexing.advanced import plan
+from gems.ops.indexing.shared import check_no_overlap_with, cuda_asserts, prepare_out
+from gems.ops.indexing.walk import gather
+from gems.spec import OpSpec, lazy_perf
+
+# --------------------------------------------------------------------------- ATen overloads
+
+
+def index(self, indices):
+    indexed = plan(self, indices)
+    src_strides, where = indexed.layout(self)
+    return gather(self, src_strides, torch.empty(indexed.shape, dtype=self.dtype, device=self.device), where)
+
+
+def index_out(self, indices, *, out):
+    indexed = plan(self, indices)
+    prepare_out(out, self, indexed.shape)
+    check_no_overlap_with(out, self)
+    src_strides, where = indexed.layout(self)
+    return gather(self, src_strides, out, where)
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def _samples(dtype, device, quick):
+    from gems.testing.samples_advanced_indexing import index_samples
+
+    return index_samples(dtype, device, quick)
+
+
+SPECS = [
+    OpSpec(
+        name="index", family="indexing", impls={"index.Tensor": index, "index.Tensor_out": index_out},
+        call=torch.ops.aten.index.Tensor, samples=_samples, dtypes=ALL,
+        perf=lazy_perf("gems.testing.samples_indexing", "rows_perf", "index", shapes="index_rows"),
+        skips=cuda_asserts("error-index-out-of-range", "error-index-negative"),
+        varies_between_runs={"grad": "index's backward is index_put with accumulate: float atomics add equal "
+                                     "indices in an order that varies from run to run on a GPU (as ATen's)"},
+    ),
+]

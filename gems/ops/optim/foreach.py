@@ -1,0 +1,374 @@
+"""What the elementwise ``_foreach_*`` operators share: one kernel, its launcher, ATen's dtype rules, and the
+overload tables each operator builds from a scalar body.
+
+An operator file gives a Triton body ``body(x, y, z, s, alpha)``: x, y, z are the row's input tiles in
+the compute dtype (the first one, two or three tensor lists), s the scalar (a Scalar, the row's entry of
+a ScalarList, or a 0-d tensor's value) and alpha ATen's ``alpha=``; unused ones are placeholders. The
+kernel applies it to every row of a dtype group in one launch (gems/ops/optim/multi_tensor.py), walking
+each row as one flat array when all its operands are dense with equal strides, and through their sizes
+and strides otherwise (ATen's per-tensor "slow path": views, broadcasting).
+
+Dtypes follow ATen's per-tensor operators: a row's result is the promoted dtype of its tensors (0-d
+tensors do not promote dimensioned ones); fp16/bf16 compute in fp32 and round once, fp64 in fp64.
+Python floats reach the kernel as float64 bits, and are rounded to the compute dtype there, as ATen's
+``opmath_t(scalar)``. Rows of other dtypes launch apart (one launch per dtype group, as ATen's per-device
+and dtype grouping).
+
+Host work per call is what the lists need: a call whose lists each hold one dtype, contiguous tensors and
+equal shapes row by row (every optimizer step's) is decided list by list, with no per-row Python beyond
+reading the addresses; any other call takes the per-row path.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.codegen.pointwise import float64_bits
+from gems.ops.optim import multi_tensor as mt
+from gems.runtime.launch import Launcher
+from gems.runtime.registration import Fallback
+from gems.spec import lazy
+
+SCALAR_ARG, SCALAR_ROW, SCALAR_TENSOR = 0, 1, 2  # where a row's scalar comes from
+
+
+@triton.jit
+def store_cast(value, DTYPE: tl.constexpr):
+    """value rounded to DTYPE; float64 reaches fp16/bf16 through fp32, as c10's conversions do."""
+    if value.dtype == tl.float64 and DTYPE.primitive_bitwidth == 16:
+        value = value.to(tl.float32)
+    return value.to(DTYPE)
+
+
+@triton.jit
+def _tile(in0, in1, in2, out, off0, off1, off2, off_out, mask, s, alpha, BODY: tl.constexpr,
+          N_IN: tl.constexpr, COMPUTE: tl.constexpr, OUT: tl.constexpr, MASKED: tl.constexpr):
+    if MASKED:
+        x = tl.load(in0 + off0, mask=mask).to(COMPUTE) if N_IN > 0 else tl.full(off_out.shape, 0, COMPUTE)
+        y = tl.load(in1 + off1, mask=mask).to(COMPUTE) if N_IN > 1 else x
+        z = tl.load(in2 + off2, mask=mask).to(COMPUTE) if N_IN > 2 else y
+        tl.store(out + off_out, store_cast(BODY(x, y, z, s, alpha), OUT), mask=mask)
+    else:
+        x = tl.load(in0 + off0).to(COMPUTE) if N_IN > 0 else tl.full(off_out.shape, 0, COMPUTE)
+        y = tl.load(in1 + off1).to(COMPUTE) if N_IN > 1 else x
+        z = tl.load(in2 + off2).to(COMPUTE) if N_IN > 2 else y
+        tl.store(out + off_out, store_cast(BODY(x, y, z, s, alpha), OUT))
+
+
+@triton.jit
+def _strided_offsets(row_ptr, word: tl.constexpr, i0, i1, i2, i3):
+    return (i0 * tl.load(row_ptr + word) + i1 * tl.load(row_ptr + word + 1) + i2 * tl.load(row_ptr + word + 2)
+            + i3 * tl.load(row_ptr + word + 3))
+
+
+@triton.jit(do_not_specialize=["scalar_bits", "alpha_bits"])
+def _foreach_kernel(table_ptr, n_rows, scalar_bits, alpha_bits, BODY: tl.constexpr, N_IN: tl.constexpr,
+                    IN0: tl.constexpr, IN1: tl.constexpr, IN2: tl.constexpr, OUT: tl.constexpr,
+                    COMPUTE: tl.constexpr, SCALAR: tl.constexpr, SCALAR_DTYPE: tl.constexpr,
+                    HAS_STRIDED: tl.constexpr, ALIGNED: tl.constexpr, WIDTH: tl.constexpr, STEPS: tl.constexpr,
+                    CHUNK_SIZE: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    """Row words: numel, strided flag, the N_IN input addresses, the output address, the scalar word
+    (float64 bits or a 0-d tensor's address), then for strided rows 4 sizes and 4 strides per operand."""
+    row_ptr, start, numel = mt.program_row(table_ptr, n_rows, WIDTH, STEPS, CHUNK_SIZE)
+    end = tl.minimum(start + CHUNK_SIZE, numel)
+    in0 = mt.typed(row_ptr, 2, IN0, ALIGNED)
+    in1 = mt.typed(row_ptr, 2 + (N_IN > 1), IN1, ALIGNED)
+    in2 = mt.typed(row_ptr, 2 + 2 * (N_IN > 2), IN2, ALIGNED)
+    out = mt.typed(row_ptr, 2 + N_IN, OUT, ALIGNED)
+    if SCALAR == 1:
+        s = mt.float_word(row_ptr, 3 + N_IN).to(COMPUTE)
+    elif SCALAR == 2:
+        s = tl.load(mt.typed(row_ptr, 3 + N_IN, SCALAR_DTYPE, False)).to(COMPUTE)
+    else:
+        s = mt.f64_bits(scalar_bits).to(COMPUTE)
+    alpha = mt.f64_bits(alpha_bits).to(COMPUTE)
+    offs = tl.arange(0, BLOCK_SIZE)
+    strided = tl.load(row_ptr + 1) != 0 if HAS_STRIDED else False
+    if strided:
+        sizes = row_ptr + 4 + N_IN
+        s1, s2, s3 = tl.load(sizes + 1), tl.load(sizes + 2), tl.load(sizes + 3)
+        for base in range(start, end, BLOCK_SIZE):
+            idx = base + offs
+            i3 = idx % s3
+            rest = idx // s3
+            i2 = rest % s2
+            rest = rest // s2
+            i1 = rest % s1
+            i0 = rest // s1
+            o0 = _strided_offsets(row_ptr, 8 + N_IN, i0, i1, i2, i3)
+            o1 = _strided_offsets(row_ptr, 8 + N_IN + 4 * (N_IN > 1), i0, i1, i2, i3)
+            o2 = _strided_offsets(row_ptr, 8 + N_IN + 8 * (N_IN > 2), i0, i1, i2, i3)
+            oo = _strided_offsets(row_ptr, 8 + 5 * N_IN, i0, i1, i2, i3)
+            _tile(in0, in1, in2, out, o0, o1, o2, oo, idx < end, s, alpha, BODY, N_IN, COMPUTE, OUT, True)
+    else:
+        full_end = start + (end - start) // BLOCK_SIZE * BLOCK_SIZE
+        for base in range(start, full_end, BLOCK_SIZE):  # full tiles: no mask, 128-bit accesses
+            _tile(in0 + base, in1 + base, in2 + base, out + base, offs, offs, offs, offs, None, s, alpha, BODY,
+                  N_IN, COMPUTE, OUT, False)
+        if full_end < end:
+            idx = full_end + offs
+            _tile(in0, in1, in2, out, idx, idx, idx, idx, idx < end, s, alpha, BODY, N_IN, COMPUTE, OUT, True)
+
+
+mt.mark(_foreach_kernel)
+_launch = Launcher(_foreach_kernel)
+
+# --------------------------------------------------------------------------- host side
+
+
+def result_dtype(tensors) -> torch.dtype:
+    """ATen's promoted dtype of floating tensors: 0-d tensors count only when no operand has dimensions."""
+    first = tensors[0].dtype
+    if all(t.dtype is first for t in tensors):
+        return first
+    dimensioned = [t.dtype for t in tensors if t.dim() > 0] or [t.dtype for t in tensors]
+    common = dimensioned[0]
+    for dtype in dimensioned[1:]:
+        common = torch.promote_types(common, dtype)
+    return common
+
+
+def _row_words(inputs, out, scalar_word):
+    """The row's words after numel, and whether it needs the strided walk."""
+    addresses = [t.data_ptr() for t in inputs] + [out.data_ptr()]
+    shape, strides = out.shape, out.stride()
+    if all(t.shape == shape and t.stride() == strides for t in inputs) and (
+            out.is_contiguous() or mt.dense(out)):
+        return [0, *addresses, scalar_word], False
+    layout = mt.merged_layout(list(shape), [t.expand(shape).stride() for t in inputs] + [strides])
+    if layout is None:
+        raise Fallback(f"a tensor with more than {mt.MAX_DIMS} dimensions that cannot be merged")
+    sizes, strides_list = layout
+    return [1, *addresses, scalar_word, *sizes, *(s for st in strides_list for s in st)], True
+
+
+def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, alpha=1.0):
+    """Launch ``body`` over every row: inputs are lists of tensors (row i = their i-th tensors), outs the
+    output tensors (allocated by the caller, or the first input list for in-place forms). The scalar comes
+    from ``scalars`` (one per row), else a 0-d ``scalar_tensor`` on the lists' device, else ``scalar``."""
+    mode = SCALAR_ROW if scalars is not None else SCALAR_TENSOR if scalar_tensor is not None else SCALAR_ARG
+    words = (float64_bits_list(scalars) if mode == SCALAR_ROW
+             else [scalar_tensor.data_ptr()] * len(outs) if mode == SCALAR_TENSOR else [0] * len(outs))
+    groups = _uniform_group(inputs, outs, words, scalar_tensor) or _row_groups(inputs, outs, words, scalar_tensor)
+    scalar_dtype = mt.TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
+    for (in_dtypes, out_dtype, compute), (rows, numels, has_strided) in groups.items():
+        n_in = len(in_dtypes)
+        width = max(len(r) for r in rows) + 1
+        if has_strided:
+            rows = [r + [0] * (width - 1 - len(r)) for r in rows]
+        addresses = [a for r in rows for a in r[1:2 + n_in]]
+        table, programs = mt.table(rows, numels, outs[0].device)
+        tl_in = [mt.TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
+        _launch((programs,), table, len(rows), float64_bits(float(scalar)), float64_bits(float(alpha)), body, n_in,
+                *tl_in, mt.TL_DTYPES[out_dtype], mt.TL_DTYPES[compute], mode, scalar_dtype, has_strided,
+                mt.aligned(addresses), width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
+    return outs
+
+
+def _uniform_group(inputs, outs, words, scalar_tensor):
+    """The one group of a call whose tensors share one dtype, are contiguous and of equal shapes per row (every
+    optimizer step's lists): decided list by list, with no per-row Python beyond the addresses. None
+    otherwise."""
+    operands = [*inputs, outs]
+    dtype = outs[0].dtype
+    if scalar_tensor is not None and scalar_tensor.dtype is not dtype:
+        return None
+    for tensors in operands:
+        if {t.dtype for t in tensors} != {dtype} or not all(map(torch.Tensor.is_contiguous, tensors)):
+            return None
+    shapes = list(map(torch.Tensor.size, outs))
+    if any(list(map(torch.Tensor.size, tensors)) != shapes for tensors in inputs):
+        return None
+    addresses = [list(map(torch.Tensor.data_ptr, tensors)) for tensors in operands]
+    rows, numels = [], []
+    for numel, word, *row in zip(map(torch.Tensor.numel, outs), words, *addresses):
+        if numel:
+            rows.append([0, *row, word])
+            numels.append(numel)
+    compute = torch.float64 if dtype is torch.float64 else torch.float32
+    return {((dtype,) * len(inputs), dtype, compute): (rows, numels, False)} if rows else {}
+
+
+def _row_groups(inputs, outs, words, scalar_tensor):
+    """Rows grouped by their dtypes (one launch per group), each row walked flat or through its strides."""
+    groups = {}
+    for i, out in enumerate(outs):
+        numel = out.numel()
+        if numel == 0:
+            continue
+        row_inputs = [tensors[i] for tensors in inputs]
+        row, strided = _row_words(row_inputs, out, words[i])
+        promoted = row_inputs + ([scalar_tensor] if scalar_tensor is not None else [])
+        common = result_dtype(promoted) if row_inputs else out.dtype
+        compute = torch.float64 if common is torch.float64 else torch.float32
+        rows, numels, strided_rows = groups.setdefault((tuple(t.dtype for t in row_inputs), out.dtype, compute),
+                                                       ([], [], [False]))
+        rows.append(row)
+        numels.append(numel)
+        strided_rows[0] |= strided
+    return {key: (rows, numels, strided_rows[0]) for key, (rows, numels, strided_rows) in groups.items()}
+
+
+def float64_bits_list(values) -> list:
+    """float64_bits of many numbers in one pack."""
+    return list(struct.unpack(f"<{len(values)}q", struct.pack(f"<{len(values)}d", *map(float, values))))
+
+
+# --------------------------------------------------------------------------- ATen's checks
+
+
+def check_scalar(value):
+    if isinstance(value, complex):
+        raise Fallback("a complex scalar: ATen computes complex results")
+    return value
+
+
+def check_scalar_list(self, scalars) -> None:
+    mt.check_nonempty(self)
+    if len(scalars) != len(self):
+        raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+    for value in scalars:
+        check_scalar(value)
+
+
+def check_scalar_tensor(other) -> None:
+    if other.dim() != 0 or other.numel() != 1:
+        raise RuntimeError(f"scalar tensor expected to be 0 dim but it has {other.dim()} dimensions and "
+                           f"{other.numel()} elements.")
+
+
+def _shape_of(row, inplace: bool):
+    shape = row[0].shape
+    if all(t.shape == shape for t in row):
+        return shape
+    broadcast = torch.broadcast_shapes(*(t.shape for t in row))
+    if inplace and broadcast != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")
+    return broadcast
+
+
+# --------------------------------------------------------------------------- overload tables
+
+SCALAR, SCALAR_LIST, TENSOR, CPU_SCALARS = "Scalar", "ScalarList", "Tensor", "CpuScalars"
+NO_LAUNCH = {"empty-tensors": "every tensor of the lists is empty"}
+
+
+def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, row_check=None,
+          across_devices=False, functional=True, keeps_dtype=False):
+    """{overload: implementation} for the functional and in-place forms of one overload family, e.g.
+    ``_foreach_add.List`` and ``_foreach_add_.List``. (ATen's ``_out`` forms are composites that call the
+    functional form and copy its result: they run gems through it.)
+
+    n_lists: the tensor lists the schema takes first; kind: what follows them (SCALAR, SCALAR_LIST, TENSOR
+    (a 0-d tensor), CPU_SCALARS (a 1-d CPU tensor of one value per row) or None); alpha: the schema has
+    ``alpha=``; inputs: the indices of the lists the kernel reads (default all); row_check(lists): a check of
+    the lists' rows (lerp's dtypes); across_devices: ATen serves lists on several devices (copy) rather than
+    refusing them; functional: False where ATen's functional form is a composite of the in-place one (zero);
+    keeps_dtype: the functional result has self's dtype (copy), not the promoted one."""
+    inputs = tuple(range(n_lists)) if inputs is None else inputs
+
+    def run(args, alpha_value, inplace):
+        lists = list(args[:n_lists])
+        (mt.check_same_length if n_lists > 1 else mt.check_nonempty)(*lists)
+        value, extra = _scalar_operand(kind, args[n_lists] if kind else None, lists[0])
+        mt.check_lists(lists[0][0].device, lists, across_devices)
+        if row_check is not None:
+            row_check(lists)
+        shapes = list(map(torch.Tensor.size, lists[0]))
+        same_shapes = all(list(map(torch.Tensor.size, tensors)) == shapes for tensors in lists[1:])
+        if inplace:
+            if not same_shapes:
+                for row in zip(*lists):
+                    _shape_of(row, True)
+            outs = lists[0]
+        elif same_shapes and keeps_dtype:
+            outs = [torch.empty_like(t) for t in lists[0]]
+        elif same_shapes and _one_dtype([lists[k] for k in inputs] + ([[value]] if kind == TENSOR else [])):
+            outs = [torch.empty_like(t, dtype=lists[inputs[0]][0].dtype) for t in lists[0]]
+        else:
+            promoted = [value] if kind == TENSOR else []
+            outs = []
+            for row in zip(*lists):
+                dtype = row[0].dtype if keeps_dtype else result_dtype([row[k] for k in inputs] + promoted)
+                outs.append(_new_out(row[0], _shape_of(row, False), dtype))
+        apply(body, [lists[k] for k in inputs], outs, alpha=check_scalar(alpha_value), **extra)
+        return outs
+
+    def new(*args, alpha=1):
+        return run(args, alpha, False)
+
+    def in_place(*args, alpha=1):
+        run(args, alpha, True)
+
+    dot = f".{suffix}" if suffix else ""
+    return {f"{name}{dot}": new, f"{name}_{dot}": in_place} if functional else {f"{name}_{dot}": in_place}
+
+
+def overloads(name, table, bodies, **options) -> dict:
+    """Every form of an operator: ``table`` holds (suffix, tensor lists, scalar kind, alpha) per overload
+    family (the operator's FORMS, which its samples read too), ``bodies`` the Triton body per suffix."""
+    return {overload: fn for suffix, n_lists, kind, alpha in table
+            for overload, fn in forms(name, suffix, bodies[suffix], n_lists, kind, alpha=alpha, **options).items()}
+
+
+def _scalar_operand(kind, value, self):
+    """(the operand as given, apply()'s keyword for it) after ATen's checks."""
+    if kind == SCALAR:
+        return value, {"scalar": check_scalar(value)}
+    if kind == SCALAR_LIST:
+        check_scalar_list(self, value)
+        return value, {"scalars": value}
+    if kind == CPU_SCALARS:
+        return value, {"scalars": cpu_scalars(self, value)}
+    if kind == TENSOR:
+        check_scalar_tensor(value)
+        return value, _tensor_scalar(value, self[0].device)
+    return value, {}
+
+
+def cpu_scalars(self, scalars) -> list:
+    """A 1-d CPU tensor of one scalar per row, as ATen's ``.Tensor`` overloads of addcmul/addcdiv take it."""
+    mt.check_nonempty(self)
+    if scalars.device.type != "cpu":
+        raise RuntimeError(f"Expected scalars to be on CPU, got {scalars.device} instead.")
+    if scalars.dim() != 1:
+        raise RuntimeError(f"Expected packed scalar Tensor to be of dimension 1. Got {scalars.dim()} instead.")
+    if scalars.numel() != len(self):
+        raise RuntimeError(f"Expected length of scalars to match input of length {len(self)} but got "
+                           f"{scalars.numel()} instead.")
+    if scalars.is_complex():
+        raise Fallback("complex scalars: ATen computes complex results")
+    return scalars.tolist()  # CPU memory: no device synchronisation
+
+
+def _tensor_scalar(other, device) -> dict:
+    """A 0-d tensor operand: read in the kernel on the lists' device. ATen's CUDA kernels refuse a CPU one
+    beside device lists (its CPU kernels take it: the lists are on the CPU then, and it is read here)."""
+    if other.device == device:
+        if not other.is_floating_point():
+            raise Fallback(f"a scalar tensor of dtype {other.dtype}")
+        return {"scalar_tensor": other}
+    if other.device.type == "cpu" and device.type != "cpu":
+        raise RuntimeError(f"scalar tensor expected to be on {device} but is on cpu")
+    if other.device.type == "cpu":
+        return {"scalar": check_scalar(other.item())}
+    raise Fallback(f"a scalar tensor on {other.device} for lists on {device}: ATen serves it")
+
+
+def _one_dtype(lists) -> bool:
+    return len({t.dtype for tensors in lists for t in tensors}) == 1
+
+
+def _new_out(like, shape, dtype):
+    if shape == like.shape:
+        return torch.empty_like(like, dtype=dtype)
+    return torch.empty(shape, dtype=dtype, device=like.device)
+
+
+def foreach_samples(overload_name, **fields):
+    """The family's sample generator for one operator (gems/testing/samples_optim.py), made on first use."""
+    return lazy("gems.testing.samples_optim", "ForeachSamples", overload_name, **fields)

@@ -1,0 +1,288 @@
+"""What the optimizer family shares: one kernel launch over every tensor of several lists.
+
+A foreach or fused-optimizer call applies one update to *rows*: row i is the i-th tensor of every list
+(param i, grad i, exp_avg i...). One launch serves every row of a dtype group (ATen groups by device and
+dtype too): the launch gets a small int64 *table* on the device, and each program finds its row and its
+chunk of CHUNK elements there.
+
+Table layout (int64 words), ``n_rows`` rows of ``width`` words:
+
+    [0, n_rows)                      the first program of each row, non-decreasing: a program finds its
+                                     row by binary search (STEPS = ceil(log2(n_rows)) scalar loads)
+    [n_rows + r*width, + width)      row r: numel first; the rest is the kernel's (operand addresses, a
+                                     scalar as float64 bits, sizes and strides...)
+
+Empty tensors get no row. Addresses become typed pointers in the kernel (:func:`typed`); when every
+address of a launch is 16-byte aligned (the caching allocator's always are) the kernel says so
+(tl.multiple_of) and full tiles compile to 128-bit loads and stores.
+
+Tables are cached by their contents: an optimizer calls the same operators on the same tensors every
+step, so from the second step on a call uploads nothing. A new table reaches a CUDA device from pinned
+memory, with no host synchronisation. Tables made or used while a CUDA graph is captured are kept for
+the life of the process (the graph reads them at every replay).
+
+Under the Triton interpreter the kernels read and write those addresses directly: host memory, for the
+CPU and for the simulated device alike (its storage is host memory). The table is the only tensor
+argument, so the interpreter's copy-back of its arguments never overwrites what a kernel wrote. Because
+a kernel reads memory its arguments do not show, the kernels are marked :data:`ADDRESS_TABLE` and the
+conformance launch memo never replays them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.dtypes import ATEN_NAMES
+from gems.runtime.registration import Fallback
+
+# Elements per program: ATen's multi_tensor_apply chunk (64K). A 1B-parameter model is about 16K programs.
+CHUNK = 65536
+# Elements per tile of a program's loop: 16 per thread with 4 warps (four 128-bit fp32 loads per operand
+# and thread, like ATen's ILP of 4 with 512 threads), which keeps several tiles of every operand in flight.
+BLOCK = 2048
+NUM_WARPS = 4
+# Attribute set on every kernel that reads addresses out of a table (see the module docstring).
+ADDRESS_TABLE = "gems_address_table"
+# Cached tables per process; an optimizer step uses a few dozen.
+_CACHE_SIZE = 256
+_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes (never met in optimizers)
+TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
+             torch.float64: tl.float64}
+_tables: OrderedDict = OrderedDict()
+_kept: dict = {}  # tables a captured CUDA graph reads: never evicted
+
+# --------------------------------------------------------------------------- device helpers
+
+
+@triton.jit
+def program_row(table_ptr, n_rows, WIDTH: tl.constexpr, STEPS: tl.constexpr, CHUNK_SIZE: tl.constexpr):
+    """(the address of this program's row words, where its chunk starts in the row, the row's numel)."""
+    pid = tl.program_id(0)
+    lo = pid * 0
+    hi = lo + n_rows
+    for _ in tl.static_range(STEPS):  # the last row whose first program is <= pid
+        mid = (lo + hi) // 2
+        go = tl.load(table_ptr + mid) <= pid
+        lo = tl.where(go, mid, lo)
+        hi = tl.where(go, hi, mid)
+    first = tl.load(table_ptr + lo)
+    row_ptr = table_ptr + n_rows + lo.to(tl.int64) * WIDTH
+    start = (pid - first).to(tl.int64) * CHUNK_SIZE
+    return row_ptr, start, tl.load(row_ptr)
+
+
+@triton.jit
+def typed(row_ptr, word: tl.constexpr, DTYPE: tl.constexpr, ALIGNED: tl.constexpr):
+    """The address in word ``word`` of a row, as a pointer to DTYPE (16-byte aligned when ALIGNED)."""
+    ptr = tl.load(row_ptr + word).to(tl.pointer_type(DTYPE))
+    if ALIGNED:
+        ptr = tl.multiple_of(ptr, 16)
+    return ptr
+
+
+@triton.jit
+def float_word(row_ptr, word):
+    """A float64 stored as its bits in word ``word`` of a row."""
+    return tl.load(row_ptr + word).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def f64_bits(bits):
+    """A float64 passed to a kernel as its bit pattern (Triton passes Python floats as fp32)."""
+    return tl.cast(tl.cast(bits, tl.int64), tl.float64, bitcast=True)
+
+
+# --------------------------------------------------------------------------- host helpers
+
+
+def steps_for(n_rows: int) -> int:
+    """Binary-search steps that find a row among n_rows."""
+    return max(0, (n_rows - 1).bit_length())
+
+
+def table(rows: list, numels: list, device) -> tuple[torch.Tensor, int]:
+    """(the device table of these rows, the number of programs). rows: each row's words after numel, all
+    of one width; numels: each row's element count (rows of empty tensors are left out by the caller)."""
+    words, programs = [], 0
+    for numel in numels:
+        words.append(programs)
+        programs += -(-numel // CHUNK)
+    for numel, row in zip(numels, rows):
+        words.append(numel)
+        words += row
+    return upload(words, torch.device(device)), programs
+
+
+def upload(words: list, device: torch.device) -> torch.Tensor:
+    key = (device, tuple(words))
+    capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    cached = _tables.get(key)
+    if cached is not None:
+        _tables.move_to_end(key)
+        if capturing:
+            _kept[key] = cached
+        return cached[0]
+    host = torch.tensor(words, dtype=torch.int64)
+    if device.type == "cpu":
+        on_device = host
+    elif device.type == "cuda":
+        host = host.pin_memory()
+        on_device = host.to(device, non_blocking=True)
+    else:
+        on_device = host.to(device)
+    entry = (on_device, host)  # the pinned source stays alive while a copy may read it
+    _tables[key] = entry
+    if capturing:
+        _kept[key] = entry
+    if len(_tables) > _CACHE_SIZE:
+        _tables.popitem(last=False)
+    return on_device
+
+
+def aligned(addresses) -> bool:
+    return all(a % 16 == 0 for a in addresses)
+
+
+def check_floats(lists, what="tensors") -> None:
+    """gems computes floating lists; anything else is ATen's (integer and complex foreach lists)."""
+    for tensors in lists:
+        for dtype in {t.dtype for t in tensors}:
+            if dtype not in _FLOAT_DTYPES:
+                raise Fallback(f"{what} of dtype {dtype}: gems' optimizer kernels compute floating tensors")
+
+
+def check_nonempty(tensors) -> None:
+    if len(tensors) == 0:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+
+
+def check_same_length(first, *others) -> None:
+    """ATen's check_foreach_api_restrictions for several tensor lists."""
+    check_nonempty(first)
+    for other in others:
+        check_nonempty(other)
+    for other in others:
+        if len(other) != len(first):
+            raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(first)} and "
+                               f"{len(other)}")
+
+
+def check_one_device(lists, device) -> None:
+    """A launch reads every row through one device's addresses: a tensor elsewhere is refused (ATen
+    refuses it too, in its per-tensor path: the operands of a row must share their device)."""
+    for tensors in lists:
+        for t in tensors:
+            if t.device != device:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, {device} and {t.device}!")
+
+
+def check_fused_lists(lists, names) -> None:
+    """ATen's check_fast_path_restrictions for a fused optimizer's lists: one dtype, device and dense
+    layout throughout, and each row's tensors of one size and stride (RuntimeError otherwise). List by list:
+    the common case (contiguous tensors) costs no per-row Python."""
+    first = lists[0][0]
+    shapes = list(map(torch.Tensor.size, lists[0]))
+    for tensors in lists:
+        if ({t.dtype for t in tensors} != {first.dtype} or {t.device for t in tensors} != {first.device}
+                or list(map(torch.Tensor.size, tensors)) != shapes):
+            raise RuntimeError(f"{names} must have same dtype, device, and layout")
+        if not all(map(torch.Tensor.is_contiguous, tensors)):
+            for t, lead in zip(tensors, lists[0]):
+                if not dense(t) or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1):
+                    raise RuntimeError(f"{names} must have same dtype, device, and layout")
+
+
+def check_lengths(params, **lists) -> None:
+    for name, tensors in lists.items():
+        if len(tensors) != len(params):
+            raise RuntimeError(f"Expected {name}.size() == n_tensors to be true, but got false.")
+
+
+def check_float32(t) -> None:
+    if t is not None and t.dtype != torch.float32:
+        raise RuntimeError(f"expected scalar type Float but found {ATEN_NAMES.get(t.dtype, t.dtype)}")
+
+
+def device_scalars(params, lr, grad_scale, found_inf):
+    """(lr as a float or a device tensor, ...) after ATen's checks of the optional device scalars."""
+    device = params[0].device
+    for name, t in (("grad_scale", grad_scale), ("found_inf", found_inf)):
+        if t is not None and t.device != device:
+            raise RuntimeError(f"{name} must be on the same GPU device as the params")
+        check_float32(t)
+    if isinstance(lr, torch.Tensor):
+        if lr.device.type == "cpu" and device.type != "cpu":
+            lr = lr.item()  # CPU memory: no device synchronisation (ATen reads it the same way)
+        elif lr.device != device:
+            raise RuntimeError("lr must be on the same GPU device as the params")
+        elif lr.numel() != 1:
+            raise Fallback("an lr tensor of several elements")
+    return lr
+
+
+def dense(t) -> bool:
+    """Non-overlapping and dense in some dimension order (a transposed or channels-last tensor)."""
+    dims = sorted((st, size) for st, size in zip(t.stride(), t.shape) if size != 1)
+    expected = 1
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def merged_layout(shape, strides_list):
+    """(sizes, strides per operand) with size-1 dimensions dropped and dimensions that every operand walks
+    contiguously merged, padded to MAX_DIMS; None past MAX_DIMS."""
+    sizes, merged = [], [[] for _ in strides_list]
+    for d in range(len(shape)):
+        if shape[d] == 1:
+            continue
+        if sizes and all(m[-1] == st[d] * shape[d] for m, st in zip(merged, strides_list)):
+            sizes[-1] *= shape[d]
+            for m, st in zip(merged, strides_list):
+                m[-1] = st[d]
+            continue
+        sizes.append(shape[d])
+        for m, st in zip(merged, strides_list):
+            m.append(st[d])
+    if len(sizes) > MAX_DIMS:
+        return None
+    pad = MAX_DIMS - len(sizes)
+    return [1] * pad + sizes, [[0] * pad + m for m in merged]
+
+
+def check_lists(device, lists, across_devices=False) -> None:
+    """Floating tensors on ``device``; else ATen serves the call (integer lists, a row on another device, a
+    CPU scalar tensor beside device tensors, a copy across devices), or refuses it as ATen does: operands of
+    one row on two devices."""
+    for tensors in lists:
+        devices = {t.device for t in tensors}
+        if devices != {device}:
+            if not across_devices:
+                _check_row_devices(device, lists)
+            other = next(d for d in devices if d != device)
+            raise Fallback(f"a tensor on {other} in a list on {device}: ATen's per-tensor path serves it")
+    check_floats(lists)
+
+
+def _check_row_devices(device, lists):
+    for row in zip(*lists):
+        devices = {t.device for t in row}
+        if len(devices) > 1 and not all(t.device == device or (t.dim() == 0 and t.device.type == "cpu") for t in row):
+            first, other = sorted(devices, key=str)[:2]
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{first} and {other}!")
+
+
+def mark(kernel):
+    """Declare that ``kernel`` reads memory through a table of addresses (see the module docstring)."""
+    setattr(kernel, ADDRESS_TABLE, True)
+    return kernel

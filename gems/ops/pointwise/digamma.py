@@ -1,0 +1,66 @@
+"""digamma: psi(x) = d/dx log Gamma(x), with ATen's special values: psi(+-0) = -+inf, NaN at the negative
+integers and -inf, +inf at +inf. Integers and bool give the default float dtype; fp16/bf16 are computed
+in fp32. Its derivative calls polygamma (ATen's).
+
+    x < 0:       psi(x) = psi(1 - x) - pi cos(pi r) / sin(pi r), r = x - trunc(x) (exact; sinpi and cospi
+                 reduce exactly, where tan(pi x) would round pi x first)
+    y < 10:      psi(y) = psi(y + n) - sum_k 1 / (y + k), the sum kept as one fraction p / q (one division
+                 instead of ten; every factor is at least y, so q only underflows for subnormal y, which the
+                 next case takes)
+    |x| < 2^-30: psi(x) = -1/x - euler_gamma (the next term, pi^2 x / 6, is below fp64's rounding there)
+    y >= 10:     psi(y) = log y - 1 / (2y) - sum_n B_2n / (2n y^2n), seven terms (the eighth is below
+                 1e-16 relative at y = 10)
+"""
+
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+from gems.codegen.pointwise import PointwiseOp, Promotion
+from gems.ops.pointwise.shared import div_rn
+from gems.ops.pointwise.unary_shared import alias_calls, unary_spec, value_samples
+
+PI = tl.constexpr(3.141592653589793)
+EULER_GAMMA = tl.constexpr(0.5772156649015329)
+INF = tl.constexpr(float("inf"))
+TINY = tl.constexpr(2.0**-30)
+ASYMPTOTIC_FROM = tl.constexpr(10.0)  # ATen's threshold; the recurrence steps up to it (at most 10 steps)
+
+
+@triton.jit
+def _asymptotic_tail(z):
+    """sum_n B_2n / (2n y^2n) for z = 1 / y^2: 1/12 z - 1/120 z^2 + 1/252 z^3 - ... (Bernoulli numbers)."""
+    return z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (
+        1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))))
+
+
+@triton.jit
+def _digamma(x):
+    negative = x < 0
+    r = x - libdevice.trunc(x)
+    reflection = div_rn(libdevice.cospi(r), libdevice.sinpi(r)) * (-PI)
+    y = tl.where(negative, 1.0 - x, x)
+    p = tl.full(x.shape, 0.0, x.dtype)
+    q = tl.full(x.shape, 1.0, x.dtype)
+    for _ in tl.static_range(10):
+        below = y < ASYMPTOTIC_FROM
+        p = tl.where(below, p * y + q, p)
+        q = tl.where(below, q * y, q)
+        y = tl.where(below, y + 1.0, y)
+    inverse = div_rn(1.0, y)
+    psi = libdevice.log(y) - 0.5 * inverse - _asymptotic_tail(inverse * inverse) - div_rn(p, q)
+    psi = tl.where(negative, psi + reflection, psi)
+    psi = tl.where(tl.abs(x) < TINY, div_rn(-1.0, x) - EULER_GAMMA, psi)
+    return tl.where(negative & (x == libdevice.trunc(x)), INF - INF, psi)  # NaN (a NaN global breaks the JIT)
+
+
+digamma_op = PointwiseOp("digamma", _digamma, operands=1, promotion=Promotion.INT_TO_FLOAT)
+
+SPECS = [
+    unary_spec(digamma_op, torch.digamma,
+               more=(value_samples([0.0, -0.0, -1.0, -2.0, -2.5, ("ulp-above", -3.0), 1e-30, -1e-30, 10.0,
+                                    ("ulp-below", 10.0), 1.4616321449683622, 1e20, -1e5 + 0.5]),
+                     alias_calls(("special_digamma", torch.special.digamma, "digamma"),
+                                 ("special_psi", torch.special.psi, "digamma")))),
+]

@@ -1,0 +1,92 @@
+"""fmod (Tensor and Scalar, in-place, out=): C's fmod, x - trunc(x / y) * y computed exactly, with the
+sign of x. Floats use libdevice's fmod: Triton's float ``%`` lowers on NVIDIA GPUs to x - trunc(x / y) * y
+with a rounded quotient, wrong once |x / y| passes 2^24 (under the interpreter, libdevice's fmod is torch's CPU
+fmod, which is as inexact there as ATen's CPU kernel). Integer division by zero raises
+RuntimeError("ZeroDivisionError") on CPU, as ATen's CPU kernel does, and is left undefined elsewhere, as
+CUDA's is. remainder.py builds on this kernel."""
+
+import torch
+import triton
+import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only with tl in its module)
+from triton.language.extra import libdevice
+
+from gems.codegen.pointwise import PointwiseOp
+from gems.dtypes import NUMERIC
+from gems.ops.pointwise.div import check_zero_division
+from gems.ops.pointwise.shared import checked_binary_overloads, pointwise_perf
+from gems.spec import OpSpec
+
+# Divisors of both signs (integers: small ones, so that the sign rules show; zeros are drawn away).
+DIVISOR = {"low": -4.0, "high": 4.0, "int_low": -9, "int_high": 9}
+# Perf divisors: no integer zero (ATen's CPU kernel raises for it).
+PERF_DIVISOR = {"low": 0.5, "high": 4.0, "int_low": 1, "int_high": 9}
+
+
+@triton.jit
+def c_fmod(x, y):
+    """x fmod y: the sign of x (Triton's integer ``%`` truncates, like C)."""
+    if x.dtype.is_floating():
+        r = libdevice.fmod(x, y)
+    else:
+        r = x % y
+    return r
+
+
+fmod_op = PointwiseOp("fmod", c_fmod, operands=2, dtypes=NUMERIC)
+fmod, fmod_, fmod_out = checked_binary_overloads(fmod_op, check_zero_division)
+
+
+def modulo_samples(name, call):
+    """Samples of fmod and remainder (``name``): the binary variants with divisors of both signs, special
+    values with integer zero divisors left out (they have their own variant), quotients past 2^24, the
+    scalar overloads, and the out= of a Scalar overload (a CompositeExplicitAutograd wrapper of
+    Tensor_out)."""
+
+    def samples(dtype, device, quick):
+        from gems.ops.pointwise.div import special_divide
+        from gems.testing.samples_edges import integer_extreme_samples
+        from gems.testing.samples_extra import alias_samples, binary_op_samples, one_tensor
+
+        ops, inplace_ops, inplace = (getattr(torch.ops.aten, name), getattr(torch.ops.aten, f"{name}_"),
+                                     getattr(torch.Tensor, f"{name}_"))
+        base = binary_op_samples(
+            call, out=f"{name}.Tensor_out", inplace=(f"{name}_.Tensor", inplace), rhs_domain=DIVISOR,
+            nonzero_rhs=True, int_specials=False, scalar=-2.5, scalar_overload=(f"{name}.Scalar", ops.Scalar),
+            scalar_expects=f"{name}.Scalar", zero_division=(f"{name}.Tensor", call), grad=True)
+        extra = [
+            ("special-values-nonzero", call, f"{name}.Tensor", special_divide),
+            ("inplace-scalar", lambda x: inplace_ops.Scalar(x, 3), f"{name}_.Scalar", one_tensor()),
+            ("scalar-out", lambda x: call(x, -3, out=torch.empty_like(x)), f"{name}.Tensor_out", one_tensor()),
+            ("huge-quotient", call, f"{name}.Tensor", _huge_quotients),
+        ]
+        if dtype.is_floating_point:
+            extra.append(("scalar-zero", lambda x: call(x, 0.0), f"{name}.Scalar", one_tensor()))
+        generators = [base, alias_samples(lambda *a: [], extra),
+                      integer_extreme_samples(call, operands=2, nonzero_rhs=True, expects=f"{name}.Tensor")]
+        return [case for generate in generators for case in generate(dtype, device, quick)]
+
+    return samples
+
+
+def _huge_quotients(dtype, device, quick):
+    """|x / y| far past 2^24 (floats; integers: the dtype's extremes): fmod must stay exact."""
+    if dtype.is_floating_point:
+        big = torch.finfo(dtype).max / 8
+        x = torch.tensor([big, -big, 1e30, -3e38, 12345.678, 1e4], dtype=torch.float64).to(dtype)
+        y = torch.tensor([3.0, -7.0, 0.3, 1.1, -1e-3, 0.1], dtype=torch.float64).to(dtype)
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.tensor([info.max, info.min, info.max, info.min + 1], dtype=dtype)
+        y = torch.tensor([3, 7, 2, 5] if info.min == 0 else [3, -7, -2, 5], dtype=dtype)
+    return (x.to(device), y.to(device)), {}
+
+
+SPECS = [
+    OpSpec(
+        name="fmod", family="pointwise",
+        impls={"fmod.Tensor": fmod, "fmod.Scalar": fmod, "fmod_.Tensor": fmod_, "fmod_.Scalar": fmod_,
+               "fmod.Tensor_out": fmod_out},
+        call=torch.fmod, samples=modulo_samples("fmod", torch.fmod), dtypes=NUMERIC,
+        perf=pointwise_perf(2, domain=PERF_DIVISOR),
+    ),
+]

@@ -1,0 +1,55 @@
+"""logit(eps=None): log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given (ATen's CUDA
+formula: a correctly rounded division, libdevice's log; NaN x stays NaN). Without eps, 0 and 1 give -inf
+and inf and values outside [0, 1] NaN. Integers and bool give the default float dtype; fp16/bf16 are
+computed in fp32, and eps is converted to fp32 for them (to fp64 for fp64). Its backward is logit_backward.
+"""
+
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+from gems.codegen.pointwise import PointwiseOp, Promotion
+from gems.ops.pointwise.shared import div_rn
+from gems.ops.pointwise.unary_shared import alias_calls, scalar_variants, unary_spec, value_samples
+
+NO_EPS = -1.0  # ATen's kernels take a negative eps for "none"
+DOMAIN = dict(low=0.0, high=1.0, int_low=0, int_high=1)  # random inputs where logit is finite
+# An eps whose 1 - eps is exact in fp32 (the compute type of every dtype but fp64), so that the clamped ends
+# agree with the float64 oracle's; 1 - 1e-6 rounds in fp32, 1% away in 1 - x.
+EDGE_EPS = 2.0**-20
+
+
+@triton.jit
+def _logit(x, eps):
+    clamped = tl.where(x < eps, eps, tl.where(x > 1.0 - eps, 1.0 - eps, x))
+    z = tl.where(eps < 0, x, clamped)
+    return libdevice.log(div_rn(z, 1.0 - z))
+
+
+logit_op = PointwiseOp("logit", _logit, operands=1, scalars=("eps",), promotion=Promotion.INT_TO_FLOAT)
+
+
+def logit(self, eps=None):
+    return logit_op(self, NO_EPS if eps is None else eps)
+
+
+def logit_(self, eps=None):
+    return logit_op(self, NO_EPS if eps is None else eps, out=self, inplace=True)
+
+
+def logit_out(self, eps=None, *, out):
+    return logit_op(self, NO_EPS if eps is None else eps, out=out)
+
+
+SPECS = [
+    unary_spec(
+        logit_op, torch.logit, domain=DOMAIN, grad_expects=("logit", "logit_backward"),
+        impls={"logit": logit, "logit_": logit_, "logit.out": logit_out},
+        more=(scalar_variants(("eps", {"eps": 0.1}), ("eps-zero", {"eps": 0.0}), ("eps-above-half", {"eps": 0.7}),
+                              domain=dict(low=-0.5, high=1.5), grad=True),
+              value_samples([0.0, 1.0, -0.0, -0.5, 1.5, 1e-6, ("ulp-below", 1.0), ("ulp-above", 0.0)]),
+              ("eps", value_samples([0.0, 1.0, EDGE_EPS, EDGE_EPS / 2, ("ulp-below", 1.0), -2.0, 2.0],
+                                    kwargs={"eps": EDGE_EPS})),
+              alias_calls(("special_logit", torch.special.logit, "logit"), domain=DOMAIN))),
+]

@@ -1,0 +1,24 @@
+"""Rules of the blas family (gems/ops/blas/persistent.py) on the interpreter: which GEMM a product takes
+("gemm_route", args M, N, K) and the K split of the persistent pointer-mode GEMM ("gemm_persistent").
+
+The thresholds are far below the nvidia vendor's so that the quick conformance samples reach every
+path in CI (samples_blas' "persistent-*" variants, more than 16 rows and columns, or skinny.py takes them):
+24x100x20 (96,000 flops) takes the pointer mode with K split in two, 40x36x48 the pointer mode on four
+tiles (its rows are not 16-byte aligned for TMA), 40x72x48 (276,480 flops) the TMA mode; products under
+2^14 flops (13x19x11) stay on gemm.py's GEMM.
+"""
+
+from gems.runtime.launch import cdiv
+
+
+def _split(args):
+    # Programs run one after another here: a split gains nothing, but a one-tile product with 3 or more K
+    # steps splits in two so that the second pass runs in CI.
+    tiles = cdiv(args["M"], args["BLOCK_M"]) * cdiv(args["N"], args["BLOCK_N"])
+    return 2 if tiles == 1 and cdiv(args["K"], args["BLOCK_K"]) >= 3 else 1
+
+
+HEURISTICS_CONFIGS = {
+    "gemm_route": {"PERSISTENT_MIN_FLOPS": lambda args: 1 << 14, "TMA_MIN_FLOPS": lambda args: 1 << 17},
+    "gemm_persistent": {"SPLIT_K": _split},
+}

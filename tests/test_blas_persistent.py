@@ -1,0 +1,179 @@
+"""The persistent GEMM of large fp16/bf16 products (gems/ops/blas/persistent.py) on the interpreter vendor: which
+products reach which mode under the vendor's gemm_route thresholds, what a tensor descriptor can read, the K
+split and its second pass, which calls the native layer may replay, the tuning classes, and the models perf
+suite's operands against what F.linear hands to ATen."""
+
+import os
+import shutil
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import gems
+from gems import native
+from gems.ops.blas import persistent, skinny
+from gems.runtime import registration
+from gems.testing import samples_blas
+
+
+@pytest.fixture(autouse=True)
+def _gems_on():
+    if gems.vendor().name != "interpreter":
+        pytest.skip("checks the interpreter vendor (its gemm_route thresholds, Python launch primitive)")
+    previous = registration.snapshot()
+    gems.enable()
+    native.invalidate()
+    gems.reset_counts()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+@pytest.fixture
+def routes(monkeypatch):
+    """The modes persistent.product ran, in order."""
+    seen = []
+    real = persistent.product
+
+    def product(*args, **kwargs):
+        seen.append(kwargs.get("how", args[6] if len(args) > 6 else "pointer"))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(persistent, "product", product)
+    return seen
+
+
+def _close(got, want, dtype):
+    tolerance = {torch.float16: 2e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-5)
+    torch.testing.assert_close(got.double(), want, rtol=tolerance, atol=tolerance * 8)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_each_product_reaches_the_mode_its_size_and_layout_give(routes, dtype):
+    (m, k, n), (pm, pk, pn) = samples_blas.PERSISTENT_TMA, samples_blas.PERSISTENT_POINTER
+    t = {"x": torch.randn(m, k), "w": torch.randn(n, k), "g": torch.randn(m, n), "x2": torch.randn(pm, pk),
+         "w2": torch.randn(pn, pk)}
+    calls = [
+        ("tma", lambda x, w, g, x2, w2: F.linear(x, w)),  # b = W.t(): K-major
+        ("tma", lambda x, w, g, x2, w2: g @ w),  # grad_x: both row-major
+        ("tma", lambda x, w, g, x2, w2: g.t() @ x),  # grad_W: a M-major
+        ("tma", lambda x, w, g, x2, w2: torch.addmm(g, x, w.t(), beta=0.5, alpha=2.0)),
+        ("tma", lambda x, w, g, x2, w2: x[:, :pk] @ w[:, :pk].t()),  # rows of 36 elements 72 apart (144 bytes)
+        ("pointer", lambda x, w, g, x2, w2: F.linear(x2, w2)),  # rows 72 bytes apart
+        ("pointer", lambda x, w, g, x2, w2: x[:pm, 1:pk + 1] @ w[:pn, :pk].t()),  # a starts 2 bytes into a row
+    ]
+    for _, call in calls:
+        got = call(**{name: v.to(dtype) for name, v in t.items()})
+        with gems.aten_only():
+            want = call(**{name: v.to(dtype).double() for name, v in t.items()})
+        _close(got, want, dtype)
+    assert routes == [mode for mode, _ in calls]
+
+
+def test_fp32_fp64_batches_and_small_products_stay_on_the_old_gemm(routes):
+    m, k, n = samples_blas.PERSISTENT_TMA
+    for dtype in (torch.float32, torch.float64):
+        torch.mm(torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype))
+    torch.bmm(torch.randn(2, m, k).half(), torch.randn(2, k, n).half())
+    torch.mm(torch.randn(20, 19).half(), torch.randn(19, 21).half())  # 15,960 flops: under 2^14
+    torch.mm(torch.randn(16, k).half(), torch.randn(k, n).half())  # 16 rows: skinny.py's
+    assert routes == []
+
+
+def test_a_tensor_descriptor_reads_one_unit_stride_and_16_byte_rows():
+    x = torch.randn(8, 64).half()
+    assert persistent._k_major(x, 1) == (True, True)  # as a (M, K): row-major
+    assert persistent._k_major(x.t(), 1) == (False, True)  # as a: M-major (grad_W's g.t())
+    assert persistent._k_major(x.t(), 0) == (True, True)  # as b (K, N): K-major (linear's W.t())
+    assert persistent._k_major(x, 0) == (False, True)  # as b: row-major
+    assert persistent._k_major(x[:, :60], 1) == (True, True)  # rows 64 apart, 60 long
+    assert persistent._k_major(torch.randn(8, 60).half(), 1) == (True, False)  # rows 120 bytes apart
+    assert persistent._k_major(x[:, 1:], 1) == (True, False)  # starts 2 bytes in
+    assert persistent._k_major(x[:, ::2], 1)[1] is False  # no unit stride
+    assert persistent._k_major(torch.randn(1, 64).half().expand(8, 64), 1)[1] is False  # rows 0 apart
+
+
+def test_few_tiles_split_k_and_the_second_pass_adds_the_bias_in_order(monkeypatch, routes):
+    splits = []
+    real = skinny.finish_split
+    monkeypatch.setattr(skinny, "finish_split", lambda *args, **kw: splits.append(args[3]) or real(*args, **kw))
+    m, k, n = samples_blas.PERSISTENT_SPLIT
+    for dtype in (torch.float16, torch.bfloat16):
+        bias, a, b = torch.randn(n).to(dtype), torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
+        got = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
+        with gems.aten_only():
+            want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
+        _close(got, want, dtype)
+    # One 32 x 32 tile over 4 K steps of 32: the interpreter's rule splits it in two.
+    assert routes == ["pointer", "pointer"] and splits == [2, 2]
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
+def test_the_native_layer_replays_the_pointer_mode_but_not_the_tma_mode():
+    (m, k, n), (pm, pk, pn) = samples_blas.PERSISTENT_TMA, samples_blas.PERSISTENT_POINTER
+    for _ in range(4):
+        torch.mm(torch.randn(pm, pk).half(), torch.randn(pk, pn).half())
+    assert native.call_counts().get("mm", 0) >= 2  # tuned on call 1, recorded on call 2, replayed after
+    native.reset_counts()
+    for _ in range(4):
+        torch.mm(torch.randn(m, k).half(), torch.randn(k, n).half())
+    assert native.call_counts().get("mm", 0) == 0
+    assert "TMA" in native.python_reasons()["mm"]
+
+
+def test_tuning_is_per_shape_class_and_layout():
+    assert persistent.shape_class(2048, 4096, 4096) == persistent.shape_class(1000, 4096, 4096)
+    assert persistent.shape_class(8192, 4096, 4096) != persistent.shape_class(2048, 4096, 4096)
+    classes = {persistent.shape_class(m, n, k) for m in (1, 512, 8192) for n in (768, 4096, 32000) for k in (768, 4096)}
+    assert classes == set(range(18))
+    assert persistent._tma.autotuner.keys == ["shape_class", "A_K_MAJOR", "B_K_MAJOR"]
+
+
+class _Products(TorchDispatchMode):
+    """The (a strides, b strides) of each mm/addmm dispatched."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in (torch.ops.aten.mm.default, torch.ops.aten.addmm.default):
+            a, b = args[-2:]
+            self.seen.append((a.shape, a.stride(), b.shape, b.stride()))
+        return func(*args, **(kwargs or {}))
+
+
+def test_the_models_perf_inputs_have_the_layouts_linear_hands_to_aten():
+    # x[M, K] @ W[N, K]^T forward (with and without a bias), then grad_x = g @ W and grad_W = g^T @ x.
+    m, k, n = 6, 8, 5
+    with gems.aten_only():
+        for bias in (False, True):
+            x, w = torch.randn(m, k, requires_grad=True), torch.randn(n, k, requires_grad=True)
+            b = torch.randn(n, requires_grad=True) if bias else None
+            with _Products() as mode:
+                y = F.linear(x, w, b)
+                y.backward(torch.randn_like(y))
+            forward, *backward = mode.seen
+            perf = samples_blas.perf_inputs("addmm" if bias else "mm")
+            sample = perf([m, k, n, samples_blas.B_K_MAJOR], torch.float32, "cpu")
+            assert _layout(*sample.args[-2:]) == forward
+            grads = {_layout(*perf_args) for perf_args in (
+                samples_blas.perf_inputs("mm")([m, n, k, samples_blas.ROW_MAJOR], torch.float32, "cpu").args,
+                samples_blas.perf_inputs("mm")([n, m, k, samples_blas.A_M_MAJOR], torch.float32, "cpu").args)}
+            assert set(backward) == grads
+
+
+def _layout(a, b):
+    return a.shape, a.stride(), b.shape, b.stride()
+
+
+def test_the_models_suite_declares_layouts_for_every_product():
+    from gems.perf import shapes
+
+    book = shapes.load()
+    layouts = {samples_blas.ROW_MAJOR, samples_blas.B_K_MAJOR, samples_blas.A_M_MAJOR}
+    for key, rank in (("mm", 3), ("addmm", 3), ("bmm", 4), ("baddbmm", 4)):
+        entries = book.shapes(key, "models")
+        assert entries and all(len(s.dims) == rank + 1 and s.dims[rank] in layouts for s in entries), key
+    tokens = {s.dims[0] for s in book.shapes("mm", "models") if s.dims[3] == samples_blas.B_K_MAJOR}
+    assert {1, 16, 128, 197, 512, 1000, 2048, 8192} <= tokens

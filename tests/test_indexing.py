@@ -1,0 +1,113 @@
+"""The indexing family (gems/ops/indexing): the walk planner, the index checks on each side (host check
+under the interpreter, masked accesses and device asserts for compiled kernels), the native layer's
+plans, and the set-valued check of duplicate writes."""
+
+import os
+import shutil
+
+import pytest
+import torch
+
+import gems
+from gems import native
+from gems.ops.indexing import segments, shared, walk
+from gems.ops.indexing.masked_scatter import _masked_scatter_kernel
+from gems.runtime import launch, registration
+from gems.runtime.registration import Fallback
+from gems.testing.samples_indexing import _scatter_targets, one_of_written
+
+
+@pytest.fixture
+def enabled():
+    previous = registration.snapshot()
+    gems.enable()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+@pytest.fixture
+def compiled_side(monkeypatch):
+    """Run as where kernels are compiled: no host check of index values (the kernels mask and assert)."""
+    monkeypatch.setattr(shared, "_interpreted", [False])
+
+
+def test_walk_merges_contiguous_dims_and_keeps_an_indexed_dim_apart():
+    # A contiguous (2, 3, 4, 5) tensor walked against itself: one dim.
+    strides = (60, 20, 5, 1)
+    plan = shared.plan_walk((2, 3, 4, 5), strides, strides)
+    assert (plan.n_rows, plan.n_cols) == (1, 120)
+    # The same with dim 1 indexed (src stride 0 there): (2), (3), (4 * 5) stay apart.
+    plan = shared.plan_walk((2, 3, 4, 5), (60, 0, 5, 1), strides)
+    assert (plan.n_rows, plan.n_cols, plan.size1, plan.size2) == (6, 20, 2, 3)
+    assert plan.strides[0] == (0, 60, 0, 1)
+    with pytest.raises(Fallback):
+        shared.plan_walk((2, 2, 2, 2, 2), (1, 0, 1, 0, 1), (16, 8, 4, 2, 1))
+
+
+def test_kernels_that_read_indices_assert_on_the_device():
+    for kernel in (walk._gather_kernel, walk._scatter_kernel, _masked_scatter_kernel, segments._bounds_kernel):
+        # jit(debug=True): a JITFunction's option, an InterpretedFunction's keyword (which it ignores)
+        assert getattr(kernel, "debug", None) or getattr(kernel, "kwargs", {}).get("debug"), kernel
+
+
+def test_out_of_range_raises_atens_error_before_any_launch(enabled, monkeypatch):
+    launches = []
+    monkeypatch.setattr(launch.Launcher, "_launch", lambda self, *args: launches.append(self))
+    x = torch.randn(5, 3)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.index_select(x, 0, torch.tensor([0, 5]))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 3"):
+        torch.gather(x, 1, torch.tensor([[0, -1]]))
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        x[torch.tensor([7])] = 1.0
+    assert launches == []
+
+
+def test_compiled_kernels_mask_an_index_out_of_range(enabled, compiled_side):
+    # With no host check (a GPU, where the device assert stops the kernel), nothing outside a tensor is read
+    # or written: the gather of a bad row gives zeros there, the scatter leaves self as it was.
+    table = torch.arange(12.0).reshape(4, 3)
+    rows = torch.index_select(table, 0, torch.tensor([1, 9, -3]))
+    assert torch.equal(rows, torch.tensor([[3.0, 4.0, 5.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    target = torch.zeros(4, 3)
+    target.scatter_add_(0, torch.tensor([[2, 100, 1]]), torch.ones(1, 3))
+    assert torch.equal(target.sum(0), torch.tensor([1.0, 0.0, 1.0]))
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler for the native layer")
+def test_calls_replay_natively_where_kernels_are_compiled(enabled, compiled_side):
+    native.invalidate()
+    gems.reset_counts()
+    table, ids = torch.randn(16, 8), torch.tensor([3, 3, 15, 0])
+    calls = {
+        "index_select": lambda: torch.index_select(table, 0, ids),
+        "embedding": lambda: torch.embedding(table, ids),
+        "gather": lambda: torch.gather(table, 1, ids.reshape(1, 4)),
+        "scatter_add": lambda: torch.scatter_add(table, 1, ids.reshape(1, 4), torch.ones(1, 4)),
+        "index_add": lambda: torch.index_add(table, 0, ids, torch.ones(4, 8)),
+    }
+    for overload, call in calls.items():
+        first, second = call(), call()
+        assert torch.equal(first, second)
+        assert native.call_counts().get(overload, 0) == 1, (overload, native.python_reasons().get(overload))
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler for the native layer")
+def test_the_interpreters_host_check_keeps_calls_in_python(enabled):
+    native.invalidate()
+    gems.reset_counts()
+    table, ids = torch.randn(16, 8), torch.tensor([3, 1])
+    torch.index_select(table, 0, ids)
+    torch.index_select(table, 0, ids)
+    assert native.call_counts().get("index_select", 0) == 0
+    assert "checked on the host" in native.python_reasons()["index_select"]
+
+
+def test_one_of_written_accepts_any_written_value_and_nothing_else():
+    check = one_of_written(_scatter_targets)
+    self, index, src = torch.zeros(3), torch.tensor([1, 1, 2]), torch.tensor([5.0, 6.0, 7.0])
+    args = (self, 0, index, src)
+    assert check(args, {}, [torch.tensor([0.0, 5.0, 7.0])]) == ""
+    assert check(args, {}, [torch.tensor([0.0, 6.0, 7.0])]) == ""
+    assert "none of the values" in check(args, {}, [torch.tensor([0.0, 7.0, 7.0])])
+    assert "not written to" in check(args, {}, [torch.tensor([1.0, 5.0, 7.0])])
