@@ -10,7 +10,7 @@ import torch
 
 TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
 FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused",
-            "sort", "attention", "conv", "compaction", "optim", "indexing")
+            "sort", "attention", "conv", "compaction", "optim", "indexing", "pooling")
 
 
 @dataclass
@@ -30,6 +30,10 @@ class Sample:
         else what is wrong (args: CPU copies). The last output is then judged by it instead of by the
         oracle, and the others are compared with the oracle without the sign-of-zero check against
         ATen (equal zeros of either sign may come in either order; the function checks bits).
+    random: for a result drawn at random, a ``gems.testing.draws.Draw``: a statistical verdict on gems'
+        outputs given the inputs replaces the comparison with the oracle (ATen draws other numbers); the
+        results must still have ATen's shapes, dtypes and strides, repeat under the same seed and change
+        on the next call.
     """
 
     variant: str
@@ -40,6 +44,7 @@ class Sample:
     reduction_size: int = 1
     grad: bool = False
     tie_check: Callable | None = None
+    random: object | None = None
 
     def built(self) -> Sample:
         """This sample with its arguments made (a builder is called here, once per call)."""

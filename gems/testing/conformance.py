@@ -9,6 +9,12 @@ checked the same way and reported as a fallback.
 The proof is kept at kernel level (:mod:`gems.testing.proof`): a non-empty result needs a gems kernel
 launch (unless the declaration's ``no_launch`` says why none is needed), and no ATen operator called
 inside a gems implementation may have computed part of what it returned or wrote.
+
+A random sample (``Sample.random``, :mod:`gems.testing.draws`) has no oracle: its outputs must have
+ATen's shapes, dtypes and strides and pass the sample's statistical verdict; the cold and the warm call
+run under the same seed (every generator reseeded) and must agree bit for bit, and a third call, not
+reseeded, must advance a generator and, when it draws 64 values or more, give other values (unless the
+law allows one value only, ``Draw.varies``: then ATen itself may skip the draw).
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from gems.testing.samples import is_out_call
 from gems.testing.samples_harness import HarnessError, harness_samples, host_dtype, numbers_changed
 
 STATUSES = ("pass", "fail", "error", "unsupported", "fallback", "xfail", "xpass")
+# A random result of fewer values may repeat by chance (a 0-d coin flip does so half the time): the next
+# call must still advance a generator, but need not give other values.
+_REPEATS_BELOW = 64
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -164,6 +173,40 @@ def tensors_of(value) -> list:
     return []
 
 
+def reseed(sample: Sample, seed: int) -> None:
+    """The default generators (torch.manual_seed) and every generator the sample passes, seeded anew."""
+    torch.manual_seed(seed)
+    for value in (*sample.args, *sample.kwargs.values()):
+        if isinstance(value, torch.Generator):
+            value.manual_seed(seed)
+
+
+def _generator_states(sample: Sample, device: str) -> list:
+    """The states of every generator a random sample may draw from (get_state reads no device memory)."""
+    generators = [torch.default_generator]
+    module = getattr(torch, torch.device(device).type, None)
+    if device != "cpu" and getattr(module, "default_generators", None):
+        generators += list(module.default_generators)
+    generators += [v for v in (*sample.args, *sample.kwargs.values()) if isinstance(v, torch.Generator)]
+    return [g.get_state() for g in generators]
+
+
+def layout_differs(gems_outs, aten_outs, strides: bool = True) -> str:
+    """What differs between the results' shapes, dtypes and strides (strides of dims of size > 1; not
+    compared with strides=False: ATen on the CPU standing in for a device got contiguous copies of views)."""
+    if len(gems_outs) != len(aten_outs):
+        return f"{len(gems_outs)} outputs, ATen gives {len(aten_outs)}"
+    for i, (g, a) in enumerate(zip(gems_outs, aten_outs)):
+        layout = [(g.shape, a.shape, "shape"), (g.dtype, a.dtype, "dtype")]
+        if strides:
+            layout.append(([s for s, n in zip(g.stride(), g.shape) if n > 1],
+                           [s for s, n in zip(a.stride(), a.shape) if n > 1], "strides"))
+        for mine, theirs, what in layout:
+            if mine != theirs:
+                return f"output {i}: {what} {mine} differs from ATen's {theirs}"
+    return ""
+
+
 def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None, reference=False):
     call = spec.reference if reference and spec.reference is not None else sample.call or spec.call
     if is_out_call(call):
@@ -188,7 +231,7 @@ def _run(spec, sample, args, kwargs, grad_seed, out_like=None, reference=False, 
     leaves = [t for t in tensors_of(args) if t.requires_grad]
     differentiable = [o for o in outputs if o.requires_grad]
     generator = torch.Generator().manual_seed(grad_seed)
-    with registration.aten_only():  # the harness's data, converted and moved by ATen (not the copies under test)
+    with registration.aten_only():  # the harness's data (random numbers, conversions, moves), not the ops under test
         grad_outs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.dtype).to(o.device)
                      for o in differentiable]
     with watch:
@@ -279,6 +322,9 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     before_gems = {o: registration.gems_calls[o] for o in expected}
     before_fallback = dict(registration.fallback_calls)
     by_aten = proof.AtenComputed()
+    draw = sample.random
+    if draw is not None:
+        reseed(sample, case.seed)
     with proof.recording() as record:
         _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result, watch=by_aten)
     result.launches, result.aten_ops = record.launches, dict(record.aten_ops)
@@ -288,10 +334,18 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     aten_computed = [by_aten.computed(t) for t in gems_outs]
     warm_error, warm_outs = _warm_differs(spec, sample, case, aten_result, gems_outs,
                                           [bool(varies) or c for c in aten_computed], memo)
+    if draw is not None and not warm_error:
+        warm_error = _next_call_repeats(spec, sample, case, aten_result, warm_outs, device)
     oracle_note = ""
     with registration.aten_only():
+        if draw is not None:  # no oracle for random numbers: the sample's statistical verdict judges them
+            oracle_outs = [t.detach().cpu() for t in aten_outs]
+            result.message = layout_differs(gems_outs, aten_outs, strides=not stand_in) or draw.check(
+                map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
+                [t.detach().cpu() for t in gems_outs])
         try:
-            _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed, reference=True)
+            if draw is None:
+                _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed, reference=True)
         except Exception as exc:
             # ATen on the CPU refuses what the device computes (abs of bool on CUDA): the device's ATen
             # result is the reference then.
@@ -334,11 +388,13 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
 def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise, memo=None) -> tuple[str, list]:
     """Run the case a second time on fresh copies: the warm call (the native layer's replay once the
     first call recorded its plan) must give bit-identical outputs where gems computed them (all but the
-    outputs flagged in not_bitwise). Returns (what differs or '', the warm outputs). memo: the cold call's
-    launches (gems/testing/launch_memo.py), which serve the warm call's identical launches under the
-    interpreter."""
+    outputs flagged in not_bitwise); a random sample draws again under the cold call's seed. Returns (what
+    differs or '', the warm outputs). memo: the cold call's launches (gems/testing/launch_memo.py), which
+    serve the warm call's identical launches under the interpreter."""
     with registration.aten_only():
         warm_args = copy_args(sample.args)
+    if sample.random is not None:
+        reseed(sample, case.seed)
     with memo.replay() if memo is not None else contextlib.nullcontext():
         _, warm_outs = _run(spec, sample, warm_args, sample.kwargs, case.seed, out_like=aten_result)
     for i, (cold, warm) in enumerate(zip(cold_outs, warm_outs)):
@@ -359,7 +415,7 @@ def _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo=Non
     taken for one value of it, shows here. A change ATen refuses (the number was a dim or a size) and a
     result no CPU oracle computes are not judged. Returns what differs, or ''."""
     found = numbers_changed(sample)
-    if found is None or getattr(sample, "random", None) is not None:
+    if found is None or sample.random is not None:
         return ""
     changed, what = found
     with registration.aten_only():
@@ -388,6 +444,27 @@ def _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo=Non
     return ""
 
 
+def _next_call_repeats(spec, sample, case, aten_result, warm_outs, device) -> str:
+    """A third call of a random sample, not reseeded: '' when it advanced a generator and, for 64 values
+    or more, gave other values than the warm call; '' too where the law allows one value only."""
+    if not any(t.numel() for t in warm_outs):
+        return ""  # nothing drawn
+    with registration.aten_only():
+        next_args = copy_args(sample.args)
+        before = _generator_states(sample, device)
+    _, next_outs = _run(spec, sample, next_args, sample.kwargs, case.seed, out_like=aten_result)
+    if not sample.random.varies:  # one possible value: ATen itself may skip the draw (dropout with p = 1 on CUDA)
+        return ""
+    with registration.aten_only():
+        if all(torch.equal(a, b) for a, b in zip(before, _generator_states(sample, device))):
+            return "the next call did not advance the random generator's state"
+        if sum(t.numel() for t in next_outs) < _REPEATS_BELOW:
+            return ""
+        if all(torch.equal(a.detach().cpu(), b.detach().cpu()) for a, b in zip(warm_outs, next_outs)):
+            return "the next call repeated the previous call's random values"
+    return ""
+
+
 def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
            unused, record):
     """Sets the result's verdict; returns the tolerance of each output ([] when the outputs don't match)."""
@@ -410,8 +487,12 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
         tol = tols[0]
         result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
     ties = sample.tie_check
-    verdicts = [compare.compare(got, want, None if ties else aten, tol)
-                for got, want, aten, tol in zip(gems_outs, oracle_outs, aten_outs, tols)]
+    if sample.random is not None:  # judged by _check: result.message holds what is wrong, if anything
+        tols, problem = [], result.message
+        verdicts = [compare.Comparison(not problem, None if problem else "statistical", message=problem)]
+    else:
+        verdicts = [compare.compare(got, want, None if ties else aten, tol)
+                    for got, want, aten, tol in zip(gems_outs, oracle_outs, aten_outs, tols)]
     if ties and verdicts:  # the indices: any valid order of equal values (see Sample.tie_check)
         wrong = ties(map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
                      [t.detach().cpu() for t in gems_outs])
