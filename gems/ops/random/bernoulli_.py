@@ -12,7 +12,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ALL, ATEN_NAMES, FLOATS
 from gems.ops.random.distributions import BERNOULLI, draw
-from gems.ops.random.philox import any_outside, draws_perf, random_samples
+from gems.ops.random.philox import SEED_DRAW, any_outside, draws_perf, random_samples
 from gems.spec import OpSpec
 
 
@@ -51,5 +51,6 @@ SPECS = [
         perf=draws_perf("bernoulli_"),
         skips={("nvidia", "*", variant): "ATen's CUDA kernel asserts on the device for p outside [0, 1] and ends the "
                "process" for variant in ("p-tensor-above-one-error", "p-tensor-nan-error")},
+        aten_decisions=SEED_DRAW,
     ),
 ]

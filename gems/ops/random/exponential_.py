@@ -6,7 +6,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import FLOATS
 from gems.ops.random.distributions import EXPONENTIAL, draw
-from gems.ops.random.philox import draws_perf, inplace_samples
+from gems.ops.random.philox import SEED_DRAW, draws_perf, inplace_samples
 from gems.spec import OpSpec
 
 
@@ -28,5 +28,6 @@ SPECS = [
                                         ("nan-lambda-error", (float("nan"),), None),
                                         ("integer-self-error", (), torch.int64))),
         dtypes=FLOATS, perf=draws_perf("exponential_"),
+        aten_decisions=SEED_DRAW,
     ),
 ]

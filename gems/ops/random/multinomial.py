@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 
 from gems.dtypes import ATEN_NAMES, FLOATS
-from gems.ops.random.philox import philox_key, philox_words, random_samples, uniform24, uniform53
+from gems.ops.random.philox import SEED_DRAW, philox_key, philox_words, random_samples, uniform24, uniform53
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 from gems.spec import OpSpec
 
@@ -200,5 +200,6 @@ SPECS = [
         skips={("nvidia", "*", variant): "ATen's CUDA kernel asserts on the device for such weights when it samples "
                "with replacement, and ends the process" for variant in (
                    "replacement-negative-error", "replacement-nan-error", "replacement-zero-row-error")},
+        aten_decisions=SEED_DRAW,
     ),
 ]

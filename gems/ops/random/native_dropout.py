@@ -18,6 +18,7 @@ from gems.dtypes import FLOATS
 from gems.ops.creation.fill import INT32_LIMIT, fill_dense
 from gems.ops.random.distributions import store_as
 from gems.ops.random.philox import (
+    SEED_DRAW,
     dense_like,
     draws_perf,
     lanes_and_programs,
@@ -122,5 +123,6 @@ SPECS = [
         impls={"native_dropout": native_dropout, "native_dropout.out": native_dropout_out},
         call=torch.native_dropout, samples=random_samples("dropout_samples"), dtypes=FLOATS,
         perf=draws_perf("native_dropout"),
+        aten_decisions=SEED_DRAW,
     ),
 ]

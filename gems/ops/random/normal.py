@@ -16,7 +16,7 @@ from gems.dtypes import FLOATS
 from gems.ops.creation.fill import check_options
 from gems.ops.random.distributions import NORMAL, draw
 from gems.ops.random.normal_ import check_floating, check_std, normal_
-from gems.ops.random.philox import any_outside, random_samples
+from gems.ops.random.philox import SEED_DRAW, any_outside, random_samples
 from gems.spec import OpSpec
 
 
@@ -100,5 +100,6 @@ SPECS = [
                "normal.float_float": normal_float_float, "normal.float_float_out": normal_float_float_out,
                "normal.out": normal_out},
         call=torch.normal, samples=random_samples("normal_samples"), dtypes=FLOATS,
+        aten_decisions=SEED_DRAW,
     ),
 ]

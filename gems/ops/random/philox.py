@@ -28,6 +28,10 @@ from gems.spec import lazy, lazy_perf
 # call that draws one Philox block per lane moves the offset on by 4, as ATen's kernels do per
 # curand4 call.
 WORDS_PER_CALL = 4
+# What philox_key asks of ATen on the CPU: one draw of the Mersenne Twister, the only way Python moves that
+# generator on; the draw is the call's Philox key (declared in every random operator's aten_decisions).
+SEED_DRAW = {"aten.random_.default": "one 63-bit draw from the CPU generator is the call's Philox key: ATen's "
+                                     "random_ is the only way Python advances that generator's state"}
 _INT64_WRAP = 1 << 64
 _GRAPH_STATE_SOURCE = Path(__file__).with_name("cuda_graph_state.cpp")
 

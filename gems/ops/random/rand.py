@@ -5,7 +5,7 @@ import torch
 import triton.language as tl  # noqa: F401 (the interpreter runs a module's kernels only when tl is in it)
 
 from gems.dtypes import FLOATS
-from gems.ops.random.philox import draws_perf, random_samples, sized_overloads
+from gems.ops.random.philox import SEED_DRAW, draws_perf, random_samples, sized_overloads
 from gems.ops.random.uniform_ import uniform_
 from gems.spec import OpSpec
 
@@ -21,5 +21,6 @@ SPECS = [
         call=torch.rand,
         samples=random_samples("factory_samples", torch.rand, "rand", "uniform", generator_out_expects="uniform_"),
         dtypes=FLOATS, perf=draws_perf("rand"),
+        aten_decisions=SEED_DRAW,
     ),
 ]

@@ -5,7 +5,7 @@ import torch
 import triton.language as tl  # noqa: F401 (the interpreter runs a module's kernels only when tl is in it)
 
 from gems.dtypes import FLOATS
-from gems.ops.random.philox import like_overloads, random_samples
+from gems.ops.random.philox import SEED_DRAW, like_overloads, random_samples
 from gems.ops.random.uniform_ import uniform_
 from gems.spec import OpSpec
 
@@ -13,5 +13,6 @@ SPECS = [
     OpSpec(
         name="rand_like", family="random", impls=like_overloads("rand_like", uniform_), call=torch.rand_like,
         samples=random_samples("like_samples", "rand_like", "uniform"), dtypes=FLOATS,
+        aten_decisions=SEED_DRAW,
     ),
 ]

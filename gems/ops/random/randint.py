@@ -7,7 +7,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ALL
 from gems.ops.creation.fill import check_options
-from gems.ops.random.philox import draws_perf, random_samples
+from gems.ops.random.philox import SEED_DRAW, draws_perf, random_samples
 from gems.ops.random.random_ import random_integers
 from gems.spec import OpSpec
 
@@ -58,5 +58,6 @@ SPECS = [
                "randint.generator_out": randint_generator_out, "randint.low_out": randint_low_out,
                "randint.low_generator_out": randint_low_generator_out},
         call=torch.randint, samples=random_samples("randint_samples"), dtypes=ALL, perf=draws_perf("randint"),
+        aten_decisions=SEED_DRAW,
     ),
 ]

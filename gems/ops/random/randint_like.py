@@ -8,7 +8,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ALL
 from gems.ops.creation.fill import check_options
-from gems.ops.random.philox import random_samples
+from gems.ops.random.philox import SEED_DRAW, random_samples
 from gems.ops.random.random_ import random_integers
 from gems.spec import OpSpec
 
@@ -78,5 +78,6 @@ SPECS = [
                "randint_like.low_dtype_out": randint_like_low_out,
                "randint_like.low_generator_dtype_out": randint_like_low_generator_out},
         call=torch.randint_like, samples=random_samples("randint_like_samples"), dtypes=ALL,
+        aten_decisions=SEED_DRAW,
     ),
 ]

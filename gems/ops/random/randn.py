@@ -6,7 +6,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import FLOATS
 from gems.ops.random.normal_ import normal_
-from gems.ops.random.philox import draws_perf, random_samples, sized_overloads
+from gems.ops.random.philox import SEED_DRAW, draws_perf, random_samples, sized_overloads
 from gems.spec import OpSpec
 
 SPECS = [
@@ -15,5 +15,6 @@ SPECS = [
         samples=random_samples("factory_samples", torch.randn, "randn", "normal", out_expects="normal_",
                              generator_out_expects="normal_"), dtypes=FLOATS,
         perf=draws_perf("randn"),
+        aten_decisions=SEED_DRAW,
     ),
 ]

@@ -14,7 +14,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ALL
 from gems.ops.random.distributions import INTEGERS, draw
-from gems.ops.random.philox import C_NAMES, draws_perf, random_samples
+from gems.ops.random.philox import C_NAMES, SEED_DRAW, draws_perf, random_samples
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
 
@@ -85,5 +85,6 @@ SPECS = [
         impls={"random_": random_, "random_.to": random_to, "random_.from": random_from},
         call=torch.Tensor.random_, samples=random_samples("random_samples"), dtypes=ALL,
         perf=draws_perf("random_"),
+        aten_decisions=SEED_DRAW,
     ),
 ]

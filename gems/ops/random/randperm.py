@@ -16,7 +16,7 @@ from gems.checks import checked_scalar
 from gems.dtypes import ATEN_NAMES, NUMERIC
 from gems.ops.creation.fill import check_options
 from gems.ops.random.distributions import INTEGERS, draw, store_as
-from gems.ops.random.philox import random_samples
+from gems.ops.random.philox import SEED_DRAW, random_samples
 from gems.ops.sorting.bitonic import run_sort
 from gems.spec import OpSpec
 
@@ -68,5 +68,6 @@ SPECS = [
         impls={"randperm": randperm, "randperm.generator": randperm_generator, "randperm.out": randperm_out,
                "randperm.generator_out": randperm_generator_out},
         call=torch.randperm, samples=random_samples("randperm_samples"), dtypes=NUMERIC,
+        aten_decisions=SEED_DRAW,
     ),
 ]

@@ -16,6 +16,7 @@ from gems.codegen.pointwise import PointwiseOp, float64_bits, pointwise_config
 from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
+    SEED_DRAW,
     dense_like,
     lanes_and_programs,
     philox_key,
@@ -134,5 +135,6 @@ SPECS = [
         impls={"rrelu_with_noise": rrelu_with_noise, "rrelu_with_noise.out": rrelu_with_noise_out,
                "rrelu_with_noise_": rrelu_with_noise_},
         call=torch.ops.aten.rrelu_with_noise, samples=random_samples("rrelu_samples"), dtypes=FLOATS,
+        aten_decisions=SEED_DRAW,
     ),
 ]

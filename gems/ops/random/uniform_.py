@@ -11,7 +11,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.random.distributions import UNIFORM, draw
-from gems.ops.random.philox import C_NAMES, draws_perf, inplace_samples
+from gems.ops.random.philox import C_NAMES, SEED_DRAW, draws_perf, inplace_samples
 from gems.spec import OpSpec
 
 
@@ -45,5 +45,6 @@ SPECS = [
                                         ("nan-error", (float("nan"), 1.0), None),
                                         ("integer-self-error", (), torch.int64))),
         dtypes=FLOATS, perf=draws_perf("uniform_"),
+        aten_decisions=SEED_DRAW,
     ),
 ]
