@@ -106,11 +106,14 @@ def use_gems(include=None, exclude=None):
 
 def __getattr__(name):
     # gems.fused (the fused-operator API) loads on first use: importing it defines kernels, which needs
-    # the vendor chosen, and ``import gems`` chooses nothing.
-    if name == "fused":
-        import importlib
+    # the vendor chosen, and ``import gems`` chooses nothing. gems.patch (callable: gems.patch(model)) and
+    # its unpatch / patch_class load on first use too.
+    import importlib
 
-        return importlib.import_module("gems.fused")
+    if name in ("fused", "patch"):
+        return importlib.import_module(f"gems.{name}")
+    if name in ("unpatch", "patch_class", "unpatch_class"):
+        return getattr(importlib.import_module("gems.patch"), name)
     raise AttributeError(f"module 'gems' has no attribute {name!r}")
 
 

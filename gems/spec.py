@@ -10,7 +10,7 @@ import torch
 
 TOLERANCE_CLASSES = ("pointwise", "reduction", "exact")
 FAMILIES = ("pointwise", "creation", "reduction", "normalization", "blas", "tensor", "random", "loss", "fused",
-            "sort", "attention", "conv", "compaction", "optim", "indexing")
+            "sort", "attention", "conv", "compaction", "optim", "indexing", "pooling")
 
 
 @dataclass
@@ -30,6 +30,10 @@ class Sample:
         else what is wrong (args: CPU copies). The last output is then judged by it instead of by the
         oracle, and the others are compared with the oracle without the sign-of-zero check against
         ATen (equal zeros of either sign may come in either order; the function checks bits).
+    random: for a result drawn at random, a ``gems.testing.draws.Draw``: a statistical verdict on gems'
+        outputs given the inputs replaces the comparison with the oracle (ATen draws other numbers); the
+        results must still have ATen's shapes, dtypes and strides, repeat under the same seed and change
+        on the next call.
     """
 
     variant: str
@@ -40,6 +44,7 @@ class Sample:
     reduction_size: int = 1
     grad: bool = False
     tie_check: Callable | None = None
+    random: object | None = None
 
     def built(self) -> Sample:
         """This sample with its arguments made (a builder is called here, once per call)."""
@@ -135,6 +140,12 @@ class OpSpec:
     composite_of: for an operator whose every ATen overload is CompositeImplicitAutograd (quantile), so that
         gems registers none: the overloads, declared by other operators, that its calls decompose into and
         that prove gems ran (its samples expect them; perf registers them).
+    aten_decisions: {ATen operator ("aten.eq.Scalar"): reason} that the implementations may call to decide
+        (a check that raises, a path to take); any other ATen operator that computes inside a gems
+        implementation fails its case, and an allowed one still fails it where its values reach a result.
+    fixed_numbers: {variant or "*": reason} for cases whose Python numbers must agree with their tensors'
+        shapes (sizes ATen does not check and reads past), so that the call with only its numbers changed
+        (gems.testing.samples_harness.numbers_changed) is left out for them.
     """
 
     name: str
@@ -154,6 +165,8 @@ class OpSpec:
     no_launch: Mapping[str, str] = field(default_factory=dict)
     varies_between_runs: Mapping[str, str] = field(default_factory=dict)
     composite_of: tuple = ()
+    aten_decisions: Mapping[str, str] = field(default_factory=dict)
+    fixed_numbers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         problems = []
@@ -188,6 +201,9 @@ class OpSpec:
         for key in (*self.known_failures, *self.skips):
             if not (isinstance(key, tuple) and len(key) == 3):
                 problems.append(f"known_failures/skips key {key!r} must be (vendor, dtype, variant)")
+        for name, reason in self.aten_decisions.items():
+            if not (name.startswith("aten.") and isinstance(reason, str) and reason):
+                problems.append(f"aten_decisions[{name!r}] must name an operator (aten.<op>.<overload>) and a reason")
         if problems:
             raise ValueError(f"operator declaration {self.name!r} is incomplete: " + "; ".join(problems))
 

@@ -90,12 +90,15 @@ def test_split_weight_grad_replays(monkeypatch, groups):
     """On a GPU the weight grad is split over pixels into a temporary buffer and summed by a second kernel:
     the plan keeps the buffer as a temporary (the interpreter never splits unless told it has SMs)."""
     from gems.ops.conv import convolution_backward as cb
+    from gems.ops.conv import depthwise
 
     monkeypatch.setattr(cb, "_sm_count", lambda device: 8)
+    for module in (cb, depthwise):  # a split of small images: cheap under the interpreter
+        monkeypatch.setattr(module, "MIN_PIXELS_PER_SPLIT", 64)
     geo = ([1, 1], [1, 1], [1, 1], False, [0, 0], groups)
 
     def make(i):
-        x, w, dy = _tensors(i, (2, 16, 32, 64), (16, 16 // groups, 3, 3), (2, 16, 32, 64))
+        x, w, dy = _tensors(i, (1, 16, 8, 24), (16, 16 // groups, 3, 3), (1, 16, 8, 24))
         return dy, x, w
 
     _replays("convolution_backward",

@@ -99,7 +99,7 @@ def test_an_implementation_computing_part_of_the_result_with_aten_fails(impl, op
     assert f"computed by ATen inside the gems implementation: {op}" in result.message
 
 
-def test_aten_computing_what_only_decides_is_listed_not_failed():
+def test_aten_computing_what_only_decides_fails_unless_declared():
     def add_checking_nan_first(self, other, alpha=1):
         if torch.isnan(self).any():  # a decision: its value reaches no result
             raise gems.Fallback("NaN inputs are left to ATen")
@@ -107,8 +107,33 @@ def test_aten_computing_what_only_decides_is_listed_not_failed():
 
     _serve("add.Tensor", add_checking_nan_first, "add")
     result = _run(ops.get("add"), "contiguous")
-    assert result.status == "pass", result.message
+    assert result.status == "fail"
+    assert "aten.any.default (in add.Tensor); aten.isnan.default (in add.Tensor)" in result.message
     assert result.aten_ops.get("aten.isnan.default") == 1 and result.launches == 1
+    reason = "test: NaN inputs are left to ATen"
+    declared = replace(ops.get("add"), aten_decisions={"aten.isnan.default": reason, "aten.any.default": reason})
+    result = _run(declared, "contiguous")
+    assert result.status == "pass", result.message
+
+
+def test_an_index_aten_found_and_read_back_as_an_integer_fails():
+    """ATen's argmax finds the index, the host reads it as an integer, a gems kernel writes it: the
+    result is all gems-written, but ATen computed it."""
+    from gems.ops.creation.fill import fill_dense
+
+    real = ops.get("argmax").impls["argmax"]
+
+    def argmax_found_by_aten(self, dim=None, keepdim=False):
+        if dim is not None:
+            return real(self, dim, keepdim)
+        index = int(torch.argmax(self))  # the wrapper's guard hands this to ATen's kernel
+        return fill_dense(torch.empty((), dtype=torch.int64, device=self.device), index)
+
+    _serve("argmax", argmax_found_by_aten, "argmax")
+    result = _run(ops.get("argmax"), "full")
+    assert result.launches >= 1 and result.max_abs_err == 0  # a gems kernel wrote the right answer
+    assert result.status == "fail"
+    assert "computed by ATen inside the gems implementation: aten.argmax.default (in argmax)" in result.message
 
 
 def test_a_number_read_back_from_an_aten_result_marks_the_kernel():

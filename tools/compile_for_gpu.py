@@ -39,6 +39,8 @@ def _signature(kernel, args):
     for param, value in zip(kernel.params, args):
         if param.is_constexpr:
             signature[param.name], constexprs[param.name] = "constexpr", value
+        elif param.annotation_type:  # a typed scalar (seed: tl.int64) is launched with its annotation's type
+            signature[param.name] = param.annotation_type
         elif isinstance(value, torch.Tensor):
             signature[param.name] = "*" + _TYPES[value.dtype]
         elif isinstance(value, float):

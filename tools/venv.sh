@@ -15,7 +15,7 @@ case "${1:-}" in
     --triton-latest) venv=.venv-triton-latest triton="triton" numpy="numpy" ;;
     *) echo "tools/venv.sh: unknown option '$1' (known: --triton-latest)" >&2; exit 2 ;;
 esac
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import gems, torch, triton, pytest, xdist, transformers" 2>/dev/null \
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import gems, torch, triton, pytest, xdist, transformers, coverage" 2>/dev/null \
     && [ -x "$venv/bin/ruff" ]; then
     exit 0
 fi

@@ -7,7 +7,9 @@ the parameters after one AdamW step) the largest absolute difference from the re
 ATen and for gems. gems passes where its difference is at most ``RATIO`` times ATen's own, plus a floor of a
 few units of the dtype's rounding at the reference's scale (so that float32 runs, where both differences are
 rounding noise, are not judged on the noise's ratio). On a device with no ATen kernels (the simulated one),
-ATen's answer comes from the CPU in the same dtype.
+ATen's answer comes from the CPU in the same dtype. With ``--patched``, a fourth copy runs under gems.patch
+and is judged by the same rule (its forward given labels computes the loss without logits: the logits are
+then those of a forward without labels).
 """
 
 from __future__ import annotations
@@ -34,16 +36,26 @@ class Answer:
     scale: float      # the reference's largest magnitude
     floor: float      # the rounding floor at that scale
     worst: str = ""   # for gradients and parameters: the parameter with gems' largest difference
+    patched_error: float | None = None  # --patched: the patched model's (gems.patch) difference
+    patched_worst: str = ""
 
     @property
     def allowed(self) -> float:
         return RATIO * self.aten_error + self.floor
 
+    def _within(self, error: float) -> bool:
+        return math.isfinite(error) and error <= self.allowed
+
     def ok(self) -> bool:
-        return math.isfinite(self.gems_error) and self.gems_error <= self.allowed
+        return self._within(self.gems_error) and (self.patched_error is None or self._within(self.patched_error))
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "allowed": self.allowed, "ok": self.ok()}
+        found = asdict(self)
+        if self.patched_error is None:  # a run without --patched writes what it always wrote
+            del found["patched_error"], found["patched_worst"]
+        else:
+            found["patched_ok"] = self._within(self.patched_error)
+        return {**found, "allowed": self.allowed, "ok": self.ok()}
 
 
 def make_inputs(spec: ModelSpec, batch: int, tokens: int, seed: int = 1) -> dict:
@@ -68,7 +80,11 @@ def _run(model, spec: ModelSpec, inputs: dict) -> dict[str, object]:
     model.zero_grad(set_to_none=True)
     out = model(**inputs)
     out.loss.backward()
-    found = {"logits": out.logits, "loss": out.loss,
+    logits = out.logits
+    if logits is None:  # a patched model's fused loss: the logits come from a forward without labels
+        with torch.no_grad():
+            logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits
+    found = {"logits": logits, "loss": out.loss,
              "gradients": {n: p.grad for n, p in model.named_parameters() if p.grad is not None}}
     if spec.kind == DECODER:
         with torch.no_grad():
@@ -110,11 +126,12 @@ def _scale(reference) -> float:
 
 def check(model: torch.nn.Module, spec: ModelSpec, dtype: torch.dtype, device: str, aten_context, gems_context,
           aten_on_device: bool = True, reference_on_device: bool = False, trace=None, seed: int = 1,
-          batch_tokens: tuple[int, int] | None = None) -> list[Answer]:
+          batch_tokens: tuple[int, int] | None = None, patching=None) -> list[Answer]:
     """Run the reference, ATen and gems on copies of ``model`` (float32 on the CPU) and compare.
 
     aten_context / gems_context: context managers under which ATen's and gems' kernels serve the device.
     trace: a context manager entered around gems' run (the coverage trace), or None.
+    patching: a :class:`gems.models.patched.Patching` for a patched copy under gems too, or None.
     """
     batch, tokens = batch_tokens or spec.workloads.answers
     inputs = make_inputs(spec, batch, tokens, seed)
@@ -131,10 +148,18 @@ def check(model: torch.nn.Module, spec: ModelSpec, dtype: torch.dtype, device: s
     with gems_context(), (trace if trace is not None else contextlib.nullcontext()):
         gems = _run(tested, spec, device_inputs)
     gems = _to_reference_form(gems)
+    patched = None
+    if patching is not None:
+        patched_model = patching.apply(placed(model, dtype, device))
+        with gems_context():
+            patched = _to_reference_form(_run(patched_model, spec, device_inputs))
     answers = []
     for quantity, ref in reference.items():
         aten_err, _ = _largest_difference(aten[quantity], ref)
         gems_err, worst = _largest_difference(gems[quantity], ref)
         scale = _scale(ref)
-        answers.append(Answer(quantity, aten_err, gems_err, scale, FLOOR.get(dtype, 0.0) * max(scale, 1.0), worst))
+        answer = Answer(quantity, aten_err, gems_err, scale, FLOOR.get(dtype, 0.0) * max(scale, 1.0), worst)
+        if patched is not None:
+            answer.patched_error, answer.patched_worst = _largest_difference(patched[quantity], ref)
+        answers.append(answer)
     return answers

@@ -80,6 +80,8 @@ def _fmt(value, digits=3) -> str:
 def answers_lines(model: dict) -> list[str]:
     if not model.get("answers"):
         return []
+    if any("patched_error" in a for a in model["answers"]):
+        return _patched_answers_lines(model)
     lines = ["| quantity | ATen's largest difference | gems' | allowed | |", "|---|---|---|---|---|"]
     for a in model["answers"]:
         worst = f" ({a['worst']})" if a.get("worst") else ""
@@ -88,9 +90,24 @@ def answers_lines(model: dict) -> list[str]:
     return lines
 
 
+def _patched_answers_lines(model: dict) -> list[str]:
+    """--patched: the patched model's difference (gems.patch) beside ATen's and gems'."""
+    lines = ["| quantity | ATen's largest difference | gems' | patched gems' | allowed | |",
+             "|---|---|---|---|---|---|"]
+    for a in model["answers"]:
+        worst = f" ({a['worst']})" if a.get("worst") else ""
+        patched_worst = f" ({a['patched_worst']})" if a.get("patched_worst") else ""
+        verdict = "✅" if a["ok"] else "❌"
+        lines.append(f"| {a['quantity']}{worst} | {_fmt(a['aten_error'])} | {_fmt(a['gems_error'])} | "
+                     f"{_fmt(a['patched_error'])}{patched_worst} | {_fmt(a['allowed'])} | {verdict} |")
+    return lines
+
+
 def speed_lines(model: dict) -> list[str]:
     if not model.get("speed"):
         return []
+    if model.get("patched"):
+        return _patched_speed_lines(model)
     lines = ["| workload | batch | tokens | ATen ms | gems ms | ATen / gems time | gems tokens/s |",
              "|---|---|---|---|---|---|---|"]
     for r in model["speed"]:
@@ -100,6 +117,37 @@ def speed_lines(model: dict) -> list[str]:
         lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | {r['aten_ms']:.2f} | {r['gems_ms']:.2f} | "
                      f"{r['speedup']:.3f}x | {r['gems_tokens_per_s']:.0f} |")
     return lines
+
+
+def _mib(row: dict, side: str) -> str:
+    if f"{side}_peak_mib" not in row:
+        return "not measured"
+    return f"{row[f'{side}_peak_mib']:.0f} ({row[f'{side}_step_mib']:.0f})"
+
+
+def _patched_speed_lines(model: dict) -> list[str]:
+    """--patched: ATen, gems and patched gems side by side, and each side's peak memory."""
+    lines = ["| workload | batch | tokens | ATen ms | gems ms | patched ms | ATen / gems | ATen / patched | peak MiB "
+             "ATen (step) | gems | patched | patched / ATen peak |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in model["speed"]:
+        if "error" in r:
+            lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | error: {r['error']} |" + " |" * 8)
+            continue
+        ratio = (f"{r['patched_peak_mib'] / r['aten_peak_mib']:.3f}x" if r.get("aten_peak_mib") and
+                 "patched_peak_mib" in r else "not measured")
+        lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | {r['aten_ms']:.2f} | {r['gems_ms']:.2f} | "
+                     f"{r['patched_ms']:.2f} | {r['speedup']:.3f}x | {r['patched_speedup']:.3f}x | {_mib(r, 'aten')} | "
+                     f"{_mib(r, 'gems')} | {_mib(r, 'patched')} | {ratio} |")
+    return lines
+
+
+def patched_lines(model: dict) -> list[str]:
+    """--patched: what gems.patch did to the model, and how memory was measured."""
+    patched = model.get("patched")
+    if not patched:
+        return []
+    return ["```", patched["report"], "```", f"Peak memory: {patched['memory']}."]
 
 
 def coverage_lines(model: dict) -> list[str]:
@@ -130,7 +178,8 @@ def markdown(data: dict) -> str:
                   f"{m['source']}; {m['kind']}; vendor {m['vendor']} on {env.get('device', m['device'])}; torch "
                   f"{env.get('torch', '?')}, triton {env.get('triton', '?')}; {env.get('date', '')}; commit "
                   f"{env.get('commit', '?')}; {m['seconds']:.0f} s.", ""]
-        for part in (answers_lines(m), speed_lines(m), coverage_lines(m), [f"- {n}" for n in m.get("notes", ())]):
+        for part in (answers_lines(m), speed_lines(m), patched_lines(m), coverage_lines(m),
+                     [f"- {n}" for n in m.get("notes", ())]):
             if part:
                 lines += part + [""]
     return "\n".join(lines)
@@ -144,9 +193,20 @@ def table_csv(data: dict) -> str:
         for a in m.get("answers", ()):
             writer.writerow([m["name"], m["dtype"], m["vendor"], "answers", a["quantity"], "", "", a["aten_error"],
                              a["gems_error"], "", a["ok"]])
+        for a in m.get("answers", ()) if m.get("patched") else ():
+            writer.writerow([m["name"], m["dtype"], m["vendor"], "answers (patched)", a["quantity"], "", "",
+                             a["aten_error"], a.get("patched_error"), "", a.get("patched_ok")])
         for r in m.get("speed", ()):
             writer.writerow([m["name"], m["dtype"], m["vendor"], "speed ms", r["workload"], r["batch"], r["tokens"],
                              r.get("aten_ms"), r.get("gems_ms"), r.get("speedup"), "error" not in r])
+            if m.get("patched"):
+                writer.writerow([m["name"], m["dtype"], m["vendor"], "speed ms (patched)", r["workload"], r["batch"],
+                                 r["tokens"], r.get("aten_ms"), r.get("patched_ms"), r.get("patched_speedup"),
+                                 "error" not in r])
+                writer.writerow([m["name"], m["dtype"], m["vendor"], "peak MiB (patched)", r["workload"], r["batch"],
+                                 r["tokens"], r.get("aten_peak_mib"), r.get("patched_peak_mib"),
+                                 r["patched_peak_mib"] / r["aten_peak_mib"] if r.get("aten_peak_mib") else None,
+                                 ""])
         if m.get("compute_calls"):
             writer.writerow([m["name"], m["dtype"], m["vendor"], "coverage", "compute calls served", "", "",
                              m["compute_calls"], m["gems_compute_calls"], m["gems_compute_calls"] / m["compute_calls"],
@@ -157,7 +217,7 @@ def table_csv(data: dict) -> str:
 def console(model: dict) -> str:
     """What gems-perf prints at the end: the same tables as models.md, for one model."""
     parts = [f"{model['name']} ({model['dtype']}) on {model['vendor']}"]
-    for part in (answers_lines(model), speed_lines(model), coverage_lines(model)):
+    for part in (answers_lines(model), speed_lines(model), patched_lines(model), coverage_lines(model)):
         if part:
             parts.append("\n".join(part))
     return "\n\n".join(parts)

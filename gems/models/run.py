@@ -20,6 +20,7 @@ import torch
 import gems
 from gems.models import answers as answers_module
 from gems.models import build, report, speed
+from gems.models import patched as patched_module
 from gems.models.errors import ModelError
 from gems.runtime import registration, selection
 
@@ -41,6 +42,7 @@ class ModelRun:
     compute_calls: int = 0
     gems_compute_calls: int = 0
     speed: list = field(default_factory=list)        # speed.summarize rows
+    patched: dict = field(default_factory=dict)      # --patched: what gems.patch did (gems.models.patched)
     notes: list = field(default_factory=list)
     seconds: float = 0.0
 
@@ -51,7 +53,10 @@ class ModelRun:
         return self.gems_compute_calls / self.compute_calls if self.compute_calls else None
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        found = dict(self.__dict__)
+        if not self.patched:  # a run without --patched writes what it always wrote
+            del found["patched"]
+        return found
 
 
 def _aten_context(backend):
@@ -124,11 +129,15 @@ def _check_devices(devices: int, backend, spec) -> None:
 
 
 def run_model(model=None, config_file=None, size=None, dtype=None, measure=None, vendor=None, out=None,
-              rounds: int = 5, progress: bool = True, workloads=None, devices: int = 1) -> ModelRun:
+              rounds: int = 5, progress: bool = True, workloads=None, devices: int = 1, patched: bool = False
+              ) -> ModelRun:
     """Run one model as the module docstring says; write models.json/.md/.csv into ``out``. ``devices`` > 1:
-    tensor parallel over that many devices (:mod:`gems.models.parallel`): answers against one device, speed."""
+    tensor parallel over that many devices (:mod:`gems.models.parallel`): answers against one device, speed.
+    ``patched``: a third side, the model under gems.patch (:mod:`gems.models.patched`)."""
     backend, spec, dtype, measures, kinds = plan(model, config_file, size, dtype, measure, vendor, workloads)
     _check_devices(devices, backend, spec)
+    if patched and devices > 1:
+        raise ModelError("--patched: the tensor-parallel run is not patched; drop --model-devices or --patched")
     out = report.check_out_dir(Path(out) if out else report.default_dir(backend.name))
     if devices > 1:
         return _run_parallel(devices, model, config_file, size, dtype, measures, backend, spec, out, rounds)
@@ -142,22 +151,23 @@ def run_model(model=None, config_file=None, size=None, dtype=None, measure=None,
     previous = registration.snapshot()
     gems.enable()
     try:
-        return _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started)
+        return _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started, patched)
     finally:  # the caller's registration back: a library caller need not have had gems on
         registration.apply(previous, backend.dispatch_key)
 
 
-def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started) -> ModelRun:
+def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started, patched) -> ModelRun:
     result = ModelRun(spec.name, spec.source, spec.kind, str(dtype).removeprefix("torch."), backend.name,
                       backend.device)
     model_cpu = build.build(spec)
+    patching = patched_module.Patching() if patched else None
     aten = _aten_context(backend)
     trace = gems.trace(backend.device) if "coverage" in measures else None
     if "answers" in measures or trace is not None:
         say("answers: reference, ATen, gems")
         found = answers_module.check(model_cpu, spec, dtype, backend.device, aten, speed.gems_context,
                                      aten_on_device=backend.capabilities.aten_kernels,
-                                     reference_on_device=backend.device == "cuda", trace=trace)
+                                     reference_on_device=backend.device == "cuda", trace=trace, patching=patching)
         if "answers" in measures:
             result.answers = [a.as_dict() for a in found]
     if "speed" in measures:
@@ -169,8 +179,11 @@ def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started
                 if trace is not None and not workload.graph:
                     with trace:  # once more under gems, untimed: what this workload dispatches
                         workload.run(workload.prepare())
-                times = speed.time_workload(workload, backend.device, {"aten": aten, "gems": speed.gems_context},
-                                            rounds)
+                sides = {"aten": aten, "gems": speed.gems_context}
+                if patching is not None:
+                    sides["patched"] = patching.context(tested)
+                peaks = {} if patching is not None else None
+                times = speed.time_workload(workload, backend.device, sides, rounds, peaks=peaks)
             except Exception as exc:  # a failing workload is a result; the device may be unusable after it
                 row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens,
                        "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
@@ -179,14 +192,17 @@ def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started
                 if "device-side assert" in str(exc) or "illegal" in str(exc):
                     break
                 continue
-            row = speed.summarize(workload, times)
+            row = speed.summarize(workload, times, peaks)
             result.speed.append(row)
-            say(f"  ATen {row['aten_ms']:.2f} ms, gems {row['gems_ms']:.2f} ms: {row['speedup']:.3f}x")
+            say(f"  ATen {row['aten_ms']:.2f} ms, gems {row['gems_ms']:.2f} ms: {row['speedup']:.3f}x"
+                + (f"; patched {row['patched_ms']:.2f} ms: {row['patched_speedup']:.3f}x" if patching else ""))
     if trace is not None:
         result.coverage = trace.summary()
         result.gems_compute_calls, result.compute_calls = trace.compute_share()
     result.seconds = time.perf_counter() - started
     result.notes = _notes(backend, registration)
+    if patching is not None:
+        result.patched = patching.summary("speed" in measures)
     report.write(out, result)
     return result
 

@@ -185,9 +185,12 @@ def _train_step(model, spec, device, batch, tokens, form) -> Workload:
     return Workload(f"train step ({form} AdamW)", batch, tokens, prepare, run, batch * tokens)
 
 
-def time_workload(workload: Workload, device: str, sides: dict, rounds: int, warmup: int = 2) -> dict[str, list]:
+def time_workload(workload: Workload, device: str, sides: dict, rounds: int, warmup: int = 2,
+                  peaks: dict | None = None) -> dict[str, list]:
     """{side: [seconds per run]}: each side prepares its own state under its own kernels, warms up, then the
-    sides alternate for ``rounds`` rounds."""
+    sides alternate for ``rounds`` rounds. ``peaks`` (a dict, on CUDA): filled with {side: [(peak bytes, peak
+    bytes above the run's start)]} of each timed run (the allocator's peak is reset before each)."""
+    measure_memory = peaks is not None and torch.device(device).type == "cuda"
     states = {}
     for side, context in sides.items():
         with context():
@@ -202,15 +205,23 @@ def time_workload(workload: Workload, device: str, sides: dict, rounds: int, war
                 if workload.fresh:
                     states[side] = workload.prepare()
                 synchronize(device)
+                if measure_memory:
+                    torch.cuda.reset_peak_memory_stats(device)
+                    resident = torch.cuda.memory_allocated(device)
                 started = time.perf_counter()
                 workload.run(states[side])
                 synchronize(device)
                 times[side].append(time.perf_counter() - started)
+                if measure_memory:
+                    peak = torch.cuda.max_memory_allocated(device)
+                    peaks.setdefault(side, []).append((peak, peak - resident))
     return times
 
 
-def summarize(workload: Workload, times: dict[str, list]) -> dict:
-    """One row: medians, spread and the speedup (ATen time / gems time: above 1, gems is faster)."""
+def summarize(workload: Workload, times: dict[str, list], peaks: dict | None = None) -> dict:
+    """One row: medians, spread and the speedup (ATen time / gems time: above 1, gems is faster); with a
+    patched side its speedup (ATen time / patched time); with ``peaks``, each side's largest peak memory
+    and largest peak above the run's start, in MiB."""
     row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens}
     for side, values in times.items():
         median = statistics.median(values)
@@ -219,5 +230,10 @@ def summarize(workload: Workload, times: dict[str, list]) -> dict:
         row[f"{side}_spread"] = max(values) / min(values)
     if "aten_ms" in row and "gems_ms" in row:
         row["speedup"] = row["aten_ms"] / row["gems_ms"]
+    if "aten_ms" in row and "patched_ms" in row:
+        row["patched_speedup"] = row["aten_ms"] / row["patched_ms"]
+    for side, found in (peaks or {}).items():
+        row[f"{side}_peak_mib"] = max(p for p, _ in found) / 2**20
+        row[f"{side}_step_mib"] = max(s for _, s in found) / 2**20
     return row
 

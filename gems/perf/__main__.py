@@ -49,6 +49,8 @@ def parser() -> argparse.ArgumentParser:
                         "each (decoders; NCCL on GPUs, gloo on the CPU interpreter)")
     models.add_argument("--model-workloads", help="comma-separated: prefill, decode, graph (CUDA-graph decode), "
                         "train, forward (default: all of the model's)")
+    models.add_argument("--patched", action="store_true", help="also run the model patched with gems' fused "
+                        "kernels (gems.patch): answers, speed and peak memory beside the unpatched gems and ATen")
     return p
 
 
@@ -60,7 +62,7 @@ def run_models(args) -> int:
     try:
         run = run_model(args.model, args.model_config, args.model_size, args.model_dtype, args.model_measure,
                         args.vendor, args.out, rounds=args.model_rounds, workloads=args.model_workloads,
-                        devices=args.model_devices)
+                        devices=args.model_devices, patched=args.patched)
     except ModelError as exc:
         print(f"gems-perf: error: {exc}", file=sys.stderr)
         return 2

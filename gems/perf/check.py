@@ -5,6 +5,9 @@ Two steps, with the tolerance rules of :mod:`gems.testing.compare` (vendor overr
    integers and bool; NaN where ATen has NaN) -- cheap even for 64M-element outputs;
 2. otherwise the conformance comparison against a float64 oracle on CPU (tolerance or ATen-parity
    rule) decides, so a gems result that is closer to the truth than ATen's is not called wrong.
+
+Random numbers (a sample with ``random``, gems.testing.draws) cannot agree with ATen's other draws:
+their outputs must have ATen's shapes and dtypes and pass the sample's statistical verdict instead.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import torch
 
 from gems.runtime import registration
 from gems.testing import compare
-from gems.testing.conformance import copy_tensor, map_tensors, oracle_dtype, tensors_of
+from gems.testing.conformance import copy_tensor, layout_differs, map_tensors, oracle_dtype, tensors_of
 
 
 def load_overrides(backend) -> dict:
@@ -49,6 +52,8 @@ def check(spec, sample, gems_result, aten_result, overrides: dict) -> tuple[bool
     """(passed, how or why not) for the outputs of one perf sample; ``aten_result`` None: the device has
     no ATen kernels, so the float64 oracle alone decides."""
     got = tensors_of(gems_result)
+    if sample.random is not None:
+        return _draw_check(sample, got, aten_result)
     if sample.tie_check is not None:  # the indices may order ties in any valid way (Sample.tie_check)
         with registration.aten_only():
             wrong = sample.tie_check(map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
@@ -75,6 +80,15 @@ def check(spec, sample, gems_result, aten_result, overrides: dict) -> tuple[bool
         if not problems:
             return True, "agrees with ATen"
     return _oracle_check(spec, sample, got, want, problems, overrides)
+
+
+def _draw_check(sample, got, aten_result) -> tuple[bool, str]:
+    """A random result: ATen's shapes, dtypes and strides, and the sample's statistical verdict."""
+    with registration.aten_only():
+        problem = layout_differs(got, tensors_of(aten_result)) if aten_result is not None else ""
+        problem = problem or sample.random.check(map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
+                                                 [t.detach().cpu() for t in got])
+    return (False, problem) if problem else (True, "a plausible draw of its law (statistical check)")
 
 
 def _oracle_check(spec, sample, got, want, indices, overrides) -> tuple[bool, str]:

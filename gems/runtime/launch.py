@@ -9,7 +9,8 @@ The key must separate every argument set that Triton would compile differently: 
 16-byte alignment of each pointer, and for integers the value 1, divisibility by 16 and the 32/64-bit
 range. Launchers follow one convention so that the function computing the key and the launch
 arguments can be generated from parameter names alone: a parameter named ``*_ptr`` is a tensor,
-constexprs are annotated ``tl.constexpr``, anything else is a scalar.
+constexprs are annotated ``tl.constexpr``, anything else is a scalar; a scalar with a type annotation
+that the kernel lists in ``do_not_specialize`` (``seed: tl.int64``) is compiled once for all its values.
 
 Under the interpreter (and for autotuned or heuristic kernels) the plain Triton launch is used.
 
@@ -70,11 +71,16 @@ def _make_prepare_function(kernel: JITFunction):
             lines.append(f"    p{i} = {name}.data_ptr()")
             key_parts.append(f"{name}.dtype, p{i} & 15 == 0")
             launch_parts.append(f"p{i}")
+        elif getattr(param, "do_not_specialize", False) and getattr(param, "annotation_type", ""):
+            # Triton compiles one kernel for every value (a Philox seed, offset): so does this key, and a
+            # new value never compiles (not even during CUDA graph capture).
+            launch_parts.append(name)
         else:  # an integer: 1, divisible by 16, 32-bit; inline, as a call would cost as much as the test
             key_parts.append(f"((1 if {name} == 1 else ({name} & 15 == 0, {_INT32_MIN} <= {name} <= {_INT32_MAX}))"
                              f" if type({name}) is int else type({name}))")
             launch_parts.append(name)
-    body = "\n".join(lines + [f"    return ({', '.join(key_parts)},), ({', '.join(launch_parts)},)"])
+    tuple_of = lambda parts: f"({''.join(part + ', ' for part in parts)})"
+    body = "\n".join(lines + [f"    return {tuple_of(key_parts)}, {tuple_of(launch_parts)}"])
     source = f"def prepare({', '.join(names)}):\n{body}\n"
     namespace = {"tl_dtype": tl.dtype}
     exec(source, namespace)

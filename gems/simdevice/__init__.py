@@ -12,7 +12,10 @@ device type ("acme") before its hardware exists. One name per process: PrivateUs
 The C++ extension (sim_device.cpp, beside this file) registers an allocator, a device guard, the
 PrivateUse1 hooks and the kernels tensors need to exist and move; everything else is refused.
 Two things take an explicit CPU route over the same bytes (no copy), counted in :func:`cpu_route_counts`:
-filling freshly made tensors (random numbers, ``fill_``, ``zero_``: data creation) and printing.
+filling freshly made tensors (random numbers, ``fill_``, ``zero_``: data creation) and printing. Once
+``gems.enable()`` registers its kernels for the device, gems serves the random operators (and what else it
+registers) above the route; the route then serves only the calls gems does not: gems disabled, its
+``aten_only()`` blocks (test inputs drawn on the device), and a counted ``gems.Fallback``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ SOURCE = Path(__file__).with_name("sim_device.cpp")
 
 # In-place data-creation overloads served on CPU aliases of the device's memory: what
 # torch.zeros/full/rand/randn/randint/bernoulli/empty(...).fill_ need on the device. While gems is enabled on the
-# device, its own fill_/zero_ kernels are registered over fill_.Scalar, fill_.Tensor and zero_: the route then
+# device, its own kernels are registered over these overloads (fill_, zero_ and the random ones): the route then
 # serves them only where ATen runs (gems not enabled, ATen's calls inside a gems implementation, a gems
 # fallback), and its count says so.
 CREATION_ROUTE = (

@@ -9,6 +9,12 @@ checked the same way and reported as a fallback.
 The proof is kept at kernel level (:mod:`gems.testing.proof`): a non-empty result needs a gems kernel
 launch (unless the declaration's ``no_launch`` says why none is needed), and no ATen operator called
 inside a gems implementation may have computed part of what it returned or wrote.
+
+A random sample (``Sample.random``, :mod:`gems.testing.draws`) has no oracle: its outputs must have
+ATen's shapes, dtypes and strides and pass the sample's statistical verdict; the cold and the warm call
+run under the same seed (every generator reseeded) and must agree bit for bit, and a third call, not
+reseeded, must advance a generator and, when it draws 64 values or more, give other values (unless the
+law allows one value only, ``Draw.varies``: then ATen itself may skip the draw).
 """
 
 from __future__ import annotations
@@ -25,8 +31,12 @@ from gems.runtime import registration, selection
 from gems.spec import OpSpec, Sample
 from gems.testing import compare, launch_memo, proof
 from gems.testing.samples import is_out_call
+from gems.testing.samples_harness import HarnessError, harness_samples, host_dtype, numbers_changed
 
 STATUSES = ("pass", "fail", "error", "unsupported", "fallback", "xfail", "xpass")
+# A random result of fewer values may repeat by chance (a 0-d coin flip does so half the time): the next
+# call must still advance a generator, but need not give other values.
+_REPEATS_BELOW = 64
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -82,7 +92,7 @@ def list_cases(specs, dtypes=None, quick=True) -> list[Case]:
         for dtype in spec.dtypes:
             if dtypes and dtype not in dtypes:
                 continue
-            for sample in spec.samples(dtype, "meta", quick):
+            for sample in harness_samples(spec, dtype, "meta", quick):
                 cases.append(Case(spec.name, dtype, sample.variant))
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
@@ -101,23 +111,30 @@ def copy_tensor(t: torch.Tensor, dtype=None, device=None) -> torch.Tensor:
     return copy.requires_grad_(t.requires_grad)
 
 
-def to_device_keeping_views(value, device: str):
-    """Tensors (in nested args) moved to ``device`` storage by storage: views keep their strides and
-    offsets, and arguments that share memory still share it. For a device where ATen has no kernels,
-    whose samples are made on the CPU (data creation) and then moved."""
+def copy_args(value, device=None, dtype=None):
+    """Fresh copies of the tensors in (nested) args, storage by storage: each keeps its strides and storage
+    offset, and arguments that share memory still share it, so views with an offset (``a[1:]``), expanded
+    and overlapping inputs reach the operator as the sample built them. device: where the copies go (by
+    default where each tensor is: a device without ATen kernels gets samples made on the CPU this way);
+    dtype: a function of a tensor's dtype giving its copy's (the oracle's float64), values converted."""
     storages = {}
 
-    def move(t):
+    def copy(t):
+        to_device = t.device if device is None else torch.device(device)
+        to_dtype = t.dtype if dtype is None else dtype(t.dtype)
         storage = t.untyped_storage()
-        key = (storage.data_ptr(), storage.nbytes())
+        if t.layout != torch.strided or t.is_conj() or t.is_neg() or storage.nbytes() % t.element_size():
+            return copy_tensor(t, to_dtype, to_device)  # no storage to share as is
+        key = (storage.data_ptr(), storage.nbytes(), t.dtype) if storage.nbytes() else id(t)
         if key not in storages:
-            flat = torch.empty(0, dtype=torch.uint8).set_(storage)
-            storages[key] = flat.to(device).untyped_storage()
-        moved = torch.empty(0, dtype=t.dtype, device=device).set_(storages[key], t.storage_offset(), t.shape,
-                                                                   t.stride())
-        return moved.requires_grad_(t.requires_grad)
+            base = torch.empty(0, dtype=t.dtype, device=t.device).set_(storage)
+            fresh = torch.empty_like(base, device=to_device).copy_(base)  # the same bytes, on the target device
+            storages[key] = fresh.to(to_dtype).untyped_storage()  # converted there (the oracle's, on the CPU)
+        copied = torch.empty(0, dtype=to_dtype, device=to_device)
+        copied.set_(storages[key], t.storage_offset(), t.shape, t.stride())
+        return copied.requires_grad_(t.requires_grad)
 
-    return map_tensors(value, move)
+    return map_tensors(value, copy)
 
 
 def build_sample(spec: OpSpec, case: Case, device: str, quick: bool) -> Sample:
@@ -126,10 +143,9 @@ def build_sample(spec: OpSpec, case: Case, device: str, quick: bool) -> Sample:
     torch.manual_seed(case.seed)
     made_on = device if selection.current().capabilities.aten_kernels else "cpu"
     with registration.aten_only():
-        sample = next(s for s in spec.samples(case.dtype, made_on, quick) if s.variant == case.variant).built()
+        sample = next(s for s in harness_samples(spec, case.dtype, made_on, quick) if s.variant == case.variant).built()
     if made_on != device:
-        sample = replace(sample, args=to_device_keeping_views(sample.args, device),
-                         kwargs=to_device_keeping_views(sample.kwargs, device))
+        sample = replace(sample, args=copy_args(sample.args, device), kwargs=copy_args(sample.kwargs, device))
     return sample
 
 
@@ -157,6 +173,40 @@ def tensors_of(value) -> list:
     return []
 
 
+def reseed(sample: Sample, seed: int) -> None:
+    """The default generators (torch.manual_seed) and every generator the sample passes, seeded anew."""
+    torch.manual_seed(seed)
+    for value in (*sample.args, *sample.kwargs.values()):
+        if isinstance(value, torch.Generator):
+            value.manual_seed(seed)
+
+
+def _generator_states(sample: Sample, device: str) -> list:
+    """The states of every generator a random sample may draw from (get_state reads no device memory)."""
+    generators = [torch.default_generator]
+    module = getattr(torch, torch.device(device).type, None)
+    if device != "cpu" and getattr(module, "default_generators", None):
+        generators += list(module.default_generators)
+    generators += [v for v in (*sample.args, *sample.kwargs.values()) if isinstance(v, torch.Generator)]
+    return [g.get_state() for g in generators]
+
+
+def layout_differs(gems_outs, aten_outs, strides: bool = True) -> str:
+    """What differs between the results' shapes, dtypes and strides (strides of dims of size > 1; not
+    compared with strides=False: ATen on the CPU standing in for a device got contiguous copies of views)."""
+    if len(gems_outs) != len(aten_outs):
+        return f"{len(gems_outs)} outputs, ATen gives {len(aten_outs)}"
+    for i, (g, a) in enumerate(zip(gems_outs, aten_outs)):
+        layout = [(g.shape, a.shape, "shape"), (g.dtype, a.dtype, "dtype")]
+        if strides:
+            layout.append(([s for s, n in zip(g.stride(), g.shape) if n > 1],
+                           [s for s, n in zip(a.stride(), a.shape) if n > 1], "strides"))
+        for mine, theirs, what in layout:
+            if mine != theirs:
+                return f"output {i}: {what} {mine} differs from ATen's {theirs}"
+    return ""
+
+
 def _invoke(spec: OpSpec, sample: Sample, args, kwargs, out_like=None, reference=False):
     call = spec.reference if reference and spec.reference is not None else sample.call or spec.call
     if is_out_call(call):
@@ -181,7 +231,7 @@ def _run(spec, sample, args, kwargs, grad_seed, out_like=None, reference=False, 
     leaves = [t for t in tensors_of(args) if t.requires_grad]
     differentiable = [o for o in outputs if o.requires_grad]
     generator = torch.Generator().manual_seed(grad_seed)
-    with registration.aten_only():  # the harness's data, converted and moved by ATen (not the copies under test)
+    with registration.aten_only():  # the harness's data (random numbers, conversions, moves), not the ops under test
         grad_outs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.dtype).to(o.device)
                      for o in differentiable]
     with watch:
@@ -242,14 +292,17 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     # tested dtype, stands in to say whether the call raises and what it returns, never as a reference.
     stand_in = not selection.current().capabilities.aten_kernels
     with registration.aten_only():
-        aten_args = map_tensors(sample.args, (lambda t: copy_tensor(t, device="cpu")) if stand_in else copy_tensor)
-        gems_args = map_tensors(sample.args, copy_tensor)
-        oracle_args = map_tensors(sample.args, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
+        aten_args = copy_args(sample.args, "cpu" if stand_in else None)
+        gems_args = copy_args(sample.args)
+        oracle_args = copy_args(sample.args, "cpu", oracle_dtype)
         try:
             aten_result, aten_outs = _run(spec, sample, aten_args, sample.kwargs, case.seed, reference=True)
             aten_error = None
         except Exception as exc:
             aten_error = exc
+    if isinstance(aten_error, HarnessError):
+        result.status, result.message = "error", f"harness: {aten_error}"
+        return
     if aten_error is not None:
         try:
             _run(spec, sample, gems_args, sample.kwargs, case.seed)
@@ -269,6 +322,9 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     before_gems = {o: registration.gems_calls[o] for o in expected}
     before_fallback = dict(registration.fallback_calls)
     by_aten = proof.AtenComputed()
+    draw = sample.random
+    if draw is not None:
+        reseed(sample, case.seed)
     with proof.recording() as record:
         _, gems_outs = _run(spec, sample, gems_args, sample.kwargs, case.seed, out_like=aten_result, watch=by_aten)
     result.launches, result.aten_ops = record.launches, dict(record.aten_ops)
@@ -278,10 +334,18 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
     aten_computed = [by_aten.computed(t) for t in gems_outs]
     warm_error, warm_outs = _warm_differs(spec, sample, case, aten_result, gems_outs,
                                           [bool(varies) or c for c in aten_computed], memo)
+    if draw is not None and not warm_error:
+        warm_error = _next_call_repeats(spec, sample, case, aten_result, warm_outs, device)
     oracle_note = ""
     with registration.aten_only():
+        if draw is not None:  # no oracle for random numbers: the sample's statistical verdict judges them
+            oracle_outs = [t.detach().cpu() for t in aten_outs]
+            result.message = layout_differs(gems_outs, aten_outs, strides=not stand_in) or draw.check(
+                map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
+                [t.detach().cpu() for t in gems_outs])
         try:
-            _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed, reference=True)
+            if draw is None:
+                _, oracle_outs = _run(spec, sample, oracle_args, sample.kwargs, case.seed, reference=True)
         except Exception as exc:
             # ATen on the CPU refuses what the device computes (abs of bool on CUDA): the device's ATen
             # result is the reference then.
@@ -313,17 +377,24 @@ def _check(spec, sample, case, device, vendor, overrides, result, memo=None):
                 warm_error = f"output {i} of the warm (second) call ({by}): {verdict.message}"
     if warm_error and result.status == "pass":
         result.status, result.message = "fail", warm_error
+    fixed = spec.fixed_numbers.get(case.variant) or spec.fixed_numbers.get("*")
+    if result.status == "pass" and case.dtype == host_dtype(spec) and not (sample.tie_check or fixed):
+        changed_error = _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo)
+        if changed_error:
+            result.status, result.message = "fail", changed_error
     result.message = oracle_note + result.message
 
 
 def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise, memo=None) -> tuple[str, list]:
     """Run the case a second time on fresh copies: the warm call (the native layer's replay once the
     first call recorded its plan) must give bit-identical outputs where gems computed them (all but the
-    outputs flagged in not_bitwise). Returns (what differs or '', the warm outputs). memo: the cold call's
-    launches (gems/testing/launch_memo.py), which serve the warm call's identical launches under the
-    interpreter."""
+    outputs flagged in not_bitwise); a random sample draws again under the cold call's seed. Returns (what
+    differs or '', the warm outputs). memo: the cold call's launches (gems/testing/launch_memo.py), which
+    serve the warm call's identical launches under the interpreter."""
     with registration.aten_only():
-        warm_args = map_tensors(sample.args, copy_tensor)
+        warm_args = copy_args(sample.args)
+    if sample.random is not None:
+        reseed(sample, case.seed)
     with memo.replay() if memo is not None else contextlib.nullcontext():
         _, warm_outs = _run(spec, sample, warm_args, sample.kwargs, case.seed, out_like=aten_result)
     for i, (cold, warm) in enumerate(zip(cold_outs, warm_outs)):
@@ -336,6 +407,62 @@ def _warm_differs(spec, sample, case, aten_result, cold_outs, not_bitwise, memo=
         if not same:
             return f"output {i}: the warm (second) call differs from the cold (first) call", warm_outs
     return "", warm_outs
+
+
+def _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo=None) -> str:
+    """The call once more with only its Python numbers changed (samples_harness.numbers_changed), judged
+    against the oracle of those numbers: a native plan that kept the first call's number, or a shortcut
+    taken for one value of it, shows here. A change ATen refuses (the number was a dim or a size) and a
+    result no CPU oracle computes are not judged. Returns what differs, or ''."""
+    found = numbers_changed(sample)
+    if found is None or sample.random is not None:
+        return ""
+    changed, what = found
+    with registration.aten_only():
+        try:
+            aten_result, aten_outs = _run(spec, changed, copy_args(changed.args, "cpu" if stand_in else None),
+                                          changed.kwargs, case.seed, reference=True)
+            _, oracle_outs = _run(spec, changed, copy_args(changed.args, "cpu", oracle_dtype), changed.kwargs,
+                                  case.seed, reference=True)
+        except Exception:
+            return ""
+        if stand_in:
+            aten_result = map_tensors(aten_result, lambda t: torch.empty(0, dtype=t.dtype, device=device))
+            aten_outs = [None] * len(aten_outs)
+    with memo.replay() if memo is not None else contextlib.nullcontext():
+        try:
+            _, outs = _run(spec, changed, copy_args(changed.args), changed.kwargs, case.seed, out_like=aten_result)
+        except Exception as exc:
+            return f"with its numbers changed ({what}), gems raises {type(exc).__name__}({exc}) where ATen returns"
+    if len(outs) != len(oracle_outs):
+        return f"with its numbers changed ({what}): {len(outs)} outputs, expected {len(oracle_outs)}"
+    with registration.aten_only():
+        for i, (got, want, aten, tol) in enumerate(zip(outs, oracle_outs, aten_outs, tols)):
+            verdict = compare.compare(got, want, aten, tol)
+            if not verdict.passed:
+                return f"with its numbers changed ({what}): output {i}: {verdict.message}"
+    return ""
+
+
+def _next_call_repeats(spec, sample, case, aten_result, warm_outs, device) -> str:
+    """A third call of a random sample, not reseeded: '' when it advanced a generator and, for 64 values
+    or more, gave other values than the warm call; '' too where the law allows one value only."""
+    if not any(t.numel() for t in warm_outs):
+        return ""  # nothing drawn
+    with registration.aten_only():
+        next_args = copy_args(sample.args)
+        before = _generator_states(sample, device)
+    _, next_outs = _run(spec, sample, next_args, sample.kwargs, case.seed, out_like=aten_result)
+    if not sample.random.varies:  # one possible value: ATen itself may skip the draw (dropout with p = 1 on CUDA)
+        return ""
+    with registration.aten_only():
+        if all(torch.equal(a, b) for a, b in zip(before, _generator_states(sample, device))):
+            return "the next call did not advance the random generator's state"
+        if sum(t.numel() for t in next_outs) < _REPEATS_BELOW:
+            return ""
+        if all(torch.equal(a.detach().cpu(), b.detach().cpu()) for a, b in zip(warm_outs, next_outs)):
+            return "the next call repeated the previous call's random values"
+    return ""
 
 
 def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, oracle_outs, fallbacks, not_run,
@@ -360,8 +487,12 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
         tol = tols[0]
         result.tolerance = {"rtol": tol.rtol, "atol": tol.atol, **({"override": tol.reason} if tol.reason else {})}
     ties = sample.tie_check
-    verdicts = [compare.compare(got, want, None if ties else aten, tol)
-                for got, want, aten, tol in zip(gems_outs, oracle_outs, aten_outs, tols)]
+    if sample.random is not None:  # judged by _check: result.message holds what is wrong, if anything
+        tols, problem = [], result.message
+        verdicts = [compare.Comparison(not problem, None if problem else "statistical", message=problem)]
+    else:
+        verdicts = [compare.compare(got, want, None if ties else aten, tol)
+                    for got, want, aten, tol in zip(gems_outs, oracle_outs, aten_outs, tols)]
     if ties and verdicts:  # the indices: any valid order of equal values (see Sample.tie_check)
         wrong = ties(map_tensors(sample.args, lambda t: t.detach().cpu()), sample.kwargs,
                      [t.detach().cpu() for t in gems_outs])
@@ -382,12 +513,17 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
     deliberate = spec.deliberate_fallbacks.get(case.variant)
     known = spec.known_failure(vendor, case.dtype, case.variant)
     computed_by_aten = sorted({op for ops in record.computed_by_aten.values() for op in ops})
+    undeclared = _undeclared_computations(spec, record)
     if not passed:
         result.status, result.message = ("xfail", f"known failure: {known}") if known else ("fail", worst.message)
     elif computed_by_aten:
         where = ", ".join(sorted(record.computed_by_aten))
         result.status = "xfail" if known else "fail"
         result.message = f"computed by ATen inside the gems implementation: {', '.join(computed_by_aten)} (in {where})"
+    elif undeclared:
+        result.status = "xfail" if known else "fail"
+        result.message = (f"computed by ATen inside the gems implementation: {'; '.join(undeclared)} (an operator "
+                          "that only decides is declared in aten_decisions with its reason)")
     elif deliberate:
         result.status, result.message = "fallback", f"deliberate ATen fallback: {deliberate}"
     elif ran_unused:
@@ -412,6 +548,25 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
     else:
         result.status = "pass"
     return tols
+
+
+def _undeclared_computations(spec, record) -> list[str]:
+    """'aten.op (in overload)' for each ATen operator that computed inside a gems implementation and that
+    the declaration serving the overload (the case's own, for its overloads) does not allow in its
+    aten_decisions."""
+    found = []
+    for overload, computed in sorted(record.computed_inside.items()):
+        allowed = spec.aten_decisions if overload in spec.overloads else _aten_decisions().get(overload, {})
+        found += [f"{name} (in {overload})" for name in sorted(computed) if name not in allowed]
+    return found
+
+
+@functools.cache
+def _aten_decisions() -> dict:
+    """Served overload (an ATen overload or a gems API name) -> its declaration's aten_decisions."""
+    from gems import ops
+
+    return {overload: spec.aten_decisions for spec in ops.all_specs() for overload in (*spec.impls, *spec.api)}
 
 
 def _no_launch_reason(spec, case) -> str | None:

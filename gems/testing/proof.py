@@ -11,14 +11,22 @@ While a case runs gems, a :class:`Recorder` sits in two hooks of the runtime:
 An ATen operator is judged by what it does to values. Allocation, views and metadata
 (:data:`ALLOCATION`, views by their schema, :data:`METADATA`) compute nothing; copies
 (:data:`MOVES`) carry values without changing them; every other operator computes, a copy that
-changes the dtype included. Values are followed by storage: a tensor an operator that computes
-writes (its result, its ``out=``, its ``self`` in place) is marked with the operator; a copy, and
-a kernel launch, carry the marks of what they read to what they write (a kernel's to every tensor
-it is given); a floating number read back from a marked tensor marks the implementation's later
-launches. An implementation whose returned or written tensors carry a mark had part of its result
-computed by ATen, and so had one that returns a number (allclose's bool) after reading a marked
-tensor back. A computation whose values reach no result, such as a bounds check, leaves
-nothing behind and is only listed.
+changes the dtype included, unless all its tensors are on the meta device (a dtype or shape asked of
+ATen's meta kernel). Two rules follow:
+
+- **Nothing computes inside an implementation.** Every operator that computes inside a gems
+  implementation is recorded under the overload it served (``computed_inside``); the case fails unless
+  the declaration allows that operator there (``OpSpec.aten_decisions``, with a reason). A number read
+  back to the host can steer a kernel in ways no mark follows (an index ATen found, read as an integer
+  and passed as a kernel argument), so the computation itself is what is judged, integer or floating.
+- **What ATen computed reaches no result.** Values are followed by storage: a tensor an operator that
+  computes writes (its result, its ``out=``, its ``self`` in place) is marked with the operator; a
+  copy, and a kernel launch, carry the marks of what they read to what they write (a kernel's to every
+  tensor it is given); a floating number read back from a marked tensor marks the implementation's
+  later launches. An implementation whose returned or written tensors carry a mark had part of its
+  result computed by ATen, and so had one that returns a number (allclose's bool) after reading a marked
+  tensor back. This holds for allowed operators too: an allowance is for deciding (a check that raises,
+  a path to take), never for a value of the result.
 """
 
 from __future__ import annotations
@@ -41,14 +49,17 @@ ALLOCATION = frozenset({
     "new_full", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
 })
 # Operators that read shapes, strides, dtypes or one value to the host.
+# (_debug_has_internal_overlap reads a tensor's layout, never its values.)
 METADATA = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "item", "_local_scalar_dense",
-                      "is_nonzero", "is_same_size", "result_type", "can_cast", "promote_types"})
+                      "is_nonzero", "is_same_size", "result_type", "can_cast", "promote_types",
+                      "_debug_has_internal_overlap"})
 # Copies: the values they write are the values they read (fill_.Tensor copies a 0-d tensor's value).
 MOVES = frozenset({"copy_", "clone", "_to_copy", "_unsafe_view", "fill_"})
 
 
-def _kind(func, args) -> str:
-    """'allocation', 'view', 'metadata', 'move' or 'compute'."""
+def _kind(func, args, kwargs=None, out=None) -> str:
+    """'allocation', 'view', 'metadata', 'move' or 'compute' ('meta' for an operator that would compute
+    but has only meta tensors, given its arguments and result)."""
     name = func._schema.name.removeprefix("aten::")
     if name == "fill_":
         return "move" if func._overloadname == "Tensor" else "allocation"
@@ -60,6 +71,9 @@ def _kind(func, args) -> str:
         return "view"
     if name in MOVES:
         return "move"
+    tensors = _tensors(args) + _tensors(kwargs or {}) + _tensors(out)
+    if tensors and all(t.device.type == "meta" for t in tensors):
+        return "meta"
     return "compute"
 
 
@@ -84,7 +98,7 @@ def _written(schema, args, kwargs) -> list:
 
 
 @functools.cache
-def _schema_of(overload: str):
+def schema_of(overload: str):
     name, _, variant = overload.partition(".")
     return getattr(getattr(torch.ops.aten, name), variant or "default")._schema
 
@@ -104,9 +118,10 @@ class Recorder:
         self.kernels: Counter = Counter()  # kernel name -> launches
         self.aten_ops: Counter = Counter()  # "aten.op.overload" -> calls inside gems implementations
         self.computed_by_aten: dict[str, set] = {}  # gems overload -> ATen operators that computed its result
+        self.computed_inside: dict[str, set] = {}  # gems overload -> ATen operators that computed inside it
         self._marks = weakref.WeakKeyDictionary()  # untyped storage -> ATen operators that wrote it
-        # Per running implementation: operators behind the numbers it read back ("any"), and behind the
-        # floating ones, which are values on their way into a kernel rather than decisions ("floating").
+        # Per running implementation: its overload, the operators behind the numbers it read back ("any"), and
+        # behind the floating ones, which are values on their way into a kernel rather than decisions ("floating").
         self._host_marks: list[dict] = []
         self._paused = 0  # > 0 while a kernel runs
 
@@ -133,13 +148,13 @@ class Recorder:
         """Run one gems implementation, recording the ATen operators it calls."""
         if self._paused:
             return fn(*args, **kwargs)
-        self._host_marks.append({"any": set(), "floating": set()})
+        self._host_marks.append({"overload": overload, "any": set(), "floating": set()})
         try:
             with _Mode(self):
                 out = fn(*args, **kwargs)
         finally:
             read_back = self._host_marks.pop()["any"]
-        results = _tensors(out) + _written(_schema_of(overload), args, kwargs)
+        results = _tensors(out) + _written(schema_of(overload), args, kwargs)
         marks = set().union(*(self._marks_of(t) for t in results))
         if isinstance(out, (bool, int, float, complex)):
             marks |= read_back  # a number computed on the host from what ATen computed
@@ -160,8 +175,8 @@ class Recorder:
     def _note(self, func, args, kwargs, out, served_by_gems: bool) -> None:
         name = str(func)
         self.aten_ops[name] += 1
-        kind = "move" if served_by_gems else _kind(func, args)  # a gems kernel served a nested call
-        if kind in ("allocation", "view"):
+        kind = "move" if served_by_gems else _kind(func, args, kwargs, out)  # a gems kernel served a nested call
+        if kind in ("allocation", "view", "meta"):
             return
         inputs = _tensors(args) + _tensors(kwargs)
         read = set().union(*(self._marks_of(t) for t in inputs))
@@ -176,13 +191,15 @@ class Recorder:
             target_dtype = args[0].dtype if func._schema.name == "aten::copy_" else kwargs.get("dtype")
             if target_dtype is not None and target_dtype != source.dtype:
                 kind = "compute"  # a conversion rounds: ATen computes the converted values
+        if kind == "compute" and self._host_marks:
+            self.computed_inside.setdefault(self._host_marks[-1]["overload"], set()).add(name)
         marks = read | ({name} if kind == "compute" else set())
         if marks:
             for t in _tensors(out) + _written(func._schema, args, kwargs):
                 self._mark(t, marks)
 
 
-class _EagerMode(TorchDispatchMode):
+class EagerMode(TorchDispatchMode):
     """A mode that only ever runs in eager code. TorchDispatchMode wraps a subclass's ``__torch_dispatch__``
     in ``torch._disable_dynamo`` by default, which imports torch._dynamo (about 4 s on 2 busy cores) in
     every process at its first dispatch; nothing here is ever compiled, so that wrapper is left off."""
@@ -192,7 +209,7 @@ class _EagerMode(TorchDispatchMode):
         return False
 
 
-class _Mode(_EagerMode):
+class _Mode(EagerMode):
     def __init__(self, recorder: Recorder):
         super().__init__()
         self.recorder = recorder
@@ -208,13 +225,13 @@ class _Mode(_EagerMode):
         return out
 
 
-def _overload_name(func) -> str:
+def overload_name(func) -> str:
     """``aten.add.Tensor`` -> ``add.Tensor``, ``aten.abs.default`` -> ``abs`` (as gems registers them)."""
     name = func._schema.name.removeprefix("aten::")
     return name if func._overloadname == "default" else f"{name}.{func._overloadname}"
 
 
-class AtenComputed(_EagerMode):
+class AtenComputed(EagerMode):
     """Around a case's call (and its backward): which tensors ATen computed outside gems. ATen's own
     kernels may be nondeterministic (CUDA's atomics in scatter_add, in cummax's backward), so only what
     gems computed must repeat bit for bit in the warm call.
@@ -230,11 +247,11 @@ class AtenComputed(_EagerMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        overload = _overload_name(func)
+        overload = overload_name(func)
         served = registration.gems_calls[overload]
         out = func(*args, **kwargs)
-        kind = _kind(func, args)
-        if kind in ("allocation", "view", "metadata"):
+        kind = _kind(func, args, kwargs, out)
+        if kind in ("allocation", "view", "metadata", "meta"):
             return out
         by_gems = registration.gems_calls[overload] != served
         marked = (kind == "compute" and not by_gems) or any(self.computed(t) for t in _tensors(args) + _tensors(kwargs))

@@ -3,8 +3,10 @@ API name (``gems.fused.silu_and_mul``), as registered ATen overloads are, so con
 prove the gems kernel ran; an input the kernel does not handle runs the eager PyTorch composite
 instead, counted as a fallback with its reason.
 
-The kernels have no backward: where autograd would need one (grad enabled and an input that requires
-grad) the composite runs, so training stays correct. Under torch.compile the composite is what gets traced
+A function declared ``differentiable`` brings its own backward (a ``torch.autograd.Function`` whose
+forward and backward launch gems kernels), so inputs that require grad run the kernels too. The others
+have no backward: where autograd would need one (grad enabled and an input that requires grad) the
+composite runs, so training stays correct. Under torch.compile the composite is what gets traced
 (Dynamo cannot trace a Triton launch of gems' own): the compiler fuses it with its own kernels.
 """
 
@@ -18,16 +20,24 @@ from gems.runtime import registration, selection
 from gems.runtime.registration import Fallback
 
 
-def _check_handled(args, kwargs) -> None:
-    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+def _tensors(args, kwargs) -> list:
+    return [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+
+
+def _check_handled(tensors, differentiable: bool) -> None:
     device = selection.current().device
     if any(t.device.type != device for t in tensors):
         raise Fallback(f"tensors not on the vendor's device type {device!r}")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        raise Fallback("an input requires grad and gems.fused kernels have no backward: the eager composite runs")
+    if not differentiable and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise Fallback("an input requires grad and this gems.fused kernel has no backward: the eager composite runs")
 
 
-def api_function(name: str, impl, reference):
+def needs_grad(*tensors) -> bool:
+    """Whether autograd will want gradients of any of ``tensors`` (None entries are skipped)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+def api_function(name: str, impl, reference, differentiable: bool = False):
     """The public function ``name``: ``impl`` (the gems kernel's launcher), else ``reference``."""
     calls = registration.gems_calls.cell(name)
 
@@ -36,7 +46,7 @@ def api_function(name: str, impl, reference):
         if torch.compiler.is_compiling():
             return reference(*args, **kwargs)
         try:
-            _check_handled(args, kwargs)
+            _check_handled(_tensors(args, kwargs), differentiable)
             out = impl(*args, **kwargs)
         except Fallback as why:
             registration.fallback_calls[name, str(why)] += 1

@@ -1,12 +1,13 @@
-"""skip_layer_norm: the skip-connection add and the layer norm in one kernel.
+"""skip_layer_norm: the skip-connection add and the layer norm in one kernel each way (BERT's and ViT's
+``LayerNorm(x + residual)``).
 
     s = x + skip   (rounded to the input dtype, as the separate add would)
     y = (s - mean) * rstd * w + b,  rstd = 1 / sqrt(var(s) + eps)   over the last dim
     returns (y, s)
 
-One read of x and skip, one write of y and s per element (the row kernel of
-gems/ops/normalization/rows.py with a residual). The eager composite ``x + skip`` then
-``F.layer_norm`` is the reference.
+Forward: one read of x and skip, one write of y and s per element. Backward: one kernel gives
+dx = dskip = dnorm(dy) + ds, plus the column sums of dw and db (gems/ops/fused/norms.py). The eager
+composite ``x + skip`` then ``F.layer_norm`` is the reference.
 """
 
 from __future__ import annotations
@@ -15,28 +16,25 @@ import torch.nn.functional as F
 
 from gems.dtypes import FLOATS
 from gems.ops.fused.api import api_function
-from gems.ops.fused.fused_add_rms_norm import check_kernel_dtypes, check_residual_norm
-from gems.ops.normalization.rows import as_rows, row_forward
+from gems.ops.fused.norms import check_kernel_dtypes, check_residual_norm, residual_norm
 from gems.spec import OpSpec, PerfSpec, lazy
 
 NAME = "gems.fused.skip_layer_norm"
 
 
 def reference(x, skip, weight=None, bias=None, eps=1e-5):
-    check_residual_norm(x, skip, weight, bias)
+    check_residual_norm(NAME, x, skip, weight, bias)
     s = x + skip
     return F.layer_norm(s, (s.shape[-1],), weight, bias, eps), s
 
 
 def _skip_layer_norm(x, skip, weight=None, bias=None, eps=1e-5):
-    check_residual_norm(x, skip, weight, bias)
+    check_residual_norm(NAME, x, skip, weight, bias)
     check_kernel_dtypes(x, skip, weight, bias)
-    n = x.shape[-1]
-    y, s, _, _ = row_forward(as_rows(x, n), eps, rms=False, weight=weight, bias=bias, residual=as_rows(skip, n))
-    return y.view(x.shape), s.view(x.shape)
+    return residual_norm(x, skip, weight, bias, eps, rms=False)
 
 
-skip_layer_norm = api_function(NAME, _skip_layer_norm, reference)
+skip_layer_norm = api_function(NAME, _skip_layer_norm, reference, differentiable=True)
 
 SPECS = [
     OpSpec(
@@ -45,7 +43,6 @@ SPECS = [
         samples=lazy("gems.testing.samples_fused", "residual_norm_samples", "layer"),
         dtypes=FLOATS,
         tolerance="reduction",
-        deliberate_fallbacks={"grad": "gems.fused kernels have no backward: the eager composite runs"},
         perf=PerfSpec(inputs=lazy("gems.testing.samples_fused", "residual_norm_inputs", "layer"), shapes="fused_norm",
                       bytes=lazy("gems.testing.samples_norm", "io_bytes", 2)),
     ),

@@ -16,7 +16,8 @@ from __future__ import annotations
 import torch
 
 from gems.dtypes import FLOATS
-from gems.ops.normalization.rows import as_rows, normalized_numel, row_backward, row_forward
+from gems.ops.normalization.rows import as_rows, normalized_numel, row_forward
+from gems.ops.normalization.rows_backward import row_backward
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec, lazy
 

@@ -1,18 +1,17 @@
-"""Row normalization that layer_norm, rms_norm, group_norm's forward and the fused add+rms_norm and
-skip+layer_norm operators share. A tensor is viewed as (n_rows, n_cols) through its strides:
+"""Row normalization that layer_norm, rms_norm, group_norm's forward and the fused norms of gems/ops/fused/
+share. A tensor is viewed as (n_rows, n_cols) through its strides:
 
     layer:  mean = sum(x) / n,  rstd = 1 / sqrt(sum((x - mean)^2) / n + eps),  y = (x - mean) * rstd * w + b
     rms:    rstd = 1 / sqrt(sum(x^2) / n + eps),                               y = x * rstd * w
-    backward: xhat = (x - mean) * rstd,  g = w * dy,  dx = rstd * (g - xhat * sum(g * xhat) / n - sum(g) / n)
-              (rms: without the last term);  dw = sum over rows of dy * xhat,  db = sum over rows of dy
+
+with w + w_offset in place of w where a norm scales by (1 + w) (Gemma's RMSNorm: w_offset = 1).
 
 A row up to ``one_pass`` elements is loaded once into registers (one read of x, one write of y;
 statistics in fp32, fp64 for fp64). Longer rows loop over blocks: two sweeps for the statistics, one for
 y. The statistics are the corrected two-pass ones: m0 = sum(x) / n, d = x - m0, mean = m0 + sum(d) / n,
 var = sum(d^2) / n - (sum(d) / n)^2: no sum(x^2) - n mean^2 cancellation, and a constant row gets its
 exact value as mean and variance 0 (ATen's Welford does) where sum(x) / n rounds off it. Divisions by n
-are correctly rounded (``div_n``). The backward writes per-program partial dw/db rows, which
-``column_sum_kernel`` adds in a fixed order.
+are correctly rounded (``div_n``). The backward is in rows_backward.py.
 """
 
 from __future__ import annotations
@@ -62,17 +61,6 @@ def row_config(n_rows: int, n_cols: int) -> RowConfig:
     tile = block_m * block_n
     # About 16 values per thread: at 4096 fp16 columns, 8 warps hold one row in registers.
     return RowConfig(block_m, block_n, one_pass, 4 if tile <= 2048 else (8 if tile <= 4096 else 16))
-
-
-@functools.lru_cache(maxsize=16)
-def parallel_programs(device: torch.device) -> int:
-    """Programs for kernels that loop over rows (backward): enough to fill the device, few enough that
-    the partial dw/db rows they write stay small. The interpreter runs two (the partial sums still add)."""
-    if triton.knobs.runtime.interpret:
-        return 2
-    if device.type == "cuda":
-        return 2 * torch.cuda.get_device_properties(device).multi_processor_count
-    return 256
 
 
 def needs_int64(*tensors) -> bool:
@@ -126,20 +114,28 @@ def _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, FIRST:
 
 
 @triton.jit
+def offset(w, W_OFFSET: tl.constexpr):
+    """w + W_OFFSET; a constexpr, so that an offset 0 adds nothing (not even to -0.0's sign)."""
+    if W_OFFSET != 0:
+        w = w + W_OFFSET
+    return w
+
+
+@triton.jit
 def _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W: tl.constexpr,
-            HAS_B: tl.constexpr, GROUPED: tl.constexpr, COMPUTE: tl.constexpr):
-    """xhat * w + b; GROUPED (group norm): column j of row n * n_groups + g has channel
+            HAS_B: tl.constexpr, GROUPED: tl.constexpr, W_OFFSET: tl.constexpr, COMPUTE: tl.constexpr):
+    """xhat * (w + W_OFFSET) + b; GROUPED (group norm): column j of row n * n_groups + g has channel
     g * (n_cols / group_cols) + j / group_cols."""
     if GROUPED:
         idx = (rows % n_groups)[:, None] * (n_cols // group_cols) + offs[None, :] // group_cols
         if HAS_W:
-            xhat = xhat * tl.load(w_ptr + idx, mask=mask, other=0).to(COMPUTE)
+            xhat = xhat * offset(tl.load(w_ptr + idx, mask=mask, other=0).to(COMPUTE), W_OFFSET)
         if HAS_B:
             xhat = xhat + tl.load(b_ptr + idx, mask=mask, other=0).to(COMPUTE)
     else:
         mask_n = offs < n_cols
         if HAS_W:
-            xhat = xhat * tl.load(w_ptr + offs, mask=mask_n, other=0).to(COMPUTE)[None, :]
+            xhat = xhat * offset(tl.load(w_ptr + offs, mask=mask_n, other=0).to(COMPUTE), W_OFFSET)[None, :]
         if HAS_B:
             xhat = xhat + tl.load(b_ptr + offs, mask=mask_n, other=0).to(COMPUTE)[None, :]
     return xhat
@@ -150,8 +146,8 @@ def row_forward_kernel(
     x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, s_ptr, mean_ptr, rstd_ptr,
     n_rows, n_cols, stride_xm, stride_xn, stride_rm, stride_rn, n_groups, group_cols, eps,
     RMS: tl.constexpr, HAS_RESIDUAL: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
-    STORE_STATS: tl.constexpr, GROUPED: tl.constexpr, COMPUTE: tl.constexpr, INT64: tl.constexpr,
-    ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    STORE_STATS: tl.constexpr, GROUPED: tl.constexpr, W_OFFSET: tl.constexpr, COMPUTE: tl.constexpr,
+    INT64: tl.constexpr, ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """y[m, :] = normalize(x[m, :] (+ r[m, :])) * w + b for the BLOCK_M rows of this program; y, s (the
     residual sum) are contiguous (n_rows, n_cols), mean and rstd contiguous (n_rows,)."""
@@ -178,7 +174,7 @@ def row_forward_kernel(
             rstd = rsqrt_rn(var + eps)
             xhat = tl.where(mask, x - mean[:, None], 0) * rstd[:, None]
         y = _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W, HAS_B, GROUPED,
-                    COMPUTE)
+                    W_OFFSET, COMPUTE)
         tl.store(y_rows[:, None] + offs[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
     else:
         acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
@@ -210,134 +206,25 @@ def row_forward_kernel(
             x = _load_input(x_rows, stride_xn, r_rows, stride_rn, s_rows, offs, mask, False, HAS_RESIDUAL, COMPUTE)
             xhat = (x - mean[:, None]) * rstd[:, None]
             y = _affine(xhat, rows, offs, mask, n_cols, w_ptr, b_ptr, n_groups, group_cols, HAS_W, HAS_B, GROUPED,
-                        COMPUTE)
+                        W_OFFSET, COMPUTE)
             tl.store(y_rows[:, None] + offs[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
     if STORE_STATS:
         tl.store(mean_ptr + rows, mean.to(mean_ptr.dtype.element_ty), mask=mask_m)
         tl.store(rstd_ptr + rows, rstd.to(rstd_ptr.dtype.element_ty), mask=mask_m)
 
 
-@triton.jit
-def _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs, mask, n_cols,
-                   RMS: tl.constexpr, HAS_W: tl.constexpr, COMPUTE: tl.constexpr):
-    """(dy, xhat, w * dy) of one tile."""
-    dy = tl.load(dy_rows[:, None] + offs[None, :] * stride_dyn, mask=mask, other=0).to(COMPUTE)
-    x = tl.load(x_rows[:, None] + offs[None, :] * stride_xn, mask=mask, other=0).to(COMPUTE)
-    if RMS:
-        xhat = x * rstd[:, None]
-    else:
-        xhat = tl.where(mask, (x - mean[:, None]) * rstd[:, None], 0)
-    g = dy
-    if HAS_W:
-        g = dy * tl.load(w_ptr + offs, mask=offs < n_cols, other=0).to(COMPUTE)[None, :]
-    return dy, xhat, g
-
-
-@triton.jit
-def row_backward_kernel(
-    dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ptr, db_ptr,
-    n_rows, n_cols, rows_per_program, stride_dym, stride_dyn, stride_xm, stride_xn,
-    RMS: tl.constexpr, HAS_W: tl.constexpr, DX: tl.constexpr, DW: tl.constexpr, DB: tl.constexpr,
-    COMPUTE: tl.constexpr, INT64: tl.constexpr, ONE_PASS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-):
-    """dx for rows pid * rows_per_program ... (contiguous), and this program's partial dw, db sums in row
-    pid of the contiguous (programs, n_cols) dw_ptr, db_ptr buffers (zero-filled by the caller)."""
-    pid = tl.program_id(0)
-    if INT64:
-        pid = pid.to(tl.int64)
-    row_start = pid * rows_per_program
-    dw_acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
-    db_acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
-    for i in range(0, rows_per_program, BLOCK_M):
-        rows = row_start + i + tl.arange(0, BLOCK_M)
-        mask_m = rows < n_rows
-        dy_rows = dy_ptr + rows * stride_dym
-        x_rows = x_ptr + rows * stride_xm
-        dx_rows = dx_ptr + rows * n_cols
-        rstd = tl.load(rstd_ptr + rows, mask=mask_m, other=0).to(COMPUTE)
-        mean = tl.full([BLOCK_M], 0, COMPUTE)
-        if not RMS:
-            mean = tl.load(mean_ptr + rows, mask=mask_m, other=0).to(COMPUTE)
-        if ONE_PASS:
-            offs, mask = tile_k(0, n_cols, mask_m, INT64, BLOCK_N)
-            dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs, mask,
-                                         n_cols, RMS, HAS_W, COMPUTE)
-            if DX:
-                c1 = div_n(reduce_sum(g * xhat, 1), n_cols)
-                dx = g - xhat * c1[:, None]
-                if not RMS:
-                    dx = dx - div_n(reduce_sum(g, 1), n_cols)[:, None]
-                tl.store(dx_rows[:, None] + offs[None, :], (dx * rstd[:, None]).to(dx_ptr.dtype.element_ty),
-                         mask=mask)
-            if DW:
-                dw_acc += dy * xhat
-            if DB:
-                db_acc += dy
-        else:
-            acc1 = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
-            acc2 = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)
-            if DX:
-                for k in range(0, n_cols, BLOCK_N):
-                    offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
-                    dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs,
-                                                 mask, n_cols, RMS, HAS_W, COMPUTE)
-                    acc1 += g * xhat
-                    acc2 += g
-            c1 = div_n(reduce_sum(acc1, 1), n_cols)
-            c2 = div_n(reduce_sum(acc2, 1), n_cols)
-            for k in range(0, n_cols, BLOCK_N):
-                offs, mask = tile_k(k, n_cols, mask_m, INT64, BLOCK_N)
-                mask_n = offs < n_cols
-                dy, xhat, g = _row_grad_tile(dy_rows, stride_dyn, x_rows, stride_xn, w_ptr, mean, rstd, offs,
-                                             mask, n_cols, RMS, HAS_W, COMPUTE)
-                if DX:
-                    dx = g - xhat * c1[:, None]
-                    if not RMS:
-                        dx = dx - c2[:, None]
-                    tl.store(dx_rows[:, None] + offs[None, :], (dx * rstd[:, None]).to(dx_ptr.dtype.element_ty),
-                             mask=mask)
-                # This program alone owns row pid of the partial buffers: a plain read-add-write.
-                if DW:
-                    part = dw_ptr + pid * n_cols + offs
-                    tl.store(part, tl.load(part, mask=mask_n, other=0) + reduce_sum(dy * xhat, 0), mask=mask_n)
-                if DB:
-                    part = db_ptr + pid * n_cols + offs
-                    tl.store(part, tl.load(part, mask=mask_n, other=0) + reduce_sum(dy, 0), mask=mask_n)
-    if ONE_PASS:
-        offs = tl.arange(0, BLOCK_N)
-        if DW:
-            tl.store(dw_ptr + pid * n_cols + offs, reduce_sum(dw_acc, 0), mask=offs < n_cols)
-        if DB:
-            tl.store(db_ptr + pid * n_cols + offs, reduce_sum(db_acc, 0), mask=offs < n_cols)
-
-
-@triton.jit
-def column_sum_kernel(part_ptr, out_ptr, n_parts, n_cols, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr):
-    """out[j] = sum over p of part[p, j] (contiguous (n_parts, n_cols)), rounded to out's dtype once."""
-    pid = tl.program_id(0)
-    offs = pid * BLOCK_N + tl.arange(0, BLOCK_N)
-    mask_n = offs < n_cols
-    acc = tl.full([BLOCK_P, BLOCK_N], 0, part_ptr.dtype.element_ty)
-    for p in range(0, n_parts, BLOCK_P):
-        parts = p + tl.arange(0, BLOCK_P)
-        mask = (parts < n_parts)[:, None] & mask_n[None, :]
-        acc += tl.load(part_ptr + parts[:, None] * n_cols + offs[None, :], mask=mask, other=0)
-    tl.store(out_ptr + offs, reduce_sum(acc, 0).to(out_ptr.dtype.element_ty), mask=mask_n)
-
-
 _forward = Launcher(row_forward_kernel)
-_backward = Launcher(row_backward_kernel)
-_column_sum = Launcher(column_sum_kernel)
 
 
 # --------------------------------------------------------------------------- launchers
 
 
-def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, stats_dtype=None, groups=None):
+def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, stats_dtype=None, groups=None,
+                w_offset=0.0):
     """Normalize the rows of the 2-D view ``x2``. Returns (y, s, mean, rstd): y and s (the residual sum,
     or None) contiguous (n_rows, n_cols); mean and rstd (n_rows,) in ``stats_dtype`` or None when it
-    is None. groups: (n_groups, group_cols) for group norm's per-channel weight and bias."""
+    is None. groups: (n_groups, group_cols) for group norm's per-channel weight and bias; w_offset: the
+    weight scales by w + w_offset."""
     n_rows, n_cols = x2.shape
     y = torch.empty((n_rows, n_cols), dtype=x2.dtype, device=x2.device)
     s = torch.empty_like(y) if residual is not None else None
@@ -352,44 +239,6 @@ def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, stats_dt
         y if s is None else s, y if mean is None else mean, y if rstd is None else rstd,
         n_rows, n_cols, x2.stride(0), x2.stride(1), r.stride(0), r.stride(1), n_groups, group_cols, eps,
         rms, residual is not None, weight is not None, bias is not None, mean is not None, groups is not None,
-        compute_dtype(x2.dtype), needs_int64(x2, r), cfg.one_pass, cfg.block_m, cfg.block_n,
+        float(w_offset), compute_dtype(x2.dtype), needs_int64(x2, r), cfg.one_pass, cfg.block_m, cfg.block_n,
         num_warps=cfg.num_warps)
     return y, s, mean, rstd
-
-
-def column_sum(parts: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """parts.sum(0) of a contiguous (n_parts, n_cols) buffer, in ``dtype``."""
-    n_parts, n_cols = parts.shape
-    out = torch.empty(n_cols, dtype=dtype, device=parts.device)
-    block_n = min(next_power_of_2(n_cols), 1024 if triton.knobs.runtime.interpret else 256)
-    _column_sum((cdiv(n_cols, block_n),), parts, out, n_parts, n_cols, min(next_power_of_2(n_parts), 16), block_n,
-                num_warps=4)
-    return out
-
-
-def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype):
-    """(dx (n_rows, n_cols) contiguous or None, dw or None, db or None) as ``mask`` (dx, dw, db) asks."""
-    n_rows, n_cols = x2.shape
-    want_dx, want_dw, want_db = mask
-    if not any(mask):
-        return None, None, None
-    dx = torch.empty((n_rows, n_cols), dtype=dx_dtype, device=x2.device) if want_dx else None
-    acc = torch.float64 if x2.dtype == torch.float64 else torch.float32
-    param_dtype = weight.dtype if weight is not None else x2.dtype
-    if n_rows == 0 or n_cols == 0:
-        zeros = torch.zeros(n_cols, dtype=param_dtype, device=x2.device)
-        return dx, zeros if want_dw else None, zeros.clone() if want_db else None
-    cfg = row_config(n_rows, n_cols)
-    programs = min(cdiv(n_rows, cfg.block_m), parallel_programs(x2.device))
-    rows_per_program = cdiv(cdiv(n_rows, programs), cfg.block_m) * cfg.block_m
-    programs = cdiv(n_rows, rows_per_program)
-    dw_part, db_part = [torch.zeros((programs, n_cols), dtype=acc, device=x2.device) if want else None
-                        for want in (want_dw, want_db)]
-    any_out = dx if dx is not None else (dw_part if dw_part is not None else db_part)
-    _backward(
-        (programs,), dy2, x2, x2 if weight is None else weight, rstd if mean is None else mean, rstd,
-        any_out if dx is None else dx, any_out if dw_part is None else dw_part, any_out if db_part is None else db_part,
-        n_rows, n_cols, rows_per_program, dy2.stride(0), dy2.stride(1), x2.stride(0), x2.stride(1),
-        rms, weight is not None, want_dx, want_dw, want_db, compute_dtype(x2.dtype), needs_int64(x2, dy2),
-        cfg.one_pass, cfg.block_m, cfg.block_n, num_warps=cfg.num_warps)
-    return dx, *(column_sum(part, param_dtype) if part is not None else None for part in (dw_part, db_part))

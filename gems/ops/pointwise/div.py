@@ -65,6 +65,13 @@ trunc_div_op = PointwiseOp("div_trunc", _trunc_div, operands=2, dtypes=NUMERIC, 
 floor_div_op = PointwiseOp("div_floor", _floor_div, operands=2, dtypes=NUMERIC, round_scalars=False)
 
 
+# What check_zero_division asks of ATen: a decision that raises before any launch, never a value.
+ZERO_DIVISION_CHECK = dict.fromkeys(
+    ("aten.eq.Scalar", "aten.any.default"),
+    "ATen's CPU kernels raise ZeroDivisionError for an integer divisor of zero: whether one is zero is read back "
+    "to raise it before any launch (CPU tensors only; CUDA's kernels leave the quotient undefined)")
+
+
 def check_zero_division(self, other):
     """ATen's CPU kernels raise for an integer divisor of zero (CUDA's leave the quotient undefined)."""
     on_cpu = self.is_cpu if isinstance(self, torch.Tensor) else True
@@ -188,5 +195,6 @@ SPECS = [
                "div_.Tensor": div_, "div_.Scalar": div_, "div_.Tensor_mode": div_mode_,
                "div_.Scalar_mode": div_mode_},
         call=torch.div, samples=_samples, dtypes=NUMERIC, perf=pointwise_perf(2, domain=DIVISOR),
+        aten_decisions=ZERO_DIVISION_CHECK,
     ),
 ]

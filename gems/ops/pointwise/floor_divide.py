@@ -5,7 +5,7 @@ import torch
 
 from gems.checks import check_exact_out
 from gems.dtypes import NUMERIC
-from gems.ops.pointwise.div import DIVISOR, check_zero_division, floor_div_op, special_divide
+from gems.ops.pointwise.div import DIVISOR, ZERO_DIVISION_CHECK, check_zero_division, floor_div_op, special_divide
 from gems.ops.pointwise.shared import pointwise_perf
 from gems.spec import OpSpec
 
@@ -70,5 +70,6 @@ SPECS = [
                "floor_divide_.Tensor": floor_divide_, "floor_divide_.Scalar": floor_divide_,
                "floor_divide.out": floor_divide_out, "floor_divide.Scalar_out": floor_divide_scalar_out},
         call=torch.floor_divide, samples=_samples, dtypes=NUMERIC, perf=pointwise_perf(2, domain=DIVISOR),
+        aten_decisions=ZERO_DIVISION_CHECK,
     ),
 ]

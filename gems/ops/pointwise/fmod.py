@@ -12,7 +12,7 @@ from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import NUMERIC
-from gems.ops.pointwise.div import check_zero_division
+from gems.ops.pointwise.div import ZERO_DIVISION_CHECK, check_zero_division
 from gems.ops.pointwise.shared import checked_binary_overloads, pointwise_perf
 from gems.spec import OpSpec
 
@@ -87,6 +87,6 @@ SPECS = [
         impls={"fmod.Tensor": fmod, "fmod.Scalar": fmod, "fmod_.Tensor": fmod_, "fmod_.Scalar": fmod_,
                "fmod.Tensor_out": fmod_out},
         call=torch.fmod, samples=modulo_samples("fmod", torch.fmod), dtypes=NUMERIC,
-        perf=pointwise_perf(2, domain=PERF_DIVISOR),
+        perf=pointwise_perf(2, domain=PERF_DIVISOR), aten_decisions=ZERO_DIVISION_CHECK,
     ),
 ]

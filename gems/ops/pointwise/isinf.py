@@ -4,6 +4,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.checks import check_out
 from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.dtypes import ALL
 from gems.ops.pointwise.shared import pointwise_perf, unary_samples
@@ -25,6 +26,7 @@ isinf_op = PointwiseOp("isinf", _isinf, operands=1, promotion=Promotion.BOOL)
 
 
 def isinf_out(self, *, out):
+    check_out(out, self, torch.bool)  # ATen's isinf.out is generated from isinf: exactly its bool result
     return isinf_op(self, out=out)
 
 

@@ -4,6 +4,7 @@ import torch
 import triton
 import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only with tl in its module)
 
+from gems.checks import check_out
 from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.dtypes import ALL
 from gems.ops.pointwise.shared import pointwise_perf, unary_samples
@@ -19,6 +20,7 @@ isnan_op = PointwiseOp("isnan", _isnan, operands=1, promotion=Promotion.BOOL)
 
 
 def isnan_out(self, *, out):
+    check_out(out, self, torch.bool)  # ATen's isnan.out is generated from isnan: exactly its bool result
     return isnan_op(self, out=out)
 
 

@@ -5,7 +5,7 @@ import triton
 import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only with tl in its module)
 
 from gems.codegen.pointwise import PointwiseOp, Promotion
-from gems.ops.pointwise.unary_shared import unary_spec
+from gems.ops.pointwise.unary_shared import bool_out_overload, unary_spec
 
 INF = tl.constexpr(float("inf"))
 
@@ -21,4 +21,4 @@ def _isneginf(x):
 
 isneginf_op = PointwiseOp("isneginf", _isneginf, operands=1, promotion=Promotion.BOOL)
 
-SPECS = [unary_spec(isneginf_op, torch.isneginf, inplace=False, grad=False)]
+SPECS = [unary_spec(isneginf_op, torch.isneginf, inplace=False, grad=False, impls=bool_out_overload(isneginf_op))]

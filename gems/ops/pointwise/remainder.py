@@ -10,7 +10,7 @@ import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import NUMERIC
-from gems.ops.pointwise.div import check_zero_division
+from gems.ops.pointwise.div import ZERO_DIVISION_CHECK, check_zero_division
 from gems.ops.pointwise.fmod import DIVISOR, PERF_DIVISOR, c_fmod, modulo_samples
 from gems.ops.pointwise.shared import checked_binary_overloads, pointwise_perf
 from gems.spec import OpSpec
@@ -48,5 +48,6 @@ SPECS = [
         impls={"remainder.Tensor": remainder, "remainder.Scalar": remainder, "remainder.Scalar_Tensor": remainder,
                "remainder_.Tensor": remainder_, "remainder_.Scalar": remainder_, "remainder.Tensor_out": remainder_out},
         call=torch.remainder, samples=_samples, dtypes=NUMERIC, perf=pointwise_perf(2, domain=PERF_DIVISOR),
+        aten_decisions=ZERO_DIVISION_CHECK,
     ),
 ]

@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp, Promotion
-from gems.ops.pointwise.unary_shared import unary_spec, value_samples
+from gems.ops.pointwise.unary_shared import bool_out_overload, unary_spec, value_samples
 
 
 @triton.jit
@@ -28,5 +28,6 @@ signbit_op = PointwiseOp("signbit", _signbit, operands=1, promotion=Promotion.BO
 
 SPECS = [
     unary_spec(signbit_op, torch.signbit, inplace=False, grad=False,
+               impls=bool_out_overload(signbit_op),
                more=(value_samples([-0.0, 0.0, float("nan"), -float("nan"), -float("inf"), ("ulp-below", 0.0)]),)),
 ]

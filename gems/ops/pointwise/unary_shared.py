@@ -5,6 +5,7 @@ operators loads no test code)."""
 
 import torch
 
+from gems.checks import check_out
 from gems.codegen.pointwise import unary_overloads
 from gems.dtypes import ALL
 from gems.ops.pointwise.shared import combined, pointwise_perf, unary_samples
@@ -28,6 +29,17 @@ def unary_spec(op, call, *, inplace=True, out=None, dtypes=ALL, grad=True, more=
         call=call, samples=combined(samples, *more) if more else samples, dtypes=dtypes,
         perf=pointwise_perf(1, domain=perf_domain or traits.get("domain")),
     )
+
+
+def bool_out_overload(op) -> dict:
+    """{name.out: f(self, out=)} of a test whose ATen kernel writes only a bool out= (isneginf, isposinf,
+    signbit: "does not support non-boolean outputs"), where the generated out= would cast."""
+
+    def out_overload(self, *, out):
+        check_out(out, self, torch.bool)
+        return op(self, out=out)
+
+    return {f"{op.name}.out": out_overload}
 
 
 def backward_overloads_with_numbers(op, name) -> dict:

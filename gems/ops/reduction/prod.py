@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from gems.checks import check_out
 from gems.dtypes import ALL
 from gems.ops.reduction.combine import PROD, Kind, reduce
 from gems.ops.reduction.planning import TL_DTYPES, reduction_perf
@@ -38,6 +39,9 @@ def prod_int_out(self, dim, keepdim=False, *, dtype=None, out):
 
 
 def prod_out(self, *, dtype=None, out):
+    # ATen's prod.out is generated from prod: its out= has exactly prod's result dtype (prod.int_out takes
+    # out's dtype as the result's instead).
+    check_out(out, self, dtype or (self.dtype if self.dtype.is_floating_point else torch.int64))
     return _prod(self, None, False, dtype, out)
 
 

@@ -184,9 +184,9 @@ _VIEWS = {1: torch.int8, 2: torch.int16}
 def _extreme_plan(x, dim, is_max) -> ExtremePlan:
     if x.dtype not in ALL:
         raise Fallback(f"cummax/cummin of {x.dtype} is not handled by gems")
+    if x.numel() == 0:  # nothing to launch (and the vendor's block-size rules may divide by a zero length);
+        return ExtremePlan(False, None, (0,), (), 1)  # ATen checks no dim of an empty tensor either
     dim = wrap_dim(dim, x.dim())
-    if x.numel() == 0:  # nothing to launch (and the vendor's block-size rules may divide by a zero length)
-        return ExtremePlan(False, None, (0,), (), 1)
     out = contiguous_strides(x.shape)
     layout, copy = scan_layout(x.shape, dim, [x.stride(), out, out])
     cfg = config("reduction", layout)

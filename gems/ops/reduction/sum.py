@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from gems.checks import check_out
 from gems.dtypes import ALL
 from gems.ops.reduction.combine import SUM, Kind, reduce
 from gems.ops.reduction.planning import TL_DTYPES, reduction_perf
@@ -46,6 +47,9 @@ def sum_dim(self, dim, keepdim=False, *, dtype=None):
 
 
 def sum_all_out(self, *, dtype=None, out):
+    # ATen's sum.out is generated from sum: its out= has exactly sum's result dtype (sum.IntList_out takes
+    # out's dtype as the result's instead).
+    check_out(out, self, dtype or (self.dtype if self.dtype.is_floating_point else torch.int64))
     return _sum(self, None, False, dtype, out)
 
 

@@ -1,0 +1,7 @@
+"""upsample_linear1d_backward (and .grad_input): the gradient of upsample_linear1d (see upsample_linear1d.py), output-
+indexed: each grad_input element sums what the outputs that read it pass back. Kernels: resample.py."""
+
+from gems.ops.pooling.upsample_linear1d import UPSAMPLING
+from gems.ops.pooling.upsampling import backward_spec
+
+SPECS = [backward_spec(UPSAMPLING)]

@@ -1,0 +1,7 @@
+"""upsample_trilinear3d_backward (and .grad_input): the gradient of upsample_trilinear3d (see upsample_trilinear3d.py),
+output-indexed: each grad_input element sums what the outputs that read it pass back. Kernels: resample.py."""
+
+from gems.ops.pooling.upsample_trilinear3d import UPSAMPLING
+from gems.ops.pooling.upsampling import backward_spec
+
+SPECS = [backward_spec(UPSAMPLING)]

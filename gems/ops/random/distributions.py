@@ -1,0 +1,178 @@
+"""The kernel that fills a tensor with draws of one distribution, shared by uniform_, normal_, normal,
+exponential_, bernoulli_, bernoulli, random_, randint, rand, randn and their ``_like`` forms.
+
+Each lane makes one Philox call (philox.py): four 32-bit words, which become four values of an fp32
+computation (fp16, bf16, fp32 results; integers below 2^32) or two of an fp64 one (53-bit uniforms,
+64-bit integers). A program of L lanes covers 4L (2L) consecutive elements, value k of lane j going to
+element k * L + j: each of its four stores is one coalesced block. (Stored side by side, a lane's values
+took a layout conversion through shared memory and scalar stores in the sm_90 code.)
+The values follow ATen's CUDA transformations:
+
+- uniform: ``from + (to - from) * u``, u in [0, 1) with 24 (fp64: 53) random bits; a value that
+  rounds to ``to`` in the result dtype becomes ``from`` (ATen's reversed bound), so every value is in
+  [from, to);
+- normal: ``mean + std * z``, z from the Box-Muller transform of two uniforms;
+- exponential: ``-log(v) / lambda``, v = 1 - u in (0, 1], with ATen's guard: log(v) for v within half
+  an epsilon of 1 is -epsilon/2, so no value is 0 before rounding to the result dtype;
+- bernoulli: ``u < p``, p a number or a tensor (then read per element);
+- integers: ``low + r % span`` with r of 32 bits (span up to 2^32) or 64 bits; span 0 means all 2^64
+  values (random_ from the int64 minimum).
+
+A result that is not dense (a strided view) is drawn into a dense buffer and copied into place;
+tensor parameters are read in the result's memory order (philox.dense_like).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.codegen.pointwise import PointwiseOp, float64_bits, is_dense, pointwise_config
+from gems.ops.creation.fill import INT32_LIMIT
+from gems.ops.random.philox import (
+    box_muller,
+    dense_like,
+    lanes_and_programs,
+    philox_key,
+    philox_words,
+    uniform24,
+    uniform53,
+)
+from gems.runtime.launch import Launcher
+
+UNIFORM, NORMAL, EXPONENTIAL, BERNOULLI, INTEGERS = (tl.constexpr(i) for i in range(5))
+
+
+@triton.jit
+def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
+    """A lane's four draws before their parameters (two when PER_LANE is 2; the last two repeat them):
+    uniforms in [0, 1), standard normals, or integers (int64 from 32 or 64 random bits)."""
+    if DIST == INTEGERS:
+        if PER_LANE == 4:
+            d0, d1, d2, d3 = r0.to(tl.int64), r1.to(tl.int64), r2.to(tl.int64), r3.to(tl.int64)
+        else:
+            d0 = ((r0.to(tl.uint64) << 32) | r1.to(tl.uint64)).to(tl.int64, bitcast=True)
+            d1 = ((r2.to(tl.uint64) << 32) | r3.to(tl.uint64)).to(tl.int64, bitcast=True)
+            d2, d3 = d0, d1
+    elif PER_LANE == 4:
+        d0, d1, d2, d3 = uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3)
+        if DIST == NORMAL:
+            d0, d1 = box_muller(d0, d1)
+            d2, d3 = box_muller(d2, d3)
+    else:
+        d0, d1 = uniform53(r0, r1), uniform53(r2, r3)
+        if DIST == NORMAL:
+            d0, d1 = box_muller(d0, d1)
+        d2, d3 = d0, d1
+    return d0, d1, d2, d3
+
+
+@triton.jit
+def _finish(x, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST: tl.constexpr, A_TENSOR: tl.constexpr,
+            B_TENSOR: tl.constexpr, PER_LANE: tl.constexpr):
+    """Store the draws ``x`` at ``offs`` (below n) with their parameters: numbers a and b (already in the
+    compute dtype), tensors read at offs, or low and span for integers."""
+    mask = offs < n
+    out_ty = out_ptr.dtype.element_ty
+    if DIST == INTEGERS:
+        if PER_LANE == 4:
+            y = x % span + low
+        else:  # 64 random bits modulo a span of up to 2^64 (0), in uint64
+            spans = (x * 0 + span).to(tl.uint64, bitcast=True)
+            drawn = x.to(tl.uint64, bitcast=True)
+            y = tl.where(spans == 0, drawn, drawn % tl.maximum(spans, 1)).to(tl.int64, bitcast=True) + low
+        y = y.to(out_ty)
+    else:
+        if A_TENSOR:
+            a = tl.load(a_ptr + offs, mask=mask, other=0).to(x.dtype)
+        if B_TENSOR:
+            b = tl.load(b_ptr + offs, mask=mask, other=1).to(x.dtype)
+        if DIST == UNIFORM:
+            y = (a + (b - a) * x).to(out_ty)
+            y = tl.where(y == b.to(out_ty), a.to(out_ty), y)  # ATen's reversed bound: never `to`
+        elif DIST == NORMAL:
+            y = (a + b * x).to(out_ty)
+        elif DIST == EXPONENTIAL:
+            if PER_LANE == 2:
+                half_eps: tl.constexpr = 1.1102230246251565e-16
+            else:
+                half_eps: tl.constexpr = 5.960464477539063e-08
+            v = 1.0 - x  # in (0, 1]
+            log_v = tl.where(v >= 1.0 - half_eps, 0.0 - half_eps, tl.log(v))
+            y = ((-1.0 / a) * log_v).to(out_ty)
+        else:
+            y = tl.where(x < a, 1.0, 0.0).to(out_ty)
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+                 a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
+                 PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+    """out (a dense block of n elements) drawn from distribution DIST: a program covers LANES * PER_LANE
+    elements, element ``k * LANES + j`` of it taking draw k of its lane j (each of the PER_LANE blocks is
+    one coalesced store)."""
+    pid = tl.program_id(0)
+    if INT64:
+        pid = pid.to(tl.int64)
+    lanes = tl.arange(0, LANES)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
+    d0, d1, d2, d3 = _raw_draws(r0, r1, r2, r3, DIST, PER_LANE)
+    if DIST != INTEGERS:
+        if F64_SCALARS:  # float64 parameters arrive as their bits (a Python float reaches the GPU as fp32)
+            a = tl.cast(tl.cast(a, tl.int64), tl.float64, bitcast=True)
+            b = tl.cast(tl.cast(b, tl.int64), tl.float64, bitcast=True)
+        a = a.to(d0.dtype)
+        b = b.to(d0.dtype)
+    offs = pid * (LANES * PER_LANE) + lanes
+    _finish(d0, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+    _finish(d1, offs + LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+    if PER_LANE == 4:
+        _finish(d2, offs + 2 * LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+        _finish(d3, offs + 3 * LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
+
+
+@triton.jit
+def _same(x):
+    return x
+
+
+_draw = Launcher(_draw_kernel)
+# Values written into a tensor of another dtype or layout (randperm's indices, dropout's copy of x).
+_store = PointwiseOp("random_store", _same, operands=1)
+
+
+def store_as(src: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """``out`` (same shape) = ``src`` converted to out's dtype, in any layout: one gems launch."""
+    return _store(src, out=out)
+
+
+def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tensor=None, low=0, span=0):
+    """Fill ``out`` with draws of ``dist`` (UNIFORM: a=from, b=to; NORMAL: a=mean, b=std; EXPONENTIAL:
+    a=lambda; BERNOULLI: a=p; INTEGERS: low, span) from ``generator`` (None: the device's default).
+    ``a_tensor`` / ``b_tensor`` replace a / b element by element (broadcastable to ``out``)."""
+    numel = out.numel()
+    if numel == 0:
+        return out
+    target = out if is_dense(out) else torch.empty(out.shape, dtype=out.dtype, device=out.device)
+    a_src = target if a_tensor is None else dense_like(a_tensor, target)
+    b_src = target if b_tensor is None else dense_like(b_tensor, target)
+    if dist is INTEGERS:
+        per_lane = 2 if span == 0 or span > 2**32 else 4
+        itemsize = 8 if per_lane == 2 else 4
+    else:
+        per_lane = 2 if out.dtype == torch.float64 else 4
+        itemsize = max(out.dtype.itemsize, 4)
+    block_values, num_warps = pointwise_config(numel, itemsize)
+    lanes, programs = lanes_and_programs(numel, per_lane, block_values)
+    key = philox_key(out.device, generator)
+    f64 = out.dtype == torch.float64 and dist is not INTEGERS
+    a, b = (float64_bits(float(a)), float64_bits(float(b))) if f64 else (float(a), float(b))
+    span_bits = span - 2**64 if span >= 2**63 else span
+    _draw((programs,), target, a_src, b_src, *key.kernel_args(out.device), a, b, low, span_bits, numel,
+          dist.value, a_tensor is not None, b_tensor is not None, per_lane, f64,
+          numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
+    if target is not out:
+        out.copy_(target)
+    return out

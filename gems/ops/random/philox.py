@@ -1,0 +1,300 @@
+"""What the random operators share: where a call's Philox key and counter come from (the generator's
+state), the Triton helpers that turn Philox words into values, and the checks several operators make.
+
+The package docstring (gems/ops/random/__init__.py) explains the design; in short, element group
+``lane`` of a call draws the four 32-bit words of Philox4x32-10 at counter ``(offset // 4, lane)``
+under key ``seed``, which is how cuRAND lays out ATen's own draws (counter = offset, subsequence =
+thread), and the call moves the generator's offset on by :data:`WORDS_PER_CALL`.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+from gems.ops.creation.fill import check_options
+from gems.runtime import registration
+from gems.runtime.launch import Launcher, cdiv
+from gems.runtime.registration import Fallback
+from gems.spec import lazy, lazy_perf
+
+# One Philox call per lane gives four 32-bit words; ATen's offsets count such words per thread, so a
+# call that draws one Philox block per lane moves the offset on by 4, as ATen's kernels do per
+# curand4 call.
+WORDS_PER_CALL = 4
+# What philox_key asks of ATen on the CPU: one draw of the Mersenne Twister, the only way Python moves that
+# generator on; the draw is the call's Philox key (declared in every random operator's aten_decisions).
+SEED_DRAW = {"aten.random_.default": "one 63-bit draw from the CPU generator is the call's Philox key: ATen's "
+                                     "random_ is the only way Python advances that generator's state"}
+_INT64_WRAP = 1 << 64
+_GRAPH_STATE_SOURCE = Path(__file__).with_name("cuda_graph_state.cpp")
+
+
+# --------------------------------------------------------------------------- Triton helpers
+
+
+@triton.jit
+def philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr):
+    """The four uint32 words of Philox4x32-10 at counter (offset // 4, lane) under key ``seed`` (int64
+    lanes). ``graph`` (a run-time flag, so that one compiled kernel serves both): inside a CUDA graph the
+    key and the base offset are read on the device from the generator's graph tensors, and ``offset`` is
+    this launch's offset within the graph."""
+    seed = seed.to(tl.int64)  # int64 already where the kernel annotates them; the interpreter may pass int32
+    offset = offset.to(tl.int64)
+    if graph != 0:
+        seed = tl.load(seed_ptr)
+        offset = tl.load(offset_ptr) + offset
+    counter = offset // 4
+    lanes = lane.to(tl.int64)
+    c0 = (lanes * 0 + counter).to(tl.uint32)
+    c1 = (lanes * 0 + (counter >> 32)).to(tl.uint32)
+    c2 = lanes.to(tl.uint32)
+    c3 = (lanes >> 32).to(tl.uint32)
+    return tl.philox(seed, c0, c1, c2, c3)
+
+
+@triton.jit
+def uniform24(r):
+    """An fp32 in [0, 1) from the top 24 bits of a uint32 word: every value is exact, none is 1."""
+    return (r >> 8).to(tl.float32) * 5.9604644775390625e-08
+
+
+@triton.jit
+def uniform53(hi, lo):
+    """An fp64 in [0, 1) from 53 bits of two uint32 words."""
+    bits = (hi.to(tl.uint64) << 21) | (lo >> 11).to(tl.uint64)
+    return bits.to(tl.float64) * 1.1102230246251565e-16
+
+
+@triton.jit
+def box_muller(u0, u1):
+    """Two independent standard normal values from two uniforms in [0, 1) (1 - u0 is in (0, 1], so the
+    logarithm is finite)."""
+    radius = tl.sqrt(-2.0 * tl.log(1.0 - u0))
+    angle = 6.283185307179586 * u1
+    return radius * tl.cos(angle), radius * tl.sin(angle)
+
+
+@triton.jit
+def _outside_kernel(x_ptr, flag_ptr, low, high, n, BLOCK: tl.constexpr):
+    """flag = 1 if some x[i] is outside [low, high] or NaN (a dense block of n elements)."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=low)
+    if x_ptr.dtype.element_ty != tl.float64:
+        x = x.to(tl.float32)  # bf16 compares only through fp32 under the interpreter
+    bad = tl.where((x >= low) & (x <= high), 0, 1)
+    tl.atomic_max(flag_ptr, tl.max(bad, axis=0))
+
+
+_outside = Launcher(_outside_kernel)
+
+
+# --------------------------------------------------------------------------- the generator's state
+
+
+class PhiloxKey(NamedTuple):
+    """What a kernel needs to draw: the key and ATen's offset, or, inside a CUDA graph, the device
+    tensors holding them (``graph``: (seed tensor, offset tensor)) and the offset within the graph."""
+
+    seed: int
+    offset: int
+    graph: tuple | None = None
+
+    def kernel_args(self, device: torch.device) -> tuple:
+        """(seed_ptr, offset_ptr, seed, offset, graph) for :func:`philox_words`; outside a graph the
+        pointers are a placeholder (never read) of the same dtype, so one compiled kernel serves both."""
+        if self.graph is None:
+            holder = _placeholder(device)
+            return holder, holder, self.seed, self.offset, 0
+        return self.graph[0], self.graph[1], 0, self.offset, 1
+
+
+@functools.cache
+def _placeholder(device: torch.device) -> torch.Tensor:
+    return torch.empty(1, dtype=torch.int64, device=device)  # never read: no fill (on the device or elsewhere)
+
+
+def default_generator(device: torch.device) -> torch.Generator:
+    """The generator ATen draws from for ``device``: the device module's default generator where it has
+    them (torch.cuda), else the CPU's (the simulated device has none of its own)."""
+    if device.type != "cpu":
+        module = getattr(torch, device.type, None)
+        generators = getattr(module, "default_generators", None)
+        if generators:
+            return generators[device.index if device.index is not None else module.current_device()]
+    return torch.default_generator
+
+
+def checked_generator(device: torch.device, generator) -> torch.Generator:
+    """The generator a call draws from, refusing one of another device type as ATen's check_generator does."""
+    default = default_generator(device)
+    if generator is None:
+        return default
+    if generator.device.type != default.device.type:
+        raise RuntimeError(f"Expected a '{default.device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator
+
+
+def philox_key(device: torch.device, generator, increment: int = WORDS_PER_CALL) -> PhiloxKey:
+    """Take ``increment`` words of the generator's Philox stream for one call and advance it past them.
+
+    A generator with a Philox offset (CUDA's) gives its seed and offset, and its offset moves on by
+    ``increment``, as ATen's kernels move it. During CUDA graph capture the offset cannot be read from
+    Python (ATen asserts that no capture is under way); cuda_graph_state.cpp takes ATen's graph-safe
+    state instead, and without it the call is left to ATen. A generator without an offset (the CPU's
+    Mersenne Twister) gives one 63-bit draw as the key, so each call moves its state on by one draw.
+    """
+    gen = checked_generator(device, generator)
+    if gen.device.type == "cpu":
+        with registration.aten_only():
+            seed = torch.empty((), dtype=torch.int64).random_(generator=gen).item()
+        return PhiloxKey(seed, 0)
+    if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        return _captured_key(gen, device, increment)
+    seed, offset = gen.initial_seed(), gen.get_offset()
+    gen.set_offset(offset + increment)
+    return PhiloxKey(_signed(seed), offset)
+
+
+def _signed(seed: int) -> int:
+    """A uint64 seed as the int64 with the same bits (kernels take int64)."""
+    return seed - _INT64_WRAP if seed >= 1 << 63 else seed
+
+
+def _captured_key(gen, device, increment) -> PhiloxKey:
+    state = _graph_state_module()
+    if state is None:
+        raise Fallback("CUDA graph capture: the generator's graph-safe Philox state is not readable from Python "
+                       "and gems' helper for it (cuda_graph_state.cpp) is not available")
+    captured, seed, offset, intragraph = state.philox_state(gen, device.index or 0, increment)
+    if not captured:
+        return PhiloxKey(_signed(seed), offset)
+    return PhiloxKey(0, intragraph, (_device_int64(seed, device), _device_int64(offset, device)))
+
+
+class _DeviceScalar:
+    """One int64 in device memory that gems does not own (a generator's graph tensor), as torch reads it."""
+
+    def __init__(self, pointer: int):
+        self.__cuda_array_interface__ = {"shape": (1,), "typestr": "<i8", "data": (pointer, False), "version": 3}
+
+
+def _device_int64(pointer: int, device: torch.device) -> torch.Tensor:
+    return torch.as_tensor(_DeviceScalar(pointer), device=device)
+
+
+@functools.cache
+def _graph_state_module():
+    """The C++ helper that returns ATen's graph-safe Philox state (built once, CUDA torch only)."""
+    try:
+        from torch.utils import cpp_extension
+
+        return cpp_extension.load(name="gems_cuda_graph_state", sources=[str(_GRAPH_STATE_SOURCE)],
+                                  extra_ldflags=["-ltorch_cuda"], verbose=False)
+    except Exception as exc:  # no compiler, no libtorch_cuda: calls inside a capture are left to ATen
+        warnings.warn(f"gems: random operators inside CUDA graph capture fall back to ATen ({exc})", stacklevel=2)
+        return None
+
+
+# --------------------------------------------------------------------------- launch helpers
+
+
+def lanes_and_programs(numel: int, values_per_lane: int, block_values: int) -> tuple[int, int]:
+    """(lanes per program, programs) covering ``numel`` values at ``values_per_lane`` per lane."""
+    lanes = max(block_values // values_per_lane, 1)
+    return lanes, cdiv(numel, lanes * values_per_lane)
+
+
+def dense_like(t: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """``t`` (broadcastable to ``target``) laid out as ``target`` is, in its own dtype: itself when it
+    already is, else a copy (values moved, never converted), so kernels read both in memory order."""
+    if t.shape == target.shape and t.stride() == target.stride():
+        return t
+    copy = torch.empty_strided(target.shape, target.stride(), dtype=t.dtype, device=target.device)
+    return copy.copy_(t.expand(target.shape))
+
+
+def any_outside(x: torch.Tensor, low: float, high: float) -> bool:
+    """Whether an element of ``x`` is outside [low, high] or NaN: one launch and one read back (ATen's
+    own checks of std >= 0 and p in [0, 1] read the device too)."""
+    if x.numel() == 0:
+        return False
+    dense = x if x.is_contiguous() else x.contiguous()
+    flag = torch.zeros((), dtype=torch.int32, device=x.device)
+    block = 4096
+    _outside((cdiv(dense.numel(), block),), dense, flag, float(low), float(high), dense.numel(), block)
+    return bool(flag.item())
+
+
+# --------------------------------------------------------------------------- what the operator files share
+
+# The C++ type names in ATen's bound messages ("from is out of bounds for signed char").
+C_NAMES = {torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16", torch.float32: "float",
+           torch.float64: "double", torch.int8: "signed char", torch.uint8: "unsigned char", torch.int16: "short",
+           torch.int32: "int", torch.int64: "long", torch.bool: "bool"}
+
+
+def inplace_samples(method: str, kind: str, **fields):
+    """gems.testing.samples_random.InplaceDraws(method, kind, **fields), made on first use (trimmed in quick
+    mode)."""
+    return lazy("gems.testing.samples_random", "quick_trimmed", "InplaceDraws", method, kind, **fields)
+
+
+def random_samples(name: str, *args, **kwargs):
+    """gems.testing.samples_random.<name>(*args, **kwargs), made on first use (trimmed in quick mode)."""
+    return lazy("gems.testing.samples_random", "quick_trimmed", name, *args, **kwargs)
+
+
+def draws_perf(kind: str):
+    """Perf inputs of a random operator (gems.testing.samples_random.draws_perf): bytes = what it reads and
+    writes."""
+    return lazy_perf("gems.testing.samples_random", "draws_perf", kind, shapes="random")
+
+
+
+def sized_overloads(name: str, fill) -> dict:
+    """``name`` and ``name.generator`` of a sized factory (rand, randn): ``size`` of ``dtype`` (the
+    default dtype if None) filled by ``fill(tensor, generator=)``, options checked as the creation
+    factories check them."""
+    def with_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
+        dtype = torch.get_default_dtype() if dtype is None else dtype
+        check_options(dtype, layout, device, pin_memory)
+        return fill(torch.empty(size, dtype=dtype, device=device), generator=generator)
+
+    def plain(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        return with_generator(size, generator=None, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+    return {name: plain, f"{name}.generator": with_generator}
+
+
+def like_overloads(name: str, fill) -> dict:
+    """``name``, ``.generator``, ``.out`` and ``.generator_out`` of a ``*_like`` factory (rand_like,
+    randn_like): the input's layout (torch.empty_like's memory_format rules) filled by ``fill(tensor,
+    generator=)``; the input's values are not read."""
+    def with_generator(self, *, generator, dtype=None, layout=None, device=None, pin_memory=None,
+                       memory_format=None):
+        dtype = self.dtype if dtype is None else dtype
+        check_options(dtype, layout, device if device is not None else self.device, pin_memory)
+        return fill(torch.empty_like(self, dtype=dtype, device=device, memory_format=memory_format),
+                    generator=generator)
+
+    def plain(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        return with_generator(self, generator=None, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                              memory_format=memory_format)
+
+    def generator_out(self, *, generator, memory_format=None, out):
+        out.resize_(self.shape)
+        return fill(out, generator=generator)
+
+    def out(self, *, memory_format=None, out):
+        return generator_out(self, generator=None, memory_format=memory_format, out=out)
+
+    return {name: plain, f"{name}.generator": with_generator, f"{name}.out": out,
+            f"{name}.generator_out": generator_out}

@@ -1,0 +1,177 @@
+"""What the conformance samples reach: the quick suite under line and branch coverage.
+
+    python -m gems.testing.coverage [--out DIR] [pytest arguments]
+    python -m gems.testing.coverage conformance --quick --ops add,softmax -n 1     # a part of it
+
+runs pytest with the arguments given (none: ``conformance --quick``; CI gives its whole test command,
+``tests`` included) on the interpreter vendor under coverage.py, branch coverage on, xdist workers
+measured too, and writes to DIR (default ``runs/coverage/``):
+
+- ``coverage.md``: line and branch coverage of gems/ops (the target: 95% of lines, 90% of branches),
+  gems/codegen and gems/native/record.py, then every operator module and codegen file with what no
+  sample reaches: its missed lines and every missed branch (``line -> line``, ``-> exit`` when the
+  function returns there), each with the source line where the branch starts;
+- ``coverage.json``: coverage.py's JSON report of the same data.
+
+Only conformance cases count: while a test outside ``conformance/`` runs (and in the processes it
+starts), measuring is paused, so the numbers say what the samples reach, not what unit tests do. Under
+the interpreter a kernel's body runs as Python, so its lines and branches count like any other (the
+``tl.constexpr`` branches taken per specialization included). A path that no interpreter run can take
+(a device-only branch, offsets past 2^31 elements) says why on its line, after
+``# unreached on the interpreter:``: it is left out of the totals and listed with that reason (the
+GPU's conformance covers it).
+The exit status is pytest's; a report is written whatever it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import coverage
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# What is measured: the operators (kernels included), the pointwise generator, and the native layer's recording.
+MEASURED = ("gems/ops", "gems/codegen", "gems/native/record.py")
+TARGET = {"lines": 95.0, "branches": 90.0}  # of gems/ops
+# A line that says why no interpreter run reaches it (a device-only path, offsets past 2^31 elements) is left
+# out of the totals with its block (an `if` line: the whole if) and listed with that reason.
+UNREACHED = "# unreached on the interpreter: "
+_COVERAGE = (sys.executable, "-m", "coverage")
+
+
+def _config(out: Path) -> Path:
+    """A coverage.py configuration for the run (subprocesses, the xdist workers, measured alike)."""
+    rc = out / "coveragerc"
+    include = ", ".join(str(ROOT / m) + ("" if m.endswith(".py") else "/*") for m in MEASURED)
+    rc.write_text(f"[run]\nbranch = True\nparallel = True\npatch = subprocess\ndata_file = {out / '.coverage'}\n"
+                  f"include = {include}\n[report]\nexclude_also =\n    {UNREACHED}\n")
+    return rc
+
+
+def run(out: Path, pytest_args: list[str]) -> int:
+    """pytest under coverage (this module its plugin); returns pytest's exit status."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(".coverage*"):
+        old.unlink()
+    rc = _config(out)
+    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    command = [*_COVERAGE, "run", f"--rcfile={rc}", "-m", "pytest", "-p", "gems.testing.coverage",
+               *(pytest_args or ["conformance", "--quick"])]
+    status = subprocess.run(command, cwd=ROOT, env=env).returncode
+    subprocess.run([*_COVERAGE, "combine", "-q", f"--rcfile={rc}"], cwd=ROOT, check=True)
+    return status
+
+
+def json_report(out: Path) -> dict:
+    """coverage.json from the data in ``out`` (the markers of unreached lines read as they are now)."""
+    subprocess.run([*_COVERAGE, "json", "-q", f"--rcfile={_config(out)}", "-o", str(out / "coverage.json")],
+                   cwd=ROOT, check=True)
+    return json.loads((out / "coverage.json").read_text())
+
+
+# Variables through which a measured process has the processes it starts measured (``patch = subprocess``).
+_SUBPROCESS_VARIABLES = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """(pytest plugin, in every xdist worker) Measuring paused while a test outside conformance/ runs."""
+    measuring = coverage.Coverage.current()
+    # Paused by the collector's pause/resume: Coverage.stop/start would redo start's checks of every module
+    # imported, which torch.ops's namespaces break.
+    collector = getattr(measuring, "_collector", None)
+    if collector is None or Path(str(item.path)).parent.name == "conformance":
+        yield
+        return
+    collector.pause()
+    hidden = {name: os.environ.pop(name) for name in _SUBPROCESS_VARIABLES if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+        collector.resume()
+
+
+def summarize(files: dict, prefix: str) -> dict:
+    """Lines and branches (covered, total, percent) over the files under ``prefix``."""
+    keys = {"lines": ("covered_lines", "num_statements"), "branches": ("covered_branches", "num_branches")}
+    totals = {}
+    for what, (covered_key, total_key) in keys.items():
+        covered = sum(f["summary"][covered_key] for name, f in files.items() if name.startswith(prefix))
+        total = sum(f["summary"][total_key] for name, f in files.items() if name.startswith(prefix))
+        totals[what] = (covered, total, 100.0 * covered / total if total else 100.0)
+    return totals
+
+
+def _relative(files: dict) -> dict:
+    return {str(Path(name).resolve().relative_to(ROOT)) if Path(name).is_absolute() else name: f
+            for name, f in files.items()}
+
+
+def markdown(report: dict) -> str:
+    files = _relative(report["files"])
+    lines = ["# What the quick conformance suite reaches (interpreter)", ""]
+    lines += ["| measured | lines | branches |", "|---|---|---|"]
+    for prefix in MEASURED:
+        totals = summarize(files, prefix)
+        lines.append(f"| {prefix} | " + " | ".join(f"{p:.1f}% ({c}/{t})" for c, t, p in totals.values()) + " |")
+    ops = summarize(files, "gems/ops")
+    verdict = [f"{what} {ops[what][2]:.1f}% (target {target:g}%)" for what, target in TARGET.items()]
+    lines += ["", "gems/ops: " + ", ".join(verdict), "", "## Declared unreachable on the interpreter", ""]
+    for name in sorted(files):
+        for number, text in enumerate((ROOT / name).read_text().splitlines(), 1):
+            if UNREACHED in text:
+                code, _, why = text.partition(UNREACHED)
+                lines.append(f"- {name}:{number} `{code.strip()}`: {why.strip()}")
+    lines += ["", "## Not reached, per file", ""]
+    for name in sorted(files):
+        f = files[name]
+        missed_branches = f.get("missing_branches", [])
+        if not f["missing_lines"] and not missed_branches:
+            continue
+        source = (ROOT / name).read_text().splitlines()
+        s = f["summary"]
+        lines.append(f"### {name}: {s['covered_lines']}/{s['num_statements']} lines, "
+                     f"{s['covered_branches']}/{s['num_branches']} branches")
+        lines.append("")
+        if f["missing_lines"]:
+            lines.append("missed lines: " + _ranges(f["missing_lines"]))
+        for start, end in missed_branches:
+            target = "exit" if end < 0 else str(end)
+            lines.append(f"- branch {start} -> {target}: `{source[start - 1].strip()}`")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _ranges(numbers: list[int]) -> str:
+    spans, first = [], None
+    for i, n in enumerate(numbers):
+        first = n if first is None else first
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            spans.append(str(first) if first == n else f"{first}-{n}")
+            first = None
+    return ", ".join(spans)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gems.testing.coverage", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "coverage", help="where the report goes")
+    parser.add_argument("--report-only", action="store_true", help="write the report from the data in --out")
+    args, pytest_args = parser.parse_known_args(argv)
+    status = 0 if args.report_only else run(args.out, pytest_args)
+    report = json_report(args.out)
+    (args.out / "coverage.md").write_text(markdown(report) + "\n")
+    ops = summarize(_relative(report["files"]), "gems/ops")
+    print(f"gems/ops: lines {ops['lines'][2]:.1f}%, branches {ops['branches'][2]:.1f}% "
+          f"(report: {args.out / 'coverage.md'})")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""gems.patch (gems/patch/): tiny transformers models patched with the fused kernels give the unpatched
+model's outputs, losses and gradients; unpatch restores them exactly; what a patch leaves is listed with
+the reason; ``gems-perf --model --patched`` reports the patched side. On the interpreter vendor (and, where
+it runs the models, the simulated device: GEMS_VENDOR=sim)."""
+
+import copy
+
+import pytest
+import torch
+
+pytest.importorskip("transformers", reason="gems[models] (transformers) is not installed")
+
+import gems  # noqa: E402
+from gems.patch import forwards  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _gems_enabled():
+    """gems registered, as the models harness runs (on the simulated device nothing else computes)."""
+    from gems.runtime import registration
+
+    previous = registration.snapshot()
+    gems.enable()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+TINY = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 96, "max_position_embeddings": 32}
+
+
+def _device():
+    return gems.vendor().device
+
+
+def _build(model_type, head="causal", **fields):
+    """A tiny model on the vendor's device (made on the CPU, moved), norms given random weights so that
+    their scale matters."""
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
+
+    auto = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "base": AutoModel}[head]
+    config = AutoConfig.for_model(model_type, **fields)
+    torch.manual_seed(0)
+    model = auto.from_config(config, attn_implementation="sdpa", dtype=torch.float32)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name.lower():
+                p.copy_(torch.randn_like(p) * 0.5 + (1.0 if "weight" in name else 0.0))
+    return model.to(_device()).eval()
+
+
+def _run(model, inputs, loss_of=None):
+    """(loss, logits without labels, gradients) of one forward and backward."""
+    model.zero_grad(set_to_none=True)
+    out = model(**inputs)
+    loss = loss_of(out) if loss_of else out.loss
+    loss.backward()
+    with torch.no_grad():
+        plain = {k: v for k, v in inputs.items() if k != "labels"}
+        logits = getattr(model(**plain), "logits", None) if loss_of is None else loss_of(model(**plain))
+    grads = {n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None}
+    return loss.detach().cpu(), logits.detach().cpu(), grads
+
+
+def _assert_same_answers(reference, patched):
+    torch.testing.assert_close(patched[0], reference[0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(patched[1], reference[1], rtol=1e-5, atol=1e-5)
+    assert patched[2].keys() == reference[2].keys()
+    for name, grad in reference[2].items():
+        torch.testing.assert_close(patched[2][name], grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def _ids(vocab=TINY["vocab_size"], shape=(2, 12)):
+    generator = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, vocab, shape, generator=generator).to(_device())
+    return {"input_ids": ids, "labels": ids.clone()}
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen2"])
+def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(model_type):
+    model = _build(model_type, **TINY)
+    patched = copy.deepcopy(model)
+    report = gems.patch(patched)
+    assert report.known and not report.left
+    assert set(report.counts()) == {f"{p}{c}" for p in [{"llama": "Llama", "qwen2": "Qwen2"}[model_type]]
+                                    for c in ("RMSNorm", "MLP", "DecoderLayer", "Attention", "ForCausalLM")}
+    inputs = _ids()
+    reference = _run(model, inputs)
+    gems.reset_counts()
+    found = _run(patched, inputs)
+    _assert_same_answers(reference, found)
+    calls, fallbacks = gems.call_counts()["gems"], gems.call_counts()["fallback"]
+    assert not [k for k in fallbacks if k[0].startswith("gems.fused")], fallbacks
+    # two forwards (one with labels, one without) through 2 layers: every fused op ran (and its backward, once)
+    assert calls["gems.fused.linear_cross_entropy"] == 1 and calls["gems.fused.fused_add_rms_norm"] == 4
+    assert calls["gems.fused.fused_rms_norm"] == 6 and calls["gems.fused.silu_and_mul"] == 4
+    assert calls["gems.fused.apply_rotary_position_embedding"] == 8
+    assert patched(**inputs).logits is None  # the fused loss never made the logits
+    gems.unpatch(patched)
+
+
+def test_a_patched_bert_gives_the_unpatched_answers():
+    model = _build("bert", head="masked", hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                   num_attention_heads=4, vocab_size=96, max_position_embeddings=32)
+    patched = copy.deepcopy(model)
+    report = gems.patch(patched)
+    assert report.counts() == {"BertSelfOutput": 2, "BertOutput": 2}
+    assert {cls for _, cls, _ in report.left} == {"BertIntermediate", "BertForMaskedLM"}  # said why, not fused
+    inputs = {**_ids(), "attention_mask": torch.ones(2, 12, dtype=torch.long, device=_device())}
+    inputs["attention_mask"][1, 9:] = 0
+    gems.reset_counts()
+    _assert_same_answers(_run(model, inputs), _run(patched, inputs))
+    assert gems.call_counts()["gems"]["gems.fused.skip_layer_norm"] == 8
+    gems.unpatch(patched)
+
+
+def test_gemma_norms_scale_by_one_plus_weight_and_its_mlp_takes_the_tanh_gelu():
+    model = _build("gemma", **TINY, head_dim=8)
+    patched = copy.deepcopy(model)
+    gems.patch(patched)
+    gems.reset_counts()
+    _assert_same_answers(_run(model, _ids()), _run(patched, _ids()))
+    assert gems.call_counts()["gems"]["gems.fused.gelu_and_mul"] == 4
+    gems.unpatch(patched)
+
+
+def test_unpatch_restores_the_model_and_the_rotary_function_exactly():
+    from transformers.models.llama import modeling_llama
+
+    original = modeling_llama.apply_rotary_pos_emb
+    model = _build("llama", **TINY)
+    before = _run(model, _ids())
+    copy_of = copy.deepcopy(model)
+    gems.patch(model)
+    assert modeling_llama.apply_rotary_pos_emb is not original
+    gems.unpatch(model)
+    assert modeling_llama.apply_rotary_pos_emb is original
+    assert not [n for n, m in model.named_modules() if "forward" in m.__dict__] and gems.patch.report_of(model) is None
+    after = _run(model, _ids())
+    assert torch.equal(after[0], before[0]) and torch.equal(after[1], before[1])
+    assert all(torch.equal(after[2][n], g) for n, g in before[2].items())
+    assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), copy_of.state_dict().values()))
+
+
+def test_a_deepcopy_of_a_patched_model_runs_its_own_modules():
+    model = _build("llama", **TINY)
+    gems.patch(model)
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        twin.model.norm.weight.zero_()  # would show in model's output if twin's forward ran model's modules
+    ids = _ids()["input_ids"]
+    with torch.no_grad():
+        assert not torch.equal(model(input_ids=ids).logits, twin(input_ids=ids).logits)
+        assert twin.model.norm.forward.__self__ is twin.model.norm
+    gems.unpatch(twin)
+    gems.unpatch(model)
+
+
+def test_an_unknown_architecture_is_reported_module_by_module():
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_config(AutoConfig.for_model("gpt2", n_embd=32, n_layer=1, n_head=4,
+                                                                  vocab_size=96))
+    report = gems.patch(model)
+    text = str(report)
+    assert not report.known and not report.patched and "nothing patched" in text
+    assert "no table for architecture 'gpt2'" in text
+    assert {"GPT2Block", "GPT2Attention", "GPT2MLP"} <= {cls for _, cls, _ in report.left}
+    gems.unpatch(model)
+
+
+def test_configurations_the_kernels_do_not_take_are_left_listed_and_the_answers_unchanged():
+    model = _build("llama", **TINY, rope_parameters={"rope_type": "proportional", "rope_theta": 10000.0},
+                   attention_bias=True)
+    scale = model.model.norm.weight.detach()
+    del model.model.norm.weight
+    model.model.norm.register_buffer("weight", scale)  # a norm without a learned scale (a fixed one)
+    model.lm_head.bias = torch.nn.Parameter(torch.zeros(TINY["vocab_size"], device=_device()))
+    patched = copy.deepcopy(model)
+    report = gems.patch(patched)
+    left = {path: why for path, _, why in report.left}
+    assert left["model.layers.0.self_attn"].startswith("rope_type 'proportional' is not one")
+    assert left["model.norm"].startswith("no 1-D weight") and left[""] == "lm_head is not a Linear without bias"
+    assert "model.layers.0.mlp" in {path for path, _, _ in report.patched}
+    _assert_same_answers(_run(model, _ids()), _run(patched, _ids()))
+    gems.unpatch(patched)
+
+
+def test_patch_class_patches_models_built_afterwards():
+    from transformers import LlamaForCausalLM
+
+    gems.patch_class(LlamaForCausalLM)
+    try:
+        model = _build("llama", **TINY)
+        assert gems.patch.report_of(model) is not None and "forward" in model.model.norm.__dict__
+    finally:
+        gems.unpatch_class(LlamaForCausalLM)
+    assert "__init__" not in LlamaForCausalLM.__dict__ or not hasattr(LlamaForCausalLM.__init__, forwards.MARK)
+    assert gems.patch.report_of(_build("llama", **TINY)) is None
+    gems.unpatch(model)
+
+
+def test_gems_perf_patched_reports_a_third_side_and_without_the_flag_nothing_changes(tmp_path):
+    from gems.models.answers import Answer
+    from gems.models.run import ModelRun, run_model
+
+    run = run_model("bert", measure="answers", out=tmp_path, progress=False, patched=True)  # the cheaper preset
+    assert run.answers_ok(), run.answers
+    assert all(a["patched_ok"] and a["patched_error"] is not None for a in run.answers)
+    assert "BertOutput -> skip_layer_norm" in run.patched["report"] and "not measured" in run.patched["memory"]
+    page = (tmp_path / "models.md").read_text()
+    assert "patched gems'" in page and "Peak memory: not measured" in page
+    # Without --patched, models.json's entries keep the keys they always had.
+    plain = ModelRun("m", "preset", "decoder", "float32", "interpreter", "cpu").as_dict()
+    assert "patched" not in plain
+    assert set(Answer("loss", 0.1, 0.1, 1.0, 0.0).as_dict()) == {"quantity", "aten_error", "gems_error", "scale",
+                                                                  "floor", "worst", "allowed", "ok"}

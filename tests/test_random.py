@@ -1,0 +1,319 @@
+"""Random operators (gems/ops/random) and their statistical verdicts (gems.testing.draws): the laws accept
+ATen's own draws and refuse wrong ones, conformance fails realistic bugs (a generator that does not
+advance, a draw that does not repeat under its seed, a wrong law, writes outside a view, another layout),
+the Philox counter layout is cuRAND's, and the generator semantics hold. CUDA-only checks (the CUDA
+generator's offset, graph capture of a dropout) skip without a GPU and run on the lead's GPU machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+import gems
+from gems import ops
+from gems.ops.random import distributions, philox
+from gems.runtime import registration
+from gems.testing import draws
+from gems.testing.conformance import Case, run_case
+from gems.testing.samples_random import dropout_law, permutation_law
+
+REPO = Path(__file__).resolve().parents[1]
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the lead's GPU run)")
+
+
+@pytest.fixture(autouse=True)
+def _restore_registration():
+    previous = registration.snapshot()
+    yield
+    registration.apply(previous, gems.vendor().dispatch_key)
+
+
+def _judge(law, *args):
+    verdict = draws.Verdict()
+    law(verdict, *args)
+    return verdict.message()
+
+
+# --------------------------------------------------------------------------- the laws
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_laws_accept_atens_own_draws(seed):
+    torch.manual_seed(seed)
+    n = 1 << 14
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        assert not _judge(draws.uniform_law, torch.empty(n, dtype=dtype).uniform_(-2, 3), -2.0, 3.0)
+        assert not _judge(draws.normal_law, torch.empty(n, dtype=dtype).normal_(1.5, 0.5), 1.5, 0.5)
+        assert not _judge(draws.exponential_law, torch.empty(n, dtype=dtype).exponential_(2.0), 2.0)
+    p = torch.rand(n, dtype=torch.float64)
+    assert not _judge(draws.bernoulli_law, torch.bernoulli(p), p)
+    assert not _judge(draws.integer_law, torch.randint(-5, 9, (n,)), -5, 9)
+    assert not _judge(permutation_law, torch.randperm(4096))
+    x = torch.randn(n)
+    out, mask = torch.native_dropout(x, 0.3, True)
+    assert not _judge(dropout_law, x, out, mask, 0.3)
+
+
+@pytest.mark.parametrize("law, values, params, expected", [
+    (draws.uniform_law, lambda: torch.rand(8192) * 0.9, (0.0, 1.0), "KS"),
+    (draws.uniform_law, lambda: torch.rand(8192) + 1, (0.0, 1.0), "outside"),
+    (draws.normal_law, lambda: torch.randn(8192) * 1.2, (0.0, 1.0), "standardized"),
+    (draws.normal_law, lambda: torch.randn(8192) + 0.1, (0.0, 1.0), "standardized mean"),
+    (draws.exponential_law, lambda: torch.empty(8192).exponential_(1.25), (1.0,), "mean"),
+    (draws.bernoulli_law, lambda: torch.bernoulli(torch.full((8192,), 0.45)), (0.5,), "mean"),
+    (draws.integer_law, lambda: torch.randint(0, 9, (8192,)), (0, 8), "outside"),
+    (draws.integer_law, lambda: torch.randint(0, 7, (8192,)), (0, 8), "KS"),
+    (permutation_law, lambda: torch.arange(4096), (), "fixed points"),
+    (permutation_law, lambda: torch.arange(4096).flip(0), (), "first half"),
+])
+def test_the_laws_refuse_wrong_draws(law, values, params, expected):
+    torch.manual_seed(0)
+    message = _judge(law, values(), *params)
+    assert expected in message, message
+
+
+def test_dropout_law_refuses_a_wrong_scale_and_a_wrong_zero():
+    torch.manual_seed(0)
+    x = torch.randn(8192)
+    out, mask = torch.native_dropout(x, 0.25, True)
+    assert "kept values" in _judge(dropout_law, x, out * 1.01, mask, 0.25)
+    assert "dropped values" in _judge(dropout_law, x, out.abs(), mask, 0.25)  # +0.0 where x * 0 is -0.0
+
+
+def test_a_case_runs_at_most_eight_tests_each_at_its_share_of_the_rate():
+    verdict = draws.Verdict()
+    assert [verdict.alpha() for _ in range(draws.TESTS_PER_CASE)] == [1e-6 / 8] * 8
+    with pytest.raises(AssertionError):
+        verdict.alpha()
+    # DKW with Massart's constant: 2 exp(-2 n eps^2) = alpha.
+    eps = draws.dkw_epsilon(8192, draws.ALPHA)
+    assert abs(2 * torch.exp(torch.tensor(-2 * 8192 * eps**2, dtype=torch.float64)).item() - draws.ALPHA) < 1e-12
+
+
+# --------------------------------------------------------------------------- conformance verdicts
+
+
+def _serve(overload, fn, owner):
+    gems.enable()
+    table = registration.snapshot()
+    table[overload] = (fn, table[overload][1], owner)
+    registration.apply(table, gems.vendor().dispatch_key)
+
+
+def _run(name, variant, dtype=torch.float32):
+    return run_case(ops.get(name), Case(name, dtype, variant), "cpu", True, "interpreter", {}, repro="pytest ...")
+
+
+def test_gems_random_operators_pass_with_the_reason_statistical():
+    gems.enable()
+    for name, variant in (("uniform_", "contiguous"), ("native_dropout", "contiguous"), ("multinomial", "one-sample")):
+        result = _run(name, variant)
+        assert result.status == "pass" and result.rule == "statistical", (name, result.message)
+
+
+def test_a_generator_that_does_not_advance_fails(monkeypatch):
+    gems.enable()
+    monkeypatch.setattr(distributions, "philox_key", lambda device, generator: philox.PhiloxKey(5, 0))
+    result = _run("uniform_", "contiguous")
+    assert result.status == "fail" and "did not advance" in result.message
+
+
+def test_a_draw_that_ignores_the_seed_fails(monkeypatch):
+    gems.enable()
+    keys = iter(range(1, 100))
+
+    def fresh_key(device, generator):  # advances the generator, but its key does not come from it
+        with gems.aten_only():
+            torch.empty(()).random_()
+        return philox.PhiloxKey(next(keys), 0)
+
+    monkeypatch.setattr(distributions, "philox_key", fresh_key)
+    result = _run("uniform_", "contiguous")
+    assert result.status == "fail" and "warm (second) call differs" in result.message
+
+
+def test_a_wrong_law_fails():
+    def narrow(self, from_=0.0, to=1.0, *, generator=None):
+        return distributions.draw(self, distributions.UNIFORM, generator, from_, from_ + (to - from_) * 0.9)
+
+    _serve("uniform_", narrow, "uniform_")
+    result = _run("uniform_", "contiguous")
+    assert result.status == "fail" and "uniform" in result.message
+
+
+def test_a_draw_outside_its_view_fails():
+    def everywhere(self, from_=0.0, to=1.0, *, generator=None):
+        base = self.as_strided((self.untyped_storage().nbytes() // self.element_size(),), (1,), 0)
+        distributions.draw(base, distributions.UNIFORM, generator, from_, to)
+        return self
+
+    _serve("uniform_", everywhere, "uniform_")
+    result = _run("uniform_", "noncontiguous-strided")
+    assert result.status == "fail" and "outside the view" in result.message
+
+
+def test_another_layout_than_atens_fails():
+    real = ops.get("rand_like").impls["rand_like"]
+
+    def contiguous(self, **options):
+        return real(self.contiguous(), **options)
+
+    _serve("rand_like", contiguous, "rand_like")
+    result = _run("rand_like", "noncontiguous-transposed")
+    assert result.status == "fail" and "strides" in result.message
+
+
+def test_a_dropout_that_ignores_p_fails():
+    real = ops.get("native_dropout").impls["native_dropout"]
+    _serve("native_dropout", lambda input, p, train: real(input, 0.5, train), "native_dropout")
+    result = _run("native_dropout", "contiguous")
+    assert result.status == "fail" and "keep ratio" in result.message
+
+
+# --------------------------------------------------------------------------- Philox and the generator
+
+
+def _philox_reference(seed: int, counter: tuple) -> list[int]:
+    """Philox4x32-10 (Salmon et al., cuRAND's and Triton's), in Python."""
+    key = [seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF]
+    c = list(counter)
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ key[0], p1 & 0xFFFFFFFF, (p0 >> 32) ^ c[3] ^ key[1], p0 & 0xFFFFFFFF]
+        key = [(key[0] + 0x9E3779B9) & 0xFFFFFFFF, (key[1] + 0xBB67AE85) & 0xFFFFFFFF]
+    return c
+
+
+def _expected_uniforms(seed: int, offset: int, n: int, lanes: int) -> torch.Tensor:
+    """Element p * 4L + k * L + j (L lanes per program) = the top 24 bits of word k of Philox at counter
+    (offset // 4, lane p * L + j)."""
+    counter = offset // 4
+    values = []
+    for i in range(n):
+        program, within = divmod(i, 4 * lanes)
+        word, lane = within // lanes, program * lanes + within % lanes
+        words = _philox_reference(seed, (counter & 0xFFFFFFFF, counter >> 32, lane & 0xFFFFFFFF, lane >> 32))
+        values.append((words[word] >> 8) * 2.0**-24)
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def _lanes(numel: int) -> int:
+    from gems.codegen.pointwise import pointwise_config
+
+    return philox.lanes_and_programs(numel, 4, pointwise_config(numel, 4)[0])[0]
+
+
+def test_each_value_is_a_word_of_its_lanes_philox_block_at_the_offsets_counter(monkeypatch):
+    seed, offset = 0x1234_5678_9ABC_DEF0, 40
+    monkeypatch.setattr(distributions, "philox_key", lambda device, generator: philox.PhiloxKey(seed, offset))
+    out = distributions.draw(torch.empty(37), distributions.UNIFORM, None, 0.0, 1.0)
+    assert torch.equal(out, _expected_uniforms(seed, offset, 37, _lanes(37)))
+
+
+def test_the_same_seed_gives_the_same_numbers_and_the_next_call_others():
+    gems.enable()
+    for draw in (lambda: torch.rand(1000), lambda: torch.randn(1000, dtype=torch.float64),
+                 lambda: torch.native_dropout(torch.ones(1000), 0.5, True)[1], lambda: torch.randperm(500)):
+        torch.manual_seed(7)
+        first, second = draw(), draw()
+        torch.manual_seed(7)
+        assert torch.equal(draw(), first) and not torch.equal(first, second)
+
+
+def test_a_generator_argument_is_drawn_from_and_the_default_one_is_left_alone():
+    gems.enable()
+    default = torch.default_generator.get_state()
+    mine = torch.Generator().manual_seed(3)
+    a = torch.rand(100, generator=mine)
+    assert torch.equal(torch.default_generator.get_state(), default)
+    assert torch.equal(torch.rand(100, generator=torch.Generator().manual_seed(3)), a)
+    cuda_generator = types.SimpleNamespace(device=torch.device("cuda"))  # no CUDA here: its device is enough
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        philox.checked_generator(torch.device("cpu"), cuda_generator)
+
+
+def test_one_compiled_kernel_serves_every_seed_and_offset():
+    """Seeds, offsets and the graph flag are typed, unspecialized arguments: neither Triton nor gems'
+    launcher keys a kernel by their values, so a new value never compiles (not during graph capture)."""
+    from gems.runtime import launch
+
+    params = [types.SimpleNamespace(name=name, is_constexpr=False, do_not_specialize=True, annotation_type="i64")
+              for name in ("seed", "offset")]
+    prepare = launch._make_prepare_function(types.SimpleNamespace(params=params))
+    assert prepare(1, 16)[0] == prepare(2**40 + 3, 7)[0] == ()
+
+
+@CUDA
+def test_cuda_offsets_advance_by_four_per_call_and_match_the_reference():
+    gems.enable()
+    gen = torch.cuda.default_generators[torch.cuda.current_device()]
+    torch.cuda.manual_seed(11)
+    gen.set_offset(8)
+    out = torch.rand(37, device="cuda")
+    assert gen.get_offset() == 8 + philox.WORDS_PER_CALL
+    assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), 8, 37, _lanes(37)))
+
+
+@CUDA
+def test_cuda_graph_capture_of_a_dropout_draws_anew_on_each_replay():
+    """As ATen's: each replay advances the generator by the graph's offsets and gives new masks; a replay
+    gives what an eager call from the same generator state gives."""
+    gems.enable()
+    gen = torch.cuda.default_generators[torch.cuda.current_device()]
+    x = torch.randn(1 << 16, device="cuda")
+    torch.native_dropout(x, 0.5, True)  # compiles the kernel before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, mask = torch.native_dropout(x, 0.5, True)
+    masks = []
+    for _ in range(2):
+        start = gen.get_offset()
+        graph.replay()
+        torch.cuda.synchronize()
+        masks.append(mask.clone())
+        assert gen.get_offset() == start + philox.WORDS_PER_CALL
+        gen.set_offset(start)
+        eager = torch.native_dropout(x, 0.5, True)[1]
+        assert torch.equal(eager, masks[-1])
+    assert not torch.equal(masks[0], masks[1])
+
+
+# --------------------------------------------------------------------------- the simulated device
+
+SIM_PROBE = r"""
+import json, torch, gems
+from gems import simdevice
+gems.enable()
+simdevice.reset_route_counts()
+gems.reset_counts()
+x = torch.rand(64, device="sim")
+torch.randn(64, device="sim")
+x.bernoulli_(0.5)
+x.uniform_(-1, 1)
+x.normal_()
+x.exponential_()
+torch.randint(0, 5, (64,), device="sim")
+out = {"gems": gems.call_counts()["gems"], "routes": simdevice.cpu_route_counts(), "device": str(x.device)}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.xdist_group("simdevice")
+def test_gems_serves_random_numbers_on_the_simulated_device():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(PYTHONPATH=str(REPO), GEMS_VENDOR="sim")
+    proc = subprocess.run([sys.executable, "-c", SIM_PROBE], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["device"] == "sim:0"
+    for overload in ("rand", "randn", "bernoulli_.float", "uniform_", "normal_", "exponential_", "randint.low"):
+        assert found["gems"].get(overload) == 1, (overload, found["gems"])
+    assert found["routes"] == {}, found["routes"]  # no CPU route: gems drew every number
