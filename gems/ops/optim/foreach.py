@@ -258,7 +258,7 @@ NO_LAUNCH = {"empty-tensors": "every tensor of the lists is empty"}
 
 
 def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, row_check=None,
-          across_devices=False, functional=True, keeps_dtype=False):
+          across_devices=False, functional=True, keeps_dtype=False, host_reads_cpu_scalar=False):
     """{overload: implementation} for the functional and in-place forms of one overload family, e.g.
     ``_foreach_add.List`` and ``_foreach_add_.List``. (ATen's ``_out`` forms are composites that call the
     functional form and copy its result: they run gems through it.)
@@ -268,13 +268,14 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
     ``alpha=``; inputs: the indices of the lists the kernel reads (default all); row_check(lists): a check of
     the lists' rows (lerp's dtypes); across_devices: ATen serves lists on several devices (copy) rather than
     refusing them; functional: False where ATen's functional form is a composite of the in-place one (zero);
-    keeps_dtype: the functional result has self's dtype (copy), not the promoted one."""
+    keeps_dtype: the functional result has self's dtype (copy), not the promoted one; host_reads_cpu_scalar: ATen's
+    CUDA kernel reads a CPU 0-d tensor operand on the host (mul, div) rather than refusing it."""
     inputs = tuple(range(n_lists)) if inputs is None else inputs
 
     def run(args, alpha_value, inplace):
         lists = list(args[:n_lists])
         (mt.check_same_length if n_lists > 1 else mt.check_nonempty)(*lists)
-        value, extra = _scalar_operand(kind, args[n_lists] if kind else None, lists[0])
+        value, extra = _scalar_operand(kind, args[n_lists] if kind else None, lists[0], host_reads_cpu_scalar)
         mt.check_lists(lists[0][0].device, lists, across_devices)
         if row_check is not None:
             row_check(lists)
@@ -315,7 +316,7 @@ def overloads(name, table, bodies, **options) -> dict:
             for overload, fn in forms(name, suffix, bodies[suffix], n_lists, kind, alpha=alpha, **options).items()}
 
 
-def _scalar_operand(kind, value, self):
+def _scalar_operand(kind, value, self, host_reads_cpu_scalar=False):
     """(the operand as given, apply()'s keyword for it) after ATen's checks."""
     if kind == SCALAR:
         return value, {"scalar": check_scalar(value)}
@@ -326,7 +327,7 @@ def _scalar_operand(kind, value, self):
         return value, {"scalars": cpu_scalars(self, value)}
     if kind == TENSOR:
         check_scalar_tensor(value)
-        return value, _tensor_scalar(value, self[0].device)
+        return value, _tensor_scalar(value, self, host_reads_cpu_scalar)
     return value, {}
 
 
@@ -345,17 +346,19 @@ def cpu_scalars(self, scalars) -> list:
     return scalars.tolist()  # CPU memory: no device synchronisation
 
 
-def _tensor_scalar(other, device) -> dict:
-    """A 0-d tensor operand: read in the kernel on the lists' device. ATen's CUDA kernels refuse a CPU one
-    beside device lists (its CPU kernels take it: the lists are on the CPU then, and it is read here)."""
+def _tensor_scalar(other, self, host_reads_cpu_scalar) -> dict:
+    """A 0-d tensor operand: read in the kernel on the lists' device. A CPU one beside device lists is read here
+    where ATen's CUDA kernels read it on the host: _foreach_mul and _foreach_div always, _foreach_add on its
+    slow route (a scalar of another dtype than the lists'); otherwise they refuse it. On the CPU it is read here."""
+    device = self[0].device
     if other.device == device:
         if not other.is_floating_point():
             raise Fallback(f"a scalar tensor of dtype {other.dtype}")
         return {"scalar_tensor": other}
-    if other.device.type == "cpu" and device.type != "cpu":
-        raise RuntimeError(f"scalar tensor expected to be on {device} but is on cpu")
     if other.device.type == "cpu":
-        return {"scalar": check_scalar(other.item())}
+        if device.type == "cpu" or host_reads_cpu_scalar or other.dtype != self[0].dtype:
+            return {"scalar": check_scalar(other.item())}
+        raise RuntimeError(f"scalar tensor expected to be on {device} but is on cpu")
     raise Fallback(f"a scalar tensor on {other.device} for lists on {device}: ATen serves it")
 
 

@@ -28,7 +28,7 @@ def _div_list(x, y, z, s, alpha):
 
 
 impls = overloads(NAME, FORMS, {"Scalar": _div_scalar, "List": _div_list, "ScalarList": _div_scalar,
-                                "Tensor": _div_scalar})
+                                "Tensor": _div_scalar}, host_reads_cpu_scalar=True)
 
 SPECS = [
     OpSpec(name="foreach_div", family="optim", impls=impls, call=torch._foreach_div,

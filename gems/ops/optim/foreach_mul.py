@@ -27,7 +27,7 @@ def _mul_list(x, y, z, s, alpha):
 
 
 impls = overloads(NAME, FORMS, {"Scalar": _mul_scalar, "List": _mul_list, "ScalarList": _mul_scalar,
-                                "Tensor": _mul_scalar})
+                                "Tensor": _mul_scalar}, host_reads_cpu_scalar=True)
 
 SPECS = [
     OpSpec(name="foreach_mul", family="optim", impls=impls, call=torch._foreach_mul,

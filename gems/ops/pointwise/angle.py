@@ -3,6 +3,8 @@ inputs give the default float dtype (Promotion.INT_TO_FLOAT); complex tensors fa
 fp16/bf16: pi computed in fp32 and rounded once to the dtype, as ATen rounds M_PI.
 """
 
+from dataclasses import replace
+
 import torch
 import triton
 import triton.language as tl
@@ -21,4 +23,6 @@ def _angle(x):
 
 angle_op = PointwiseOp("angle", _angle, operands=1, promotion=Promotion.INT_TO_FLOAT)
 
-SPECS = [unary_spec(angle_op, torch.angle, inplace=False)]
+SPECS = [replace(unary_spec(angle_op, torch.angle, inplace=False), known_failures={
+    ("nvidia", dtype, "*"): "gems computes angle in this dtype; ATen's CUDA kernel raises NotImplementedError "
+                            "(its CPU kernel computes it)" for dtype in ("float16", "bfloat16")})]

@@ -7,7 +7,7 @@ CUDA's is. remainder.py builds on this kernel."""
 
 import torch
 import triton
-import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only with tl in its module)
+import triton.language as tl
 from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp
@@ -22,10 +22,31 @@ DIVISOR = {"low": -4.0, "high": 4.0, "int_low": -9, "int_high": 9}
 PERF_DIVISOR = {"low": 0.5, "high": 4.0, "int_low": 1, "int_high": 9}
 
 
+# 2^64 and 2^-64: scale an fp32 subnormal divisor to a normal number and back, exactly.
+SUBNORMAL_SCALE = 18446744073709551616.0
+SUBNORMAL_UNSCALE = 5.421010862427522e-20
+
+
+@triton.jit
+def _fmod_f32(x, y):
+    """libdevice's fmod without its flush of subnormal operands (Triton links libdevice with FTZ on NVIDIA
+    GPUs): |x| < |y| is x itself; a subnormal y first reduces x by y * 2^64, a multiple of y (exact), then
+    the remainder and y are both scaled by 2^64 and the result scaled back."""
+    ay = tl.abs(y)
+    tiny = ay < 1.1754943508222875e-38
+    big_y = y * SUBNORMAL_SCALE
+    reduced = tl.where(tl.abs(x) < ay * SUBNORMAL_SCALE, x, libdevice.fmod(x, big_y))
+    scaled = libdevice.fmod(reduced * SUBNORMAL_SCALE, big_y) * SUBNORMAL_UNSCALE
+    plain = tl.where(tl.abs(x) < ay, x, libdevice.fmod(x, y))
+    return tl.where(tiny, scaled, plain)
+
+
 @triton.jit
 def c_fmod(x, y):
     """x fmod y: the sign of x (Triton's integer ``%`` truncates, like C)."""
-    if x.dtype.is_floating():
+    if x.dtype == tl.float32:
+        r = _fmod_f32(x, y)
+    elif x.dtype.is_floating():
         r = libdevice.fmod(x, y)
     else:
         r = x % y

@@ -33,6 +33,8 @@ nan_to_num_op = PointwiseOp("nan_to_num", _nan_to_num, operands=1, scalars=("nan
 
 
 def _replacements(self, nan, posinf, neginf):
+    if not self.dtype.is_floating_point:
+        return 0.0, 0.0, 0.0  # a copy: the kernel reads no replacement (a huge one would not fit its fp32 argument)
     largest, lowest = _LIMITS.get(self.dtype, (0.0, 0.0))
     return (0.0 if nan is None else nan, largest if posinf is None else posinf,
             lowest if neginf is None else neginf)

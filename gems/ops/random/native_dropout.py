@@ -124,5 +124,8 @@ SPECS = [
         call=torch.native_dropout, samples=random_samples("dropout_samples"), dtypes=FLOATS,
         perf=draws_perf("native_dropout"),
         aten_decisions=SEED_DRAW,
+        known_failures={("nvidia", "*", variant): "ATen's CUDA kernel takes p outside [0, 1] without a check and "
+                        "returns a result; gems raises ATen's CPU error" for variant in
+                        ("p-above-one-error", "p-negative-error", "p-nan-error")},
     ),
 ]

@@ -27,6 +27,8 @@ SPECS = [
         samples=lazy("gems.testing.samples_scan", "scan_samples", "cummin", pair=True),
         dtypes=ALL,
         tolerance="reduction",
+        varies_between_runs={"grad": "its backward (ATen's cummaxmin_backward) sums the gradients with scatter_add, "
+                                     "whose float atomics add in an order that varies from run to run on a GPU"},
         perf=PerfSpec(inputs=lazy("gems.testing.samples_softmax", "rows_perf_inputs"), shapes="scan",
                       bytes=lazy("gems.testing.samples_softmax", "io_bytes")),
     ),

@@ -60,5 +60,8 @@ SPECS = [
         dtypes=FLOATS,
         tolerance="reduction",
         perf=reduction_perf(),
+        known_failures={("nvidia", "float32", "wrong-out-dtype-mean.out"):
+                        "ATen's CUDA kernel writes an integer out= (it casts the input to the out's dtype first); "
+                        "gems raises ATen's CPU error, that the float mean cannot be cast to it"},
     ),
 ]

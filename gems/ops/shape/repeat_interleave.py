@@ -118,7 +118,8 @@ SPECS = [
         name="repeat_interleave", family="tensor",
         impls={"repeat_interleave.Tensor": repeat_interleave, "repeat_interleave.Tensor_out": repeat_interleave_out},
         call=torch.repeat_interleave, samples=shape_samples("repeat_interleave_samples"), dtypes=ALL,
-        tolerance="exact",
+        # not "exact": the copies are exact either way, but self's gradient is a float sum (below)
+        tolerance="pointwise",
         varies_between_runs={"self-tensor-grad": "the gradient of self is index_add's sum over the repeats "
                                                  "(index_select's backward), whose float atomics add in an order "
                                                  "that varies from run to run on a GPU"}),

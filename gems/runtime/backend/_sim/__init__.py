@@ -179,12 +179,10 @@ device_gaps = {
     "scatter_reduce": {f"{variant}/bool": _CUDA_REFUSES.format(what="computes bool products, maxima and minima")
                        for variant in ("amax", "amax-exclude-self", "amin", "amin-exclude-self", "inplace", "out",
                                        "prod", "prod-exclude-self")},
-    **{name: {"tensor-cpu-scalar/float32": _CUDA_REFUSES.format(what="reads a CPU scalar tensor beside a list on "
-                                                                      "the device")}
-       for name in ("foreach_add", "foreach_div", "foreach_mul")},
+    "foreach_add": {"tensor-cpu-scalar/float32": _CUDA_REFUSES.format(what="reads a CPU scalar tensor of the "
+                                                                         "lists' dtype beside a list on the device")},
     "index_select": {"error-index-2d/float32": _CUDA_REFUSES.format(what="raises IndexError for a 2-d index (CUDA: "
                                                                          "RuntimeError)")},
-    "repeat_interleave": {f"self-tensor-grad/{dtype}": _NO_PARITY for dtype in ("bfloat16", "float16", "float32")},
     # one_hot's class checks (issue #27): ATen checks the classes on the host only on the CPU; on CUDA and
     # out-of-tree devices it leaves them to a device assert in its scatter_, and gems follows the device's rule.
     "one_hot": {variant: "ATen on the CPU (the stand-in for the device's absent ATen) checks the classes on the "
