@@ -67,7 +67,9 @@ def _add_tokens(acc, src_ptr, order_ptr, starts_ptr, j, row_mask, cols, col_mask
     count = tl.load(starts_ptr + j + 1, mask=row_mask, other=0) - lo
     for k in range(0, tl.max(count, 0)):
         take = k < count
-        token = tl.load(order_ptr + lo + k, mask=take, other=0)
+        # an in-bounds index instead of a mask: triton 3.6 fails to compile the masked load here on Hopper
+        # (its layout pass gives the mask another layout than the pointers)
+        token = tl.load(order_ptr + tl.where(take, lo + k, 0))
         acc += tl.load(src_ptr + token[:, None] * stride_sn + cols[None, :] * stride_sd,
                        mask=take[:, None] & col_mask[None, :], other=0).to(ACC)
     return acc, count

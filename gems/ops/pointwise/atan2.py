@@ -14,8 +14,9 @@ from gems.ops.pointwise.shared import binary_samples, inplace_of, out_of, pointw
 from gems.spec import OpSpec
 
 
+FP32_SMALLEST_NORMAL = tl.constexpr(1.1754943508222875e-38)
 # 2^64: scales a pair of fp32 subnormals to normal numbers, exactly.
-SUBNORMAL_SCALE = 18446744073709551616.0
+SUBNORMAL_SCALE = tl.constexpr(18446744073709551616.0)
 
 
 @triton.jit
@@ -23,7 +24,7 @@ def _atan2(x, y):
     # atan2 depends only on the ratio: a pair of tiny operands is scaled up first, because Triton links
     # libdevice with FTZ on NVIDIA GPUs and its fp32 atan2 would see two zeros
     if x.dtype == tl.float32:
-        tiny = tl.maximum(tl.abs(x), tl.abs(y)) < 1.1754943508222875e-38
+        tiny = tl.maximum(tl.abs(x), tl.abs(y)) < FP32_SMALLEST_NORMAL
         x = tl.where(tiny, x * SUBNORMAL_SCALE, x)
         y = tl.where(tiny, y * SUBNORMAL_SCALE, y)
     return libdevice.atan2(x, y)

@@ -22,9 +22,10 @@ DIVISOR = {"low": -4.0, "high": 4.0, "int_low": -9, "int_high": 9}
 PERF_DIVISOR = {"low": 0.5, "high": 4.0, "int_low": 1, "int_high": 9}
 
 
+FP32_SMALLEST_NORMAL = tl.constexpr(1.1754943508222875e-38)
 # 2^64 and 2^-64: scale an fp32 subnormal divisor to a normal number and back, exactly.
-SUBNORMAL_SCALE = 18446744073709551616.0
-SUBNORMAL_UNSCALE = 5.421010862427522e-20
+SUBNORMAL_SCALE = tl.constexpr(18446744073709551616.0)
+SUBNORMAL_UNSCALE = tl.constexpr(5.421010862427522e-20)
 
 
 @triton.jit
@@ -33,7 +34,7 @@ def _fmod_f32(x, y):
     GPUs): |x| < |y| is x itself; a subnormal y first reduces x by y * 2^64, a multiple of y (exact), then
     the remainder and y are both scaled by 2^64 and the result scaled back."""
     ay = tl.abs(y)
-    tiny = ay < 1.1754943508222875e-38
+    tiny = ay < FP32_SMALLEST_NORMAL
     big_y = y * SUBNORMAL_SCALE
     reduced = tl.where(tl.abs(x) < ay * SUBNORMAL_SCALE, x, libdevice.fmod(x, big_y))
     scaled = libdevice.fmod(reduced * SUBNORMAL_SCALE, big_y) * SUBNORMAL_UNSCALE
