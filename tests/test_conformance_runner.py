@@ -94,6 +94,12 @@ def test_error_cases_need_the_same_exception_type():
 
     result = _run(_neg_spec(impls={"neg.out": never_raises}, samples=bad_out_samples), variant="error-out-dtype")
     assert result.status == "fail" and "ATen raises RuntimeError" in result.message
+    # A declared divergence from ATen's errors (a device whose ATen does not check) is a known failure.
+    declared = _neg_spec(impls={"neg.out": never_raises}, samples=bad_out_samples,
+                         known_failures={("*", "float32", "error-out-dtype"): "ATen checks, gems does not"})
+    result = _run(declared, variant="error-out-dtype")
+    assert result.status == "xfail" and "ATen checks, gems does not" in result.message
+    assert "ATen raises RuntimeError" in result.message
     gems.enable(include=["neg"])
     result = _run(_neg_spec(impls={"neg.out": never_raises}, samples=bad_out_samples), variant="error-out-dtype")
     assert result.status == "pass" and result.rule == "same-error"

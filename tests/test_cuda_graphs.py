@@ -83,11 +83,13 @@ def test_a_new_size_of_a_known_family_is_served_during_capture():
         for n in (100, 101, 102):  # the family and its size-generic plan for 65..128
             torch.add(torch.randn(n, device="cuda"), torch.randn(n, device="cuda"))
         x, y = torch.randn(117, device="cuda"), torch.randn(117, device="cuda")
-        before = python_calls()
+        # add's own calls: a capture also runs PyTorch's bookkeeping (the generators' state tensors) through gems
+        before = native.python_calls().get("add.Tensor", {})
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             out = torch.add(x, y)
-        assert python_calls() == before and native.generic_counts().get("add.Tensor", 0) >= 2
+        assert native.python_calls().get("add.Tensor", {}) == before, native.python_calls()
+        assert native.generic_counts().get("add.Tensor", 0) >= 2
         x.copy_(torch.randn(117, device="cuda"))
         graph.replay()
         torch.cuda.synchronize()

@@ -62,16 +62,16 @@ def _bounds_kernel(keys_ptr, starts_ptr, n, first, n_starts, steps, CHECK: tl.co
 @triton.jit
 def _add_tokens(acc, src_ptr, order_ptr, starts_ptr, j, row_mask, cols, col_mask, stride_sn, stride_sd,
                 ACC: tl.constexpr):
-    """acc + the src rows of the tokens order[starts[j]:starts[j + 1]] (per row of the tile), and their count."""
+    """acc + the src rows of the tokens order[starts[j]:starts[j + 1]] (per row of the tile), and their count.
+    j and row_mask are (BLOCK_W, 1) columns: the row values keep the tile's layout (triton 3.6 fails to compile
+    this loop on Hopper with 1-d row vectors, whose layouts its layout pass mismatches)."""
     lo = tl.load(starts_ptr + j, mask=row_mask, other=0)
     count = tl.load(starts_ptr + j + 1, mask=row_mask, other=0) - lo
-    for k in range(0, tl.max(count, 0)):
+    for k in range(0, tl.max(count)):
         take = k < count
-        # an in-bounds index instead of a mask: triton 3.6 fails to compile the masked load here on Hopper
-        # (its layout pass gives the mask another layout than the pointers)
-        token = tl.load(order_ptr + tl.where(take, lo + k, 0))
-        acc += tl.load(src_ptr + token[:, None] * stride_sn + cols[None, :] * stride_sd,
-                       mask=take[:, None] & col_mask[None, :], other=0).to(ACC)
+        token = tl.load(order_ptr + lo + k, mask=take, other=0)
+        acc += tl.load(src_ptr + token * stride_sn + cols[None, :] * stride_sd, mask=take & col_mask[None, :],
+                       other=0).to(ACC)
     return acc, count
 
 
@@ -84,26 +84,26 @@ def _rows_kernel(src_ptr, order_ptr, starts_ptr, out_ptr, n_rows, n_cols, col_bl
     pid = tl.program_id(0).to(tl.int64)
     w = (pid // col_blocks) * BLOCK_W + tl.arange(0, BLOCK_W)
     cols = (pid % col_blocks) * BLOCK_D + tl.arange(0, BLOCK_D)
-    row_mask = (w < n_rows) & (w != skip_row)
+    row_mask = ((w < n_rows) & (w != skip_row))[:, None]
     col_mask = cols < n_cols
     acc = tl.zeros([BLOCK_W, BLOCK_D], ACC)
     if WRAP:
-        acc, count = _add_tokens(acc, src_ptr, order_ptr, starts_ptr, w, row_mask, cols, col_mask, stride_sn,
-                                 stride_sd, ACC)
-        acc, more = _add_tokens(acc, src_ptr, order_ptr, starts_ptr, w + n_rows, row_mask, cols, col_mask,
-                                stride_sn, stride_sd, ACC)
+        acc, count = _add_tokens(acc, src_ptr, order_ptr, starts_ptr, w[:, None], row_mask, cols, col_mask,
+                                 stride_sn, stride_sd, ACC)
+        acc, more = _add_tokens(acc, src_ptr, order_ptr, starts_ptr, w[:, None] + n_rows, row_mask, cols,
+                                col_mask, stride_sn, stride_sd, ACC)
         count += more
     else:
-        acc, count = _add_tokens(acc, src_ptr, order_ptr, starts_ptr, w, row_mask, cols, col_mask, stride_sn,
-                                 stride_sd, ACC)
+        acc, count = _add_tokens(acc, src_ptr, order_ptr, starts_ptr, w[:, None], row_mask, cols, col_mask,
+                                 stride_sn, stride_sd, ACC)
     if SCALE:
-        acc = acc / tl.maximum(count, 1).to(ACC)[:, None]
+        acc = acc / tl.maximum(count, 1).to(ACC)
     if HAS_ALPHA:
         acc = acc * alpha
     out = out_ptr + w[:, None] * stride_on + cols[None, :] * stride_od
     mask = (w < n_rows)[:, None] & col_mask[None, :]
     if BASE:
-        mask = mask & (count > 0)[:, None]
+        mask = mask & (count > 0)
         acc += tl.load(out, mask=mask, other=0).to(ACC)
     if out_ptr.dtype.element_ty == tl.int1:
         result = acc != 0

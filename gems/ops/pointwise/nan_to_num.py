@@ -4,6 +4,8 @@ converted to the tensor's dtype (a double rounded to fp32 first for fp16/bf16: s
 float); integer and bool tensors are copied unchanged.
 """
 
+import math
+
 import torch
 import triton
 import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only with tl in its module)
@@ -12,6 +14,8 @@ from gems.codegen.pointwise import PointwiseOp
 from gems.ops.pointwise.unary_shared import scalar_variants, unary_spec, value_samples
 
 INF = tl.constexpr(float("inf"))
+# fp32's largest finite value plus half an ulp: doubles from here on round to infinity in fp32.
+FP32_ROUNDS_TO_INF = 3.4028235677973366e38
 # (largest, lowest) finite value per floating dtype: the default replacements of +inf and -inf.
 _LIMITS = {d: (torch.finfo(d).max, torch.finfo(d).min)
            for d in (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
@@ -36,8 +40,12 @@ def _replacements(self, nan, posinf, neginf):
     if not self.dtype.is_floating_point:
         return 0.0, 0.0, 0.0  # a copy: the kernel reads no replacement (a huge one would not fit its fp32 argument)
     largest, lowest = _LIMITS.get(self.dtype, (0.0, 0.0))
-    return (0.0 if nan is None else nan, largest if posinf is None else posinf,
-            lowest if neginf is None else neginf)
+    values = (0.0 if nan is None else nan, largest if posinf is None else posinf,
+              lowest if neginf is None else neginf)
+    if self.dtype is torch.float64:
+        return values
+    # The kernel takes fp32 numbers: a double past fp32's range is the infinity ATen's cast to fp32 makes of it.
+    return tuple(math.copysign(math.inf, v) if abs(v) >= FP32_ROUNDS_TO_INF else v for v in values)
 
 
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
