@@ -26,6 +26,10 @@ RATIO = 1.5  # the issue's "within ATen's own error"
 # Rounding floors: a few ulps of the dtype at the reference's scale.
 FLOOR = {torch.float64: 1e-12, torch.float32: 1e-5, torch.float16: 4 * 2.0 ** -11, torch.bfloat16: 4 * 2.0 ** -8}
 LEARNING_RATE = 1e-3
+# AdamW's first step moves a parameter by lr * g / (|g| + eps): for a gradient within a few eps of zero,
+# rounding noise in g (a sum order, within the gradients' own check) moves that step by a part of lr. Measured on
+# an H200 (tiny llama, float32, 2026-11-26): 1.48e-5 where ATen's own run was the float32 reference itself.
+ADAM_STEP_FLOOR = 0.02 * LEARNING_RATE
 
 
 @dataclass
@@ -158,7 +162,10 @@ def check(model: torch.nn.Module, spec: ModelSpec, dtype: torch.dtype, device: s
         aten_err, _ = _largest_difference(aten[quantity], ref)
         gems_err, worst = _largest_difference(gems[quantity], ref)
         scale = _scale(ref)
-        answer = Answer(quantity, aten_err, gems_err, scale, FLOOR.get(dtype, 0.0) * max(scale, 1.0), worst)
+        floor = FLOOR.get(dtype, 0.0) * max(scale, 1.0)
+        if quantity == "parameters after AdamW":
+            floor = max(floor, ADAM_STEP_FLOOR)
+        answer = Answer(quantity, aten_err, gems_err, scale, floor, worst)
         if patched is not None:
             answer.patched_error, answer.patched_worst = _largest_difference(patched[quantity], ref)
         answers.append(answer)

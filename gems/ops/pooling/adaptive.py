@@ -31,6 +31,9 @@ from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 # Channels-last tiles: this many channels per row (a 128-byte line of fp16 or bf16).
 CHANNELS_LAST_BLOCK_C = 64
 UNROLLED_TAPS = 64  # backward: covering windows up to this many are unrolled
+# NCHW tiles: at most this many outputs per program. On an H200 (triton 3.6, 2026-11-26) fp32 inputs gave wrong
+# means with 256 or more rows of 4-element windows (fp16 right with the same tiles; cause not found), 128 right.
+NCHW_BLOCK_R_MAX = 128
 
 
 @triton.jit
@@ -198,7 +201,7 @@ def adaptive_pool(x: torch.Tensor, y: torch.Tensor, indices, is_max: bool) -> No
         grid = rows * tiles_c
     else:
         block_c = min(next_power_of_2(window), block)
-        block_r = min(max(1, block // block_c), next_power_of_2(rows))
+        block_r = min(max(1, block // block_c), next_power_of_2(rows), NCHW_BLOCK_R_MAX)
         tiles_c = 1
         grid = cdiv(rows, block_r)
     _adaptive((grid,), x, y, indices if is_max else y, c, h, w, oh, ow, rows, tiles_c, sx[0], sx[1], sx[3], sx[4],
