@@ -2,8 +2,9 @@
 integers and -inf, +inf at +inf. Integers and bool give the default float dtype; fp16/bf16 are computed
 in fp32. Its derivative calls polygamma (ATen's).
 
-    x < 0:       psi(x) = psi(1 - x) - pi cos(pi r) / sin(pi r), r = x - trunc(x) (exact; sinpi and cospi
-                 reduce exactly, where tan(pi x) would round pi x first)
+    x < 0:       psi(x) = psi(1 - x) - pi cos(pi r) / sin(pi r), r = x - rint(x) in [-1/2, 1/2] (exact, and
+                 cot(pi x) has period 1: near an integer sinpi sees the small r itself, where tan(pi x) would
+                 round pi x first; libdevice's fp64 sinpi of r near -1 was 9% off on an H200)
     y < 10:      psi(y) = psi(y + n) - sum_k 1 / (y + k), the sum kept as one fraction p / q (one division
                  instead of ten; every factor is at least y, so q only underflows for subnormal y, which the
                  next case takes)
@@ -11,6 +12,8 @@ in fp32. Its derivative calls polygamma (ATen's).
     y >= 10:     psi(y) = log y - 1 / (2y) - sum_n B_2n / (2n y^2n), seven terms (the eighth is below
                  1e-16 relative at y = 10)
 """
+
+from dataclasses import replace
 
 import torch
 import triton
@@ -38,7 +41,7 @@ def _asymptotic_tail(z):
 @triton.jit
 def _digamma(x):
     negative = x < 0
-    r = x - libdevice.trunc(x)
+    r = x - libdevice.rint(x)
     reflection = div_rn(libdevice.cospi(r), libdevice.sinpi(r)) * (-PI)
     y = tl.where(negative, 1.0 - x, x)
     p = tl.full(x.shape, 0.0, x.dtype)
@@ -57,10 +60,14 @@ def _digamma(x):
 
 digamma_op = PointwiseOp("digamma", _digamma, operands=1, promotion=Promotion.INT_TO_FLOAT)
 
-SPECS = [
+SPECS = [replace(
     unary_spec(digamma_op, torch.digamma,
                more=(value_samples([0.0, -0.0, -1.0, -2.0, -2.5, ("ulp-above", -3.0), 1e-30, -1e-30, 10.0,
                                     ("ulp-below", 10.0), 1.4616321449683622, 1e20, -1e5 + 0.5]),
                      alias_calls(("special_digamma", torch.special.digamma, "digamma"),
                                  ("special_psi", torch.special.psi, "digamma")))),
+    known_failures={("*", "float64", "domain-edges"):
+                    "the oracle is wrong here, not gems: at -3 + 2^-51 ATen's float64 digamma (the oracle) computes "
+                    "pi / tan(pi r), which rounds pi r first, and returns -2.1596e15; the value is -2.2518e15, which "
+                    "gems returns"}),
 ]
