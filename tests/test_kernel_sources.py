@@ -14,7 +14,6 @@ import triton.language as tl
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
-
 REFUSED = (bool, int, float, str, tuple, list, dict, set)
 # @triton.jit makes an InterpretedFunction under TRITON_INTERPRET=1 (as in CI), a JITFunction on a GPU.
 KERNEL_TYPES = (JITFunction, InterpretedFunction)
@@ -33,7 +32,8 @@ def jit_functions():
 def local_names(tree) -> set:
     names = {arg.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
              for arg in (*node.posonlyargs, *node.args, *node.kwonlyargs)}
-    return names | {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    stored = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    return names | stored
 
 
 def refused_globals(fn) -> list:

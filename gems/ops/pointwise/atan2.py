@@ -13,7 +13,6 @@ from gems.dtypes import ALL
 from gems.ops.pointwise.shared import binary_samples, inplace_of, out_of, pointwise_perf
 from gems.spec import OpSpec
 
-
 FP32_SMALLEST_NORMAL = tl.constexpr(1.1754943508222875e-38)
 # 2^64: scales a pair of fp32 subnormals to normal numbers, exactly.
 SUBNORMAL_SCALE = tl.constexpr(18446744073709551616.0)
