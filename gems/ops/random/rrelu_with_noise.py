@@ -136,5 +136,7 @@ SPECS = [
                "rrelu_with_noise_": rrelu_with_noise_},
         call=torch.ops.aten.rrelu_with_noise, samples=random_samples("rrelu_samples"), dtypes=FLOATS,
         aten_decisions=SEED_DRAW,
+        known_failures={("nvidia", "*", "noise-shape-error"): "ATen's CUDA kernel takes a noise of another shape "
+                        "without a check (H200, torch 2.11, float16); gems raises ATen's CPU error"},
     ),
 ]
