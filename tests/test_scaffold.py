@@ -1,8 +1,9 @@
 """gems-scaffold: refused input writes nothing, writes are all or nothing, and a scaffolded vendor works.
 
 Unit tests scaffold into temporary backend and repository folders. The end-to-end tests copy the
-repository to a temporary folder, scaffold vendor ``acme`` there, and run conformance (and perf)
-on it in subprocesses that import the copy's gems; nothing is ever written into this checkout.
+repository to a temporary folder, scaffold vendor ``acme`` there (on the interpreter base, and on the
+simulated device ``sim``), and run conformance (and perf) on it in subprocesses that import the copy's
+gems; nothing is ever written into this checkout.
 """
 
 from __future__ import annotations
@@ -412,16 +413,24 @@ def _run(args, cwd, env, timeout=600):
     return proc
 
 
-@pytest.fixture(scope="module")
-def acme(tmp_path_factory):
-    """A copy of the repository with vendor acme scaffolded, one override and one unused operator."""
+def _scaffolded_copy(tmp_path_factory, *options):
+    """A copy of the repository (venvs and run outputs left out) with vendor acme scaffolded by
+    ``gems-scaffold --vendor acme`` and ``options``; returns the copy and the environment that imports it."""
     copy = tmp_path_factory.mktemp("repo") / "gems-copy"
     shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(
-        ".git", "runs", ".venv", "__pycache__", "*.egg-info", ".ruff_cache", ".pytest_cache"))
+        ".git", "runs", ".venv*", "__pycache__", "*.egg-info", ".ruff_cache", ".pytest_cache"))
     env = {k: v for k, v in os.environ.items() if k != "GEMS_VENDOR" and not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(copy)
-    made = _run(["-m", "gems.scaffold", "--vendor", "acme", "--base", "interpreter", "--device-name", "cpu"], copy, env)
+    made = _run(["-m", "gems.scaffold", "--vendor", "acme", *options], copy, env)
     assert "pytest conformance --vendor acme --quick" in made.stdout
+    return copy, env
+
+
+@pytest.fixture(scope="module")
+def acme(tmp_path_factory):
+    """A copy of the repository with vendor acme scaffolded on the interpreter, one override and one unused
+    operator."""
+    copy, env = _scaffolded_copy(tmp_path_factory, "--base", "interpreter", "--device-name", "cpu")
     ops_dir = copy / "gems" / "runtime" / "backend" / "_acme" / "ops"
     (ops_dir / "abs.py").write_text(OVERRIDE)
     (ops_dir / "__init__.py").write_text(OPS_INIT)
@@ -494,6 +503,47 @@ def test_perf_on_scaffolded_vendor(acme):
     assert rows and {r["vendor"] for r in rows} == {"acme"} and {r["op"] for r in rows} == set(OPS.split(","))
     assert {r["status"] for r in rows if r["op"] == UNUSED} == {"fallback"}  # ATen's kernel is not a gems speedup
     assert {r["status"] for r in rows if r["op"] != UNUSED} == {"ok"}
+
+
+# Operators of four families (pointwise, blas, creation, indexing) on which the simulated device declares gaps
+# (device_gaps of vendor sim): a tolerance without ATen's parity rule, gems leaning on an ATen operator the device
+# lacks, and ATen's CPU-only checks standing in for the device's.
+SIM_OPS = "tanh,trace,one_hot,index_select"
+
+SIM_PROBE = f"""
+import gems, json
+b = gems.vendor()
+gaps = {{op: b.device_gaps().get(op) for op in {SIM_OPS!r}.split(",")}}
+print(json.dumps({{"chain": [m.name for m in b.chain()], "device": b.device, "key": b.dispatch_key,
+                  "inherited": b.device_gaps() == b.base.device_gaps(), "gaps": gaps}}))
+"""
+
+
+def test_conformance_on_vendor_scaffolded_on_sim(tmp_path_factory):
+    # README's out-of-tree rehearsal: vendor acme brings device type "acme" on PrivateUse1, on the simulated device.
+    copy, env = _scaffolded_copy(tmp_path_factory, "--base", "sim", "--device-name", "acme",
+                                 "--dispatch-key", "PrivateUse1")
+    # What README says a user does first: build the simulated device's extension (cached; a failed build fails here).
+    assert "ready in" in _run(["-m", "gems.simdevice"], copy, env).stdout
+    env = {**env, "GEMS_VENDOR": "acme"}  # GEMS_VENDOR as well as --vendor, as in test_conformance_on_scaffolded_vendor
+    found = json.loads(_run(["-c", SIM_PROBE], copy, env).stdout.strip().splitlines()[-1])
+    assert (found["chain"], found["device"], found["key"], found["inherited"]) == (
+        ["acme", "sim", "interpreter"], "acme", "PrivateUse1", True)
+    _run(["-m", "pytest", "conformance", "--vendor", "acme", "--quick", "--ops", SIM_OPS, "-q", "-p", "no:warnings",
+          "--report-dir", "runs/acme"], copy, env)
+    report = json.loads((copy / "runs" / "acme" / "conformance.json").read_text())
+    cases = report["cases"]
+    assert report["vendor"] == "acme" and {c["op"] for c in cases} == set(SIM_OPS.split(","))
+    # Every case passed or is a known failure, and each known failure is one that sim declares, with its reason:
+    # the scaffolded vendor inherits its base's device gaps (one that passed would be an xpass).
+    assert {c["status"] for c in cases} == {"pass", "xfail"}, [c["id"] for c in cases if c["status"] != "pass"]
+    known = [c for c in cases if c["status"] == "xfail"]
+    for case in known:
+        gaps = found["gaps"][case["op"]]
+        reason = gaps.get(f"{case['variant']}/{case['dtype']}") or gaps.get(case["variant"]) or gaps.get("*")
+        assert reason and case["message"].startswith(f"known gap of device acme: {reason} ("), case
+    assert {c["op"] for c in known} == set(SIM_OPS.split(","))  # each operator met a gap of sim's
+    assert report["summary"]["fail"] == report["summary"]["error"] == report["summary"]["xpass"] == 0
 
 
 def test_a_vendor_whose_device_is_absent_gets_a_cpu_recipe_at_scaffold_time():
