@@ -183,6 +183,22 @@ def test_unpatch_restores_the_model_and_the_rotary_function_exactly():
     assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), copy_of.state_dict().values()))
 
 
+def test_a_patched_model_under_torch_compile_gives_the_uncompiled_answers():
+    """Dynamo traces the fused ops' composites (gems/ops/fused/api.py) in one graph with the rest of the model;
+    backend "eager" runs that graph as traced (no C toolchain needed)."""
+    model = _build("llama", **TINY)
+    gems.patch(model)
+    reference = _run(model, _ids())
+    torch._dynamo.reset()
+    try:
+        model.compile(backend="eager")  # in place: the parameters keep their names
+        found = _run(model, _ids())
+    finally:
+        torch._dynamo.reset()
+    _assert_same_answers(reference, found)
+    _assert_unpatched(model)
+
+
 def test_a_deepcopy_of_a_patched_model_runs_its_own_modules():
     model = _build("llama", **TINY)
     gems.patch(model)
