@@ -36,9 +36,16 @@ def _device():
 def _build(model_type, head="causal", **fields):
     """A tiny model on the vendor's device (made on the CPU, moved), norms given random weights so that
     their scale matters."""
-    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoModelForImageClassification,
+        AutoModelForMaskedLM,
+    )
 
-    auto = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "base": AutoModel}[head]
+    auto = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "image": AutoModelForImageClassification,
+            "base": AutoModel}[head]
     config = AutoConfig.for_model(model_type, **fields)
     torch.manual_seed(0)
     model = auto.from_config(config, attn_implementation="sdpa", dtype=torch.float32)
@@ -76,14 +83,29 @@ def _ids(vocab=TINY["vocab_size"], shape=(2, 12)):
     return {"input_ids": ids, "labels": ids.clone()}
 
 
-@pytest.mark.parametrize("model_type", ["llama", "qwen2"])
-def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(model_type):
-    model = _build(model_type, **TINY)
+def _assert_unpatched(model):
+    """gems.unpatch(model) gave every module its class's forward and its architecture's rotary function back."""
+    from gems.patch.tables import ARCHITECTURES
+
+    gems.unpatch(model)
+    assert gems.patch.report_of(model) is None
+    assert not [n for n, m in model.named_modules() if "forward" in m.__dict__]
+    rotary = [e.options["function"] for e in ARCHITECTURES[model.config.model_type] if e.kind == "rotary"]
+    assert not [path for path in rotary if hasattr(forwards.rotary_function(path)[2], forwards.MARK)]
+
+
+@pytest.mark.parametrize(("model_type", "prefix", "fields"), [
+    pytest.param("llama", "Llama", {}, id="llama"),
+    pytest.param("qwen2", "Qwen2", {}, id="qwen2"),
+    # a sliding window shorter than the sequence: the attention masks it; norms, MLP and rotary do not care
+    pytest.param("mistral", "Mistral", {"sliding_window": 4, "head_dim": 8}, id="mistral"),
+])
+def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(model_type, prefix, fields):
+    model = _build(model_type, **TINY, **fields)
     patched = copy.deepcopy(model)
     report = gems.patch(patched)
     assert report.known and not report.left
-    assert set(report.counts()) == {f"{p}{c}" for p in [{"llama": "Llama", "qwen2": "Qwen2"}[model_type]]
-                                    for c in ("RMSNorm", "MLP", "DecoderLayer", "Attention", "ForCausalLM")}
+    assert set(report.counts()) == {prefix + c for c in ("RMSNorm", "MLP", "DecoderLayer", "Attention", "ForCausalLM")}
     inputs = _ids()
     reference = _run(model, inputs)
     gems.reset_counts()
@@ -96,7 +118,7 @@ def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(m
     assert calls["gems.fused.fused_rms_norm"] == 6 and calls["gems.fused.silu_and_mul"] == 4
     assert calls["gems.fused.apply_rotary_position_embedding"] == 8
     assert patched(**inputs).logits is None  # the fused loss never made the logits
-    gems.unpatch(patched)
+    _assert_unpatched(patched)
 
 
 def test_a_patched_bert_gives_the_unpatched_answers():
@@ -112,6 +134,26 @@ def test_a_patched_bert_gives_the_unpatched_answers():
     _assert_same_answers(_run(model, inputs), _run(patched, inputs))
     assert gems.call_counts()["gems"]["gems.fused.skip_layer_norm"] == 8
     gems.unpatch(patched)
+
+
+def test_a_patched_vit_fuses_each_layers_residual_add_and_layer_norm_with_its_bias():
+    model = _build("vit", head="image", hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                   num_attention_heads=4, image_size=16, patch_size=8, num_labels=5)
+    patched = copy.deepcopy(model)
+    report = gems.patch(patched)
+    assert report.known and report.counts() == {"ViTLayer": 2}
+    # the MLP has no gate (dense + GELU + dense): no fused kernel takes it, left and said why
+    assert {(path, cls) for path, cls, _ in report.left} == {(f"vit.layers.{i}.mlp", "ViTMLP") for i in range(2)}
+    assert all(why.startswith("dense + GELU + dense") for _, _, why in report.left)
+    assert "left    2 x ViTMLP" in str(report)
+    generator = torch.Generator().manual_seed(1)
+    inputs = {"pixel_values": torch.randn(2, 3, 16, 16, generator=generator).to(_device()),
+              "labels": torch.tensor([3, 1], device=_device())}
+    gems.reset_counts()
+    _assert_same_answers(_run(model, inputs), _run(patched, inputs))
+    assert not [k for k in gems.call_counts()["fallback"] if k[0].startswith("gems.fused")]
+    assert gems.call_counts()["gems"]["gems.fused.skip_layer_norm"] == 4  # two forwards through 2 layers
+    _assert_unpatched(patched)
 
 
 def test_gemma_norms_scale_by_one_plus_weight_and_its_mlp_takes_the_tanh_gelu():
@@ -133,13 +175,28 @@ def test_unpatch_restores_the_model_and_the_rotary_function_exactly():
     copy_of = copy.deepcopy(model)
     gems.patch(model)
     assert modeling_llama.apply_rotary_pos_emb is not original
-    gems.unpatch(model)
+    _assert_unpatched(model)
     assert modeling_llama.apply_rotary_pos_emb is original
-    assert not [n for n, m in model.named_modules() if "forward" in m.__dict__] and gems.patch.report_of(model) is None
     after = _run(model, _ids())
     assert torch.equal(after[0], before[0]) and torch.equal(after[1], before[1])
     assert all(torch.equal(after[2][n], g) for n, g in before[2].items())
     assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), copy_of.state_dict().values()))
+
+
+def test_a_patched_model_under_torch_compile_gives_the_uncompiled_answers():
+    """Dynamo traces the fused ops' composites (gems/ops/fused/api.py) in one graph with the rest of the model;
+    backend "eager" runs that graph as traced (no C toolchain needed)."""
+    model = _build("llama", **TINY)
+    gems.patch(model)
+    reference = _run(model, _ids())
+    torch._dynamo.reset()
+    try:
+        model.compile(backend="eager")  # in place: the parameters keep their names
+        found = _run(model, _ids())
+    finally:
+        torch._dynamo.reset()
+    _assert_same_answers(reference, found)
+    _assert_unpatched(model)
 
 
 def test_a_deepcopy_of_a_patched_model_runs_its_own_modules():

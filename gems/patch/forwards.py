@@ -234,6 +234,10 @@ def rotary_attention_forward(cls):
     original = cls.forward
 
     def forward(self, *args, **kwargs):
+        # Traced by torch.compile, a fused op is its composite anyway; the ContextVar would break the graph,
+        # and Dynamo then runs the frames around it eagerly, where gems' ATen kernels would get traced.
+        if torch.compiler.is_compiling():
+            return original(self, *args, **kwargs)
         token = _ROTARY.set(True)
         try:
             return original(self, *args, **kwargs)
@@ -264,7 +268,8 @@ def fused_rotary_function(original):
 
     def apply_rotary_pos_emb(q, k, cos, sin, *args, **kwargs):
         unsqueeze_dim = kwargs.get("unsqueeze_dim", args[0] if args else 1)
-        if not (_ROTARY.get() and unsqueeze_dim in (1, 2) and _rotary_shapes(q, k, cos, sin, 3 - unsqueeze_dim)
+        if torch.compiler.is_compiling() or not (
+                _ROTARY.get() and unsqueeze_dim in (1, 2) and _rotary_shapes(q, k, cos, sin, 3 - unsqueeze_dim)
                 and takes(q, k, cos, sin)):
             return original(q, k, cos, sin, *args, **kwargs)
         half = q.shape[-1] // 2
