@@ -158,7 +158,7 @@ def _probe(copy: Path, vendor: str) -> dict:
 def test_a_vendor_tune_config_changes_the_config_the_kernel_runs_with(tmp_path):
     copy = tmp_path / "gems-copy"
     shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(
-        ".git", "runs", ".venv", "__pycache__", "*.egg-info", ".ruff_cache", ".pytest_cache", "reports"))
+        ".git", "runs", ".venv*", "__pycache__", "*.egg-info", ".ruff_cache", ".pytest_cache", "reports"))
     env = {k: v for k, v in os.environ.items() if k != "GEMS_VENDOR" and not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(copy)
     subprocess.run([sys.executable, "-m", "gems.scaffold", "--vendor", "tuned", "--base", "interpreter",
