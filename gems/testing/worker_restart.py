@@ -2,7 +2,7 @@
 
 A sticky device error (a device-side assert, an illegal address: ATen's own asserts on bad inputs, or a
 kernel's) leaves the process's CUDA context unusable, and every later case of that worker would fail without
-running (a whole run on four H200s lost 19,588 of 41,084 cases to one such assert). After each case a worker
+running (a whole run on four H200s lost 19,584 of 41,084 cases to one such assert). After each case a worker
 synchronizes the device; when that raises, the worker ends itself as its next case starts, and pytest-xdist
 starts a fresh worker and sends it the cases left. The case that was next is reported once as crashed (so the
 run fails, as it should: something asserted) and then runs in the fresh worker.
