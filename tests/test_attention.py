@@ -123,3 +123,30 @@ def test_perf_flash_variant_times_the_flash_overload_itself():
     want = torch.nn.functional.scaled_dot_product_attention(*(t.double() for t in sample.args[:3]), is_causal=True)
     torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)
     assert sdpa_bytes(sample, (out, lse)) == 4 * (4 * 2 * 19 * 16 + 2 * 19)
+
+
+@pytest.mark.parametrize("query_layout", ["heads-major", "sequence-major"])
+def test_for_cpu_outputs_have_the_strides_of_atens_meta_function(query_layout):
+    """torch.compile's graphs are built from the meta functions' strides (a later view() relies on them): gems'
+    outputs and gradients must be laid out as those say, whatever the inputs' layout."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def qkv():
+        if query_layout == "sequence-major":  # (batch, M, heads, D) in memory, as a model's projections make it
+            return tuple(torch.randn(2, 9, h, 16).transpose(1, 2) for h in (4, 2, 2))
+        return torch.randn(2, 4, 9, 16), torch.randn(2, 2, 9, 16), torch.randn(2, 2, 9, 16)
+
+    q, k, v = qkv()
+    fake = FakeTensorMode()
+    with fake:
+        fq, fk, fv = (fake.from_tensor(t) for t in (q, k, v))
+        want_out, want_lse = A._scaled_dot_product_flash_attention_for_cpu(fq, fk, fv, is_causal=True)
+        want_grads = A._scaled_dot_product_flash_attention_for_cpu_backward(
+            torch.empty_like(want_out), fq, fk, fv, want_out, want_lse, 0.0, True)
+    with gems.use_gems(include=["scaled_dot_product_attention"]):
+        out, lse = A._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=True)
+        grads = A._scaled_dot_product_flash_attention_for_cpu_backward(torch.randn_like(out), q, k, v, out, lse, 0.0,
+                                                                       True)
+        assert gems.call_counts()["gems"]["_scaled_dot_product_flash_attention_for_cpu_backward"] >= 1
+    assert (out.stride(), lse.stride()) == (want_out.stride(), want_lse.stride())
+    assert [g.stride() for g in grads] == [g.stride() for g in want_grads]

@@ -44,9 +44,9 @@ from gems.runtime import launch, registration
 
 # Operators that make storage or fill it with a constant: the first step of any result.
 ALLOCATION = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_", "resize_as_", "set_",
-    "zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full", "full_like",
-    "new_full", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
+    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided", "resize_",
+    "resize_as_", "set_", "zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full",
+    "full_like", "new_full", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
 })
 # Operators that read shapes, strides, dtypes or one value to the host.
 # (_debug_has_internal_overlap reads a tensor's layout, never its values.)

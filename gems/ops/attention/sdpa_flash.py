@@ -25,6 +25,13 @@ def _outputs(q, v):
     return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
 
 
+def _in_layout_of(query, shape):
+    """An empty tensor of ``shape`` whose dims are ordered in memory as query's are: ATen's CPU flash kernel (and
+    its meta function, which torch.compile's graphs rely on) returns the output in the query's layout."""
+    order = sorted(range(4), key=lambda d: -query.stride(d))
+    return torch.empty_permuted(shape, order, dtype=query.dtype, device=query.device)
+
+
 def _grads(q, k, v):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
@@ -69,7 +76,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     check_inputs(name, query, key, value, attn_mask, dropout_p, gqa=True)
     attn_mask = _cpu_mask(name, query, attn_mask)
     b, h, m, _ = query.shape
-    out = torch.empty((b, h, m, value.shape[3]), dtype=query.dtype, device=query.device)
+    out = _in_layout_of(query, (b, h, m, value.shape[3]))
     lse = torch.empty((b, m, h), dtype=torch.float32, device=query.device).transpose(1, 2)
     attention_forward(query, key, value, attn_mask, is_causal, scale, out, lse, empty_lse=0.0)
     return out, lse
@@ -80,7 +87,10 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     name = "_scaled_dot_product_flash_attention_for_cpu_backward"
     check_inputs(name, query, key, value, attn_mask, dropout_p, gqa=True)
     attn_mask = _cpu_mask(name, query, attn_mask)
-    dq, dk, dv = _grads(query, key, value)
+    # laid out (batch, M, heads, D) in memory, whatever the inputs' layout, as ATen's CPU kernel (and its meta
+    # function, which torch.compile's graphs rely on) lays them out
+    dq, dk, dv = (torch.empty_permuted(t.shape, (0, 2, 1, 3), dtype=t.dtype, device=t.device)
+                  for t in (query, key, value))
     attention_backward(grad_out, query, key, value, out, logsumexp, attn_mask, is_causal, scale, dq, dk, dv)
     return dq, dk, dv
 
