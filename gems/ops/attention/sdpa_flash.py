@@ -25,11 +25,17 @@ def _outputs(q, v):
     return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
 
 
+def _empty_in_order(shape, order, like):
+    """An empty tensor of ``shape`` whose dims lie in memory in ``order`` (outermost first): an allocation and a
+    view, which the native layer's plans replay (torch.empty_permuted is not among their operations)."""
+    physical = torch.empty([shape[d] for d in order], dtype=like.dtype, device=like.device)
+    return physical.permute([order.index(d) for d in range(len(order))])
+
+
 def _in_layout_of(query, shape):
     """An empty tensor of ``shape`` whose dims are ordered in memory as query's are: ATen's CPU flash kernel (and
     its meta function, which torch.compile's graphs rely on) returns the output in the query's layout."""
-    order = sorted(range(4), key=lambda d: -query.stride(d))
-    return torch.empty_permuted(shape, order, dtype=query.dtype, device=query.device)
+    return _empty_in_order(shape, sorted(range(4), key=lambda d: -query.stride(d)), query)
 
 
 def _grads(q, k, v):
@@ -89,8 +95,7 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     attn_mask = _cpu_mask(name, query, attn_mask)
     # laid out (batch, M, heads, D) in memory, whatever the inputs' layout, as ATen's CPU kernel (and its meta
     # function, which torch.compile's graphs rely on) lays them out
-    dq, dk, dv = (torch.empty_permuted(t.shape, (0, 2, 1, 3), dtype=t.dtype, device=t.device)
-                  for t in (query, key, value))
+    dq, dk, dv = (_empty_in_order(t.shape, (0, 2, 1, 3), t) for t in (query, key, value))
     attention_backward(grad_out, query, key, value, out, logsumexp, attn_mask, is_causal, scale, dq, dk, dv)
     return dq, dk, dv
 
