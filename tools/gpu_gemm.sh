@@ -12,7 +12,11 @@ set -uo pipefail
 OUT=${OUT:-runs/gemm}
 export OUT GEMS_VENDOR=nvidia PYTHONUNBUFFERED=1 WORKERS=${WORKERS:-8}
 mkdir -p "$OUT"
-pip install -q --no-deps --no-build-isolation -e . > "$OUT/pip.log" 2>&1 || { tail -5 "$OUT/pip.log"; exit 1; }
+# The editable install needs setuptools >= 77 (pyproject's SPDX license); where the image's is older, the
+# scripts below still import gems from the repository root.
+pip install -q --no-deps --no-build-isolation -e . > /tmp/gems-pip.log 2>&1 \
+    || echo "editable install failed ($(pip show setuptools 2>/dev/null | grep ^Version)): gems from PYTHONPATH"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader
 # The native layer's C++ extension, built once here (the parallel steps below would all wait for one build).
 python -c "import torch, triton, gems; gems.enable(); from gems import native; \

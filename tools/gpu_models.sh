@@ -7,7 +7,11 @@ set -uo pipefail
 OUT=${OUT:-/tmp/gems-out}
 mkdir -p "$OUT" runs
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
-pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
+# The editable install needs setuptools >= 77 (pyproject's SPDX license); where the image's is older, the
+# scripts below still import gems from the repository root.
+pip install -q --no-deps --no-build-isolation -e . > /tmp/gems-pip.log 2>&1 \
+    || echo "editable install failed ($(pip show setuptools 2>/dev/null | grep ^Version)): gems from PYTHONPATH"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 python -c "import torch, triton, transformers; print('torch', torch.__version__, 'triton', triton.__version__, \
 'transformers', transformers.__version__, torch.cuda.get_device_name())"
 models=() extra=()

@@ -160,6 +160,18 @@ class Launcher:
         """Whether a launch with these arguments needs no compile (always, where kernels are not compiled)."""
         return not self.fast or (self._prepare(*args)[0], num_warps, num_stages) in self._compiled
 
+    def adopt(self, args, num_warps, num_stages) -> None:
+        """Take into this launcher's table the kernel that another launch of the same JITFunction compiled
+        for these arguments (an autotuner's benchmark): Triton's cache answers, nothing compiles, nothing
+        runs. A CUDA graph capture can then launch it (a compile during capture is an error)."""
+        if not self.fast or _capturing():
+            return
+        key = (self._prepare(*args)[0], num_warps, num_stages)
+        if key in self._compiled:
+            return
+        compiled = self.kernel.warmup(*args, grid=(1,), num_warps=num_warps, num_stages=num_stages)
+        self._remember_compiled(key, compiled)
+
     def _report_dry(self, grid_x, grid_y, grid_z, num_warps, num_stages, args):
         rec = registration.recording
         if callable(grid_x):  # an autotuner would benchmark: never in a dry run
@@ -218,7 +230,9 @@ class Launcher:
                 f"gems: a Triton kernel ({getattr(self.kernel, '__name__', self.kernel)}) would be compiled during "
                 "CUDA graph capture: this is the first call of this operator with these dtypes, shapes or scalar "
                 "values; make the same call once before capturing")
-        compiled = self.kernel[grid](*args, **options)
+        self._remember_compiled(key, self.kernel[grid](*args, **options))
+
+    def _remember_compiled(self, key, compiled):
         self._kernels[key] = compiled
         runtime = triton.knobs.runtime
         enter, leave = _active_hook(runtime.launch_enter_hook), _active_hook(runtime.launch_exit_hook)

@@ -97,7 +97,11 @@ class Tuned:
                 self.chosen[key] = config
                 self._remember(key, config, named)
             self.best_config = config
-            return self.meta(config, named)
+            meta = self.meta(config, named)
+            if _plain_options(config):  # the plain launcher runs this class from now on: the kernel tuning compiled
+                self._plain.adopt((*args, *(meta[name] for name in self.names[len(args):])),
+                                  config.num_warps, config.num_stages)
+            return meta
         meta = self.meta(config, named)
         self._plain(grid(meta), *args, *(meta[name] for name in self.names[len(args):]),
                     num_warps=config.num_warps, num_stages=config.num_stages)
