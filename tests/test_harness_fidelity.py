@@ -77,6 +77,26 @@ def test_an_implementation_that_keeps_the_first_number_fails():
     assert _run(ops.get("add"), "contiguous").status == "pass"
 
 
+def test_a_changed_number_that_makes_the_call_invalid_is_refused_by_the_oracle_first():
+    """dim -1 -> 0 puts the indices out of range: the CPU oracle refuses the call before ATen runs it on the
+    device (on a GPU, ATen's kernel would assert there and take the worker's CUDA context with it)."""
+    calls = []
+
+    def index_select_noting(x, dim, index):
+        calls.append((dim, x.dtype))
+        return torch.index_select(x, dim, index)
+
+    def samples(dtype, device, quick):
+        return [Sample("dim-last", lambda: (torch.randn(3, 5, 7, dtype=dtype, device=device), -1,
+                                            torch.tensor([6, 0], device=device)))]
+
+    spec = OpSpec(name="index_select", family="indexing", impls=ops.get("index_select").impls,
+                  call=index_select_noting, samples=samples, dtypes=(torch.float32,))
+    gems.enable()
+    assert _run(spec, "dim-last").status == "pass"
+    assert (0, torch.float64) in calls and (0, torch.float32) not in calls
+
+
 def test_numbers_are_changed_but_not_zeros_bools_or_infinities():
     sample = Sample("s", (torch.ones(2), 2, 0.5, 0.0, True, float("inf")), {"alpha": 3, "dropout_p": 0.0})
     changed, what = numbers_changed(sample)

@@ -161,9 +161,11 @@ HEURISTICS_KEYS = {
               for m, n in ((1, 1), (13, 17), (1, 1 << 20), (1 << 20, 3), (4096, 4096))
               for size in (1, 2, 4, 8) for transposed in (False, True))),
     "gemm_route": HeuristicsKey(
-        "gems/ops/blas/persistent.py (mode: which GEMM a product takes, by its 2*M*N*K flops)",
+        "gems/ops/blas/persistent.py (mode: which GEMM a product takes, by its 2*M*N*K flops and operand layouts)",
         ("PERSISTENT_MIN_FLOPS", "TMA_MIN_FLOPS"), (), False,
-        tuple({"M": m, "N": n, "K": k} for m, n, k in ((1, 1, 1), (13, 19, 11), (4096, 4096, 4096)))),
+        tuple({"M": m, "N": n, "K": k, "A_K_MAJOR": a_k, "B_K_MAJOR": b_k}
+              for m, n, k in ((1, 1, 1), (13, 19, 11), (4096, 4096, 4096))
+              for a_k in (False, True) for b_k in (False, True))),
     "gemm_persistent": HeuristicsKey(
         "gems/ops/blas/persistent.py (the pointer-mode persistent GEMM's K split)",
         ("SPLIT_K",), (), False,

@@ -423,10 +423,12 @@ def _changed_numbers_differ(spec, sample, case, device, stand_in, tols, memo=Non
     changed, what = found
     with registration.aten_only():
         try:
-            aten_result, aten_outs = _run(spec, changed, copy_args(changed.args, "cpu" if stand_in else None),
-                                          changed.kwargs, case.seed, reference=True)
+            # The CPU oracle first: a change that makes the call invalid (a dim turned into an index out of
+            # range) raises there, before ATen's device kernel asserts and takes the process's device with it.
             _, oracle_outs = _run(spec, changed, copy_args(changed.args, "cpu", oracle_dtype), changed.kwargs,
                                   case.seed, reference=True)
+            aten_result, aten_outs = _run(spec, changed, copy_args(changed.args, "cpu" if stand_in else None),
+                                          changed.kwargs, case.seed, reference=True)
         except Exception:
             return ""
         if stand_in:

@@ -181,11 +181,14 @@ def mode(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> str | None:
     if dtype not in DTYPES:
         return None
     (m, k), n = a.shape, b.shape[1]
-    args = {"M": m, "N": n, "K": k}
+    (a_k_major, a_ready), (b_k_major, b_ready) = _k_major(a, 1), _k_major(b, 0)
+    # A_K_MAJOR and B_K_MAJOR: the forward layout of a linear layer (x @ W^T) has both; its backward
+    # products (g @ W, g^T @ x) have one or none.
+    args = {"M": m, "N": n, "K": k, "A_K_MAJOR": a_k_major, "B_K_MAJOR": b_k_major}
     flops = 2 * m * n * k
     if flops < _ROUTE["PERSISTENT_MIN_FLOPS"](args):
         return None
-    if flops >= _ROUTE["TMA_MIN_FLOPS"](args) and _k_major(a, 1)[1] and _k_major(b, 0)[1]:
+    if flops >= _ROUTE["TMA_MIN_FLOPS"](args) and a_ready and b_ready:
         return "tma"
     return "pointer"
 
