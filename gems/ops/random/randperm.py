@@ -69,5 +69,8 @@ SPECS = [
                "randperm.generator_out": randperm_generator_out},
         call=torch.randperm, samples=random_samples("randperm_samples"), dtypes=NUMERIC,
         aten_decisions=SEED_DRAW,
+        known_failures={("nvidia", "bfloat16", "contiguous"): "ATen's CUDA randperm has no bfloat16 kernel "
+                                                               "(NotImplementedError, H200, torch 2.11); gems draws "
+                                                               "the permutation, as ATen's CPU kernel does"},
     ),
 ]
