@@ -21,7 +21,10 @@ reading the addresses; any other call takes the per-row path.
 
 from __future__ import annotations
 
+import functools
+import operator
 import struct
+from itertools import chain, repeat
 
 import torch
 import triton
@@ -34,6 +37,7 @@ from gems.runtime.registration import Fallback
 from gems.spec import lazy
 
 SCALAR_ARG, SCALAR_ROW, SCALAR_TENSOR = 0, 1, 2  # where a row's scalar comes from
+_DTYPE = operator.attrgetter("dtype")
 
 
 @triton.jit
@@ -155,17 +159,16 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
              else [scalar_tensor.data_ptr()] * len(outs) if mode == SCALAR_TENSOR else [0] * len(outs))
     groups = _uniform_group(inputs, outs, words, scalar_tensor) or _row_groups(inputs, outs, words, scalar_tensor)
     scalar_dtype = mt.TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
-    for (in_dtypes, out_dtype, compute), (rows, numels, has_strided) in groups.items():
+    for (in_dtypes, out_dtype, compute), (rows, numels, has_strided, aligned) in groups.items():
         n_in = len(in_dtypes)
         width = max(len(r) for r in rows) + 1
         if has_strided:
             rows = [r + [0] * (width - 1 - len(r)) for r in rows]
-        addresses = [a for r in rows for a in r[1:2 + n_in]]
         table, programs = mt.table(rows, numels, outs[0].device)
         tl_in = [mt.TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
         _launch((programs,), table, len(rows), float64_bits(float(scalar)), float64_bits(float(alpha)), body, n_in,
                 *tl_in, mt.TL_DTYPES[out_dtype], mt.TL_DTYPES[compute], mode, scalar_dtype, has_strided,
-                mt.aligned(addresses), width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
+                aligned, width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
     return outs
 
 
@@ -177,20 +180,21 @@ def _uniform_group(inputs, outs, words, scalar_tensor):
     dtype = outs[0].dtype
     if scalar_tensor is not None and scalar_tensor.dtype is not dtype:
         return None
+    # map() over the lists (C loops, no Python frame per tensor): an optimizer's lists hold hundreds of tensors.
     for tensors in operands:
-        if {t.dtype for t in tensors} != {dtype} or not all(map(torch.Tensor.is_contiguous, tensors)):
+        if set(map(_DTYPE, tensors)) != {dtype} or not all(map(torch.Tensor.is_contiguous, tensors)):
             return None
     shapes = list(map(torch.Tensor.size, outs))
     if any(list(map(torch.Tensor.size, tensors)) != shapes for tensors in inputs):
         return None
     addresses = [list(map(torch.Tensor.data_ptr, tensors)) for tensors in operands]
-    rows, numels = [], []
-    for numel, word, *row in zip(map(torch.Tensor.numel, outs), words, *addresses):
-        if numel:
-            rows.append([0, *row, word])
-            numels.append(numel)
+    numels = list(map(torch.Tensor.numel, outs))
+    rows = list(map(list, zip(repeat(0), *addresses, words)))
+    if not all(numels):  # empty tensors get no row
+        rows, numels = [r for r, n in zip(rows, numels) if n], [n for n in numels if n]
     compute = torch.float64 if dtype is torch.float64 else torch.float32
-    return {((dtype,) * len(inputs), dtype, compute): (rows, numels, False)} if rows else {}
+    aligned = not functools.reduce(operator.or_, chain.from_iterable(addresses), 0) & 15
+    return {((dtype,) * len(inputs), dtype, compute): (rows, numels, False, aligned)} if rows else {}
 
 
 def _row_groups(inputs, outs, words, scalar_tensor):
@@ -210,7 +214,9 @@ def _row_groups(inputs, outs, words, scalar_tensor):
         rows.append(row)
         numels.append(numel)
         strided_rows[0] |= strided
-    return {key: (rows, numels, strided_rows[0]) for key, (rows, numels, strided_rows) in groups.items()}
+    # words 1 .. n_in + 1 of a row: its inputs' and its out's addresses
+    return {key: (rows, numels, strided_rows[0], mt.aligned(a for r in rows for a in r[1:2 + len(key[0])]))
+            for key, (rows, numels, strided_rows) in groups.items()}
 
 
 def float64_bits_list(values) -> list:
@@ -363,7 +369,7 @@ def _tensor_scalar(other, self, host_reads_cpu_scalar) -> dict:
 
 
 def _one_dtype(lists) -> bool:
-    return len({t.dtype for tensors in lists for t in tensors}) == 1
+    return len(set(chain.from_iterable(map(_DTYPE, tensors) for tensors in lists))) == 1
 
 
 def _new_out(like, shape, dtype):

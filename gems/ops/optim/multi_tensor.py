@@ -30,6 +30,7 @@ conformance launch memo never replays them.
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 
 import torch
@@ -55,6 +56,7 @@ MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes
 TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
              torch.float64: tl.float64}
 _tables: OrderedDict = OrderedDict()
+_DTYPE, _DEVICE = operator.attrgetter("dtype"), operator.attrgetter("device")
 _kept: dict = {}  # tables a captured CUDA graph reads: never evicted
 
 # --------------------------------------------------------------------------- device helpers
@@ -152,7 +154,7 @@ def aligned(addresses) -> bool:
 def check_floats(lists, what="tensors") -> None:
     """gems computes floating lists; anything else is ATen's (integer and complex foreach lists)."""
     for tensors in lists:
-        for dtype in {t.dtype for t in tensors}:
+        for dtype in set(map(_DTYPE, tensors)):
             if dtype not in _FLOAT_DTYPES:
                 raise Fallback(f"{what} of dtype {dtype}: gems' optimizer kernels compute floating tensors")
 
@@ -264,7 +266,7 @@ def check_lists(device, lists, across_devices=False) -> None:
     CPU scalar tensor beside device tensors, a copy across devices), or refuses it as ATen does: operands of
     one row on two devices."""
     for tensors in lists:
-        devices = {t.device for t in tensors}
+        devices = set(map(_DEVICE, tensors))
         if devices != {device}:
             if not across_devices:
                 _check_row_devices(device, lists)
