@@ -57,8 +57,8 @@ def _seeds(query):
             torch.empty((), dtype=torch.int64, device=query.device))
 
 
-def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
-                                            is_causal=False, *, scale=None):
+def _scaled_dot_product_efficient_attention(  # unreached on the interpreter: CUDA's SDPA path
+        query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *, scale=None):
     _checked("_scaled_dot_product_efficient_attention", query, key, value, attn_bias, dropout_p)
     m = query.shape[2]
     rows = -(-m // _LSE_ALIGN) * _LSE_ALIGN if compute_log_sumexp else 0
@@ -66,17 +66,18 @@ def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, comput
     return (out, lse, *_seeds(query))
 
 
-def _scaled_dot_product_efficient_attention_backward(grad_out_, query, key, value, attn_bias, out, logsumexp,
-                                                     philox_seed, philox_offset, dropout_p, grad_input_mask,
-                                                     is_causal=False, *, scale=None):
+def _scaled_dot_product_efficient_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
+        grad_out_, query, key, value, attn_bias, out, logsumexp, philox_seed, philox_offset, dropout_p, grad_input_mask,
+        is_causal=False, *, scale=None):
     _checked("_scaled_dot_product_efficient_attention_backward", query, key, value, attn_bias, dropout_p)
     _no_bias_grad(grad_input_mask, attn_bias)
     lse = logsumexp[:, :, : query.shape[2]]
     return (*_backward(grad_out_, query, key, value, attn_bias, out, lse, is_causal, scale), None)
 
 
-def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
-                                        is_causal=False, return_debug_mask=False, *, scale=None):
+def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's SDPA path
+        query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, return_debug_mask=False, *,
+        scale=None):
     _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, gqa=True)
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
@@ -85,16 +86,16 @@ def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_lo
     return (out, lse.unsqueeze(3), None, None, m, key.shape[2], *_seeds(query), None)
 
 
-def _scaled_dot_product_cudnn_attention_backward(grad_out, query, key, value, out, logsumexp, philox_seed,
-                                                 philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k,
-                                                 dropout_p, is_causal, *, scale=None):
+def _scaled_dot_product_cudnn_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
+        grad_out, query, key, value, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q,
+        max_k, dropout_p, is_causal, *, scale=None):
     _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p, gqa=True)
     lse = logsumexp.reshape(query.shape[:3]) if logsumexp.dim() == 4 else logsumexp
     return _backward(grad_out, query, key, value, attn_bias, out, lse, is_causal, scale)
 
 
-def _scaled_dot_product_fused_attention_overrideable(query, key, value, attn_bias=None, dropout_p=0.0,
-                                                     is_causal=False, return_debug_mask=False, *, scale=None):
+def _scaled_dot_product_fused_attention_overrideable(  # unreached on the interpreter: a PrivateUse1 device's path
+        query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
     _checked("_scaled_dot_product_fused_attention_overrideable", query, key, value, attn_bias, dropout_p)
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
@@ -103,10 +104,9 @@ def _scaled_dot_product_fused_attention_overrideable(query, key, value, attn_bia
     return (out, lse, None, None, m, key.shape[2], *_seeds(query), None)
 
 
-def _scaled_dot_product_fused_attention_overrideable_backward(grad_out, query, key, value, attn_bias, grad_input_mask,
-                                                              out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
-                                                              dropout_p, is_causal, philox_seed, philox_offset, *,
-                                                              scale=None):
+def _scaled_dot_product_fused_attention_overrideable_backward(  # unreached on the interpreter: PrivateUse1's
+        grad_out, query, key, value, attn_bias, grad_input_mask, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
+        dropout_p, is_causal, philox_seed, philox_offset, *, scale=None):
     _checked("_scaled_dot_product_fused_attention_overrideable_backward", query, key, value, attn_bias, dropout_p)
     _no_bias_grad(grad_input_mask, attn_bias)
     return (*_backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale), None)
