@@ -216,7 +216,7 @@ def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, 
     batch, heads, m, _ = q.shape
     if batch * heads * m == 0:
         return
-    if batch * heads > _MAX_GRID_Y:
+    if batch * heads > _MAX_GRID_Y:  # unreached on the interpreter: 65,536+ heads, minutes to interpret
         raise Fallback(f"batch * heads = {batch * heads} exceeds the grid's {_MAX_GRID_Y} programs")
     grid, args = forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
     launch_tuned(_attn_fwd_kernel, grid, *args)

@@ -17,11 +17,11 @@ from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, Sample
 
 
-def _heads_first(*tensors):
+def _heads_first(*tensors):  # unreached on the interpreter: the CUDA-only overloads'
     return [t.transpose(1, 2) if t.dim() == 4 else t for t in tensors]
 
 
-def _unsupported(cum_seq_q, cum_seq_k, **extras):
+def _unsupported(cum_seq_q, cum_seq_k, **extras):  # unreached on the interpreter: the CUDA-only overloads'
     if cum_seq_q is not None or cum_seq_k is not None:
         raise Fallback("variable-length batches (cum_seq_q/cum_seq_k) are left to ATen")
     named = [name for name, value in extras.items() if value is not None]

@@ -25,14 +25,14 @@ from gems.runtime.registration import Fallback
 _LSE_ALIGN = 32
 
 
-def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):
+def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):  # unreached on the interpreter: not the CPU's
     check_inputs(name, query, key, value, attn_bias, dropout_p, gqa)
     if attn_bias is not None and attn_bias.dtype != query.dtype:
         raise RuntimeError(f"{name}: invalid dtype for bias - should match query's dtype ({attn_bias.dtype} and "
                            f"{query.dtype})")
 
 
-def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):
+def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):  # unreached on the interpreter: not the CPU's
     b, h, m, _ = query.shape
     out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device).transpose(1, 2)
     lse = torch.empty((b, h, lse_rows), dtype=torch.float32, device=query.device)
@@ -41,18 +41,19 @@ def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):
     return out, lse
 
 
-def _backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale):
+def _backward(  # unreached on the interpreter: not the CPU's
+        grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale):
     dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
     attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, dq, dk, dv)
     return dq, dk, dv
 
 
-def _no_bias_grad(grad_input_mask, attn_bias):
+def _no_bias_grad(grad_input_mask, attn_bias):  # unreached on the interpreter: not the CPU's
     if attn_bias is not None and grad_input_mask[3]:
         raise Fallback("the gradient of the attention bias is left to ATen")
 
 
-def _seeds(query):
+def _seeds(query):  # unreached on the interpreter: not the CPU's
     return (torch.empty((), dtype=torch.int64, device=query.device),
             torch.empty((), dtype=torch.int64, device=query.device))
 

@@ -19,7 +19,7 @@ from gems.ops.attention.flash_backward import attention_backward
 from gems.runtime.registration import Fallback
 
 
-def _outputs(q, v):
+def _outputs(q, v):  # unreached on the interpreter: CUDA's flash overloads'
     """out (batch, heads, M, Dv) laid out (batch, M, heads, Dv) in memory, as ATen's flash kernels write it."""
     b, h, m, _ = q.shape
     return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
@@ -38,7 +38,7 @@ def _in_layout_of(query, shape):
     return _empty_in_order(shape, sorted(range(4), key=lambda d: -query.stride(d)), query)
 
 
-def _grads(q, k, v):
+def _grads(q, k, v):  # unreached on the interpreter: CUDA's flash overloads'
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 

@@ -226,7 +226,7 @@ def _forward_impl(x, weight, bias, running_mean, running_var, training, momentum
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     if not training and running_mean is None:
         raise Fallback("eval mode without running statistics: ATen's error applies")
-    if not training and cuda_rejects_empty(x, x.device.type):
+    if not training and cuda_rejects_empty(x, x.device.type):  # unreached on the interpreter: CUDA
         raise RuntimeError(f"cannot reshape tensor of 0 elements into shape [{x.shape[0]}, {x.shape[1]}, -1] "
                            "because the unspecified dimension size -1 can be any value and is ambiguous")
     x3 = _as_nch(x)
