@@ -147,6 +147,8 @@ def _layer_norm_samples(dtype, device, quick):
                                                      w(), b(), [True, True, True]), rows, call=backward),
         case("backward-empty", lambda: (*backward_args(make((0, cols)), make((0, cols))), w(), b(),
                                         [True, True, True]), 1, call=backward),
+        case("backward-mask-none", lambda: (*backward_args(make(shape), make(shape)), w(), b(),
+                                            [False, False, False]), 1, call=backward),
     ]
 
 
