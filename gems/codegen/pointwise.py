@@ -418,7 +418,7 @@ def _broadcast_shape(operands) -> torch.Size:
 def check_out(out, dtype, shape, device, inplace=False):
     """ATen's rules for an ``out=`` tensor: same device, castable dtype, resized to the result shape
     (an in-place result cannot be resized)."""
-    if out.device != device:
+    if out.device != device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected out tensor to have device {device}, but got {out.device} instead")
     if not torch.can_cast(dtype, out.dtype):
         raise RuntimeError(f"result type {_type_name(dtype)} can't be cast to the desired output type "

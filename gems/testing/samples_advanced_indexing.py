@@ -203,7 +203,8 @@ def masked_scatter_samples(dtype, device, quick):
         Sample("inplace", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols + 5)), call=inplace,
                expects="masked_scatter_"),
         Sample("out", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols)),
-               call=empty_out_call(torch.masked_scatter), expects="masked_scatter.out"),
+               # torch.masked_scatter takes no out=: the overload itself.
+               call=empty_out_call(torch.ops.aten.masked_scatter.out), expects="masked_scatter.out"),
     ]
     if not dtype.is_floating_point:
         return cases

@@ -65,11 +65,16 @@ def out_call(fn):
     return call
 
 
-def _errors(name, dtype, device, cases):
-    """Bad inputs, listed once (under float32): each is (variant, builder)."""
+def _errors(name, dtype, device, cases, inplace_broadcast=None):
+    """Bad inputs, listed once (under float32): each is (variant, builder). ``inplace_broadcast`` builds the
+    arguments of ``name_`` with a self that only broadcasts to the result (ATen refuses it in place)."""
     if dtype != torch.float32:
         return []
-    return [Sample(f"error-{variant}", build, expects=name) for variant, build in cases]
+    samples = [Sample(f"error-{variant}", build, expects=name) for variant, build in cases]
+    if inplace_broadcast is not None:
+        samples.append(Sample("error-inplace-broadcast-self", inplace_broadcast, expects=f"{name}_",
+                              call=lambda s, *rest: getattr(s, f"{name}_")(*rest)))
+    return samples
 
 
 def mm_samples(dtype, device, quick):
@@ -87,7 +92,12 @@ def mm_samples(dtype, device, quick):
         Sample("empty-k", lambda: (mk((m, 0)), mk((0, n)))),
         Sample("empty", lambda: (mk((0, k)), mk((k, n)))),
         Sample("special-values", lambda: (_special(mk((m, k))), mk((k, n))), reduction_size=k),
+        # K a whole number of K blocks (64: of 32 and 64 wide ones): the loads without a K mask; 17 rows and
+        # columns, past skinny.py's few-row product.
+        Sample("even-k", lambda: (mk((17, 64)), mk((64, 17))), reduction_size=64),
         Sample("out", lambda: (mk((m, k)), mk((k, n))), call=out_call(torch.mm), expects="mm.out", reduction_size=k),
+        Sample("out-of-result-shape", lambda: (mk((m, k)), mk((k, n)), mk((m, n))),
+               call=lambda a, b, o: torch.mm(a, b, out=o), expects="mm.out", reduction_size=k),
         Sample("grad", lambda: (mk((m, k)).requires_grad_(), mk((k, n)).requires_grad_()), grad=True,
                reduction_size=max(m, k, n)),
         # Composite calls that decompose into mm (CompositeImplicitAutograd: they reach the mm kernel).
@@ -179,6 +189,11 @@ def addmm_samples(dtype, device, quick):
         Sample("special-values", lambda: (_special(mk((m, n))), mk((m, k)), _special(mk((k, n)))), reduction_size=k),
         Sample("out", lambda: (mk((m, n)), mk((m, k)), mk((k, n))), ab, call=out_call(torch.addmm),
                expects="addmm.out", reduction_size=k),
+        Sample("out-is-self", lambda: (mk((m, n)), mk((m, k)), mk((k, n))), ab,
+               call=lambda s, a, b, **kw: torch.addmm(s, a, b, **kw, out=s), expects="addmm.out", reduction_size=k),
+        Sample("out-beside-self", lambda: (mk((2, m, n)), mk((m, k)), mk((k, n))), ab,
+               call=lambda s, a, b, **kw: torch.addmm(s[0], a, b, **kw, out=s[1]), expects="addmm.out",
+               reduction_size=k),
         Sample("inplace", lambda: (mk((m, n)), mk((m, k)), mk((k, n))), ab,
                call=lambda s, a, b, **kw: s.addmm_(a, b, **kw), expects="addmm_", reduction_size=k),
         Sample("grad", lambda: (mk((m, n)).requires_grad_(), mk((m, k)).requires_grad_(),
@@ -193,7 +208,7 @@ def addmm_samples(dtype, device, quick):
         ("self-shape", lambda: (mk((m + 1, n)), mk((m, k)), mk((k, n)))),
         ("rank", lambda: (mk((m, n)), mk((m, k, 1)), mk((k, n)))),
         ("dtype-mix", lambda: (make_tensor((m, n), other, device), mk((m, k)), mk((k, n)))),
-    ])
+    ], inplace_broadcast=lambda: (mk((n,)), mk((m, k)), mk((k, n))))
 
 
 def _persistent_addmm_samples(mk, ab):
@@ -243,7 +258,7 @@ def baddbmm_samples(dtype, device, quick):
         ("shape-mismatch", lambda: (mk((b, m, n)), mk((b, m, k)), mk((b, k + 1, n)))),
         ("rank", lambda: (mk((b, m, n)), mk((m, k)), mk((b, k, n)))),
         ("dtype-mix", lambda: (mk((b, m, n)), mk((b, m, k)), make_tensor((b, k, n), other, device))),
-    ])
+    ], inplace_broadcast=lambda: (mk((n,)), mk((b, m, k)), mk((b, k, n))))
 
 
 def mv_samples(dtype, device, quick):
@@ -255,6 +270,8 @@ def mv_samples(dtype, device, quick):
         Sample("noncontiguous-transposed", lambda: (mk((m, k), "transposed"), mk((k,))), reduction_size=k),
         Sample("noncontiguous-strided", lambda: (mk((m, k), "strided"), mk((k * 2,))[::2]), reduction_size=k),
         Sample("long-k", lambda: (mk((m, long_k)), mk((long_k,))), reduction_size=long_k),
+        # Rows enough for two row blocks per multiprocessor (the interpreter reports one): K is not split.
+        Sample("tall", lambda: (mk((65, k)), mk((k,))), reduction_size=k),
         Sample("expanded-vector", lambda: (mk((m, k)), mk((1,))), call=lambda a, v: torch.mv(a, v.expand(k)),
                reduction_size=k),
         Sample("empty-k", lambda: (mk((m, 0)), mk((0,)))),
@@ -294,7 +311,7 @@ def addmv_samples(dtype, device, quick):
         ("self-shape", lambda: (mk((m + 1,)), mk((m, k)), mk((k,)))),
         ("shape-mismatch", lambda: (mk((m,)), mk((m, k)), mk((k + 1,)))),
         ("dtype-mix", lambda: (make_tensor((m,), other, device), mk((m, k)), mk((k,)))),
-    ])
+    ], inplace_broadcast=lambda: (mk((1,)), mk((m, k)), mk((k,))))
 
 
 def dot_samples(call, name):

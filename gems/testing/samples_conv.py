@@ -29,6 +29,9 @@ def _maker(dtype, device):
     return lambda *shape: make_tensor(shape, dtype, device, low=-1.0, high=1.0)
 
 
+_CONVOLUTION = torch.ops.aten.convolution.default
+
+
 def _rg(t):
     return t.requires_grad_()
 
@@ -70,6 +73,8 @@ def _convolution_samples(dtype, device, quick):
     samples = [
         case("basic", 2, (n, 3, s, s), (4, 3, 3, 3), padding=1),
         case("no-bias", 2, (n, 3, s, s), (4, 3, 3, 3), bias=False),
+        # 16 input channels: whole channel blocks of the interpreter's config (the loads without a channel mask).
+        case("even-channels", 2, (1, 16, 4, 4), (2, 16, 3, 3)),
         case("stride-asym-padding", 2, (n, 4, s + 1, s), (6, 4, 3, 2), stride=2, padding=(1, 2)),
         case("dilation", 2, (1, 3, s + 2, s + 2), (4, 3, 3, 3), dilation=2, padding=1),
         case("groups", 2, (n, 4, s, s), (6, 2, 3, 3), groups=2, padding=1),
@@ -120,6 +125,16 @@ def _convolution_samples(dtype, device, quick):
                                                                           else torch.float32), None),
                call=F.conv2d, expects="convolution"),
         Sample("error-bias-size", lambda: (t(n, 3, s, s), t(4, 3, 3, 3), t(5)), call=F.conv2d, expects="convolution"),
+        # The overload itself, past F.conv2d's own checks: ATen's checks of its arguments.
+        *[Sample(f"error-overload-{variant}", build, call=_CONVOLUTION, expects="convolution") for variant, build in (
+            ("weight-2d", lambda: (t(n, 4, s, s), t(6, 4), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)),
+            ("groups-zero", lambda: (t(n, 4, s, s), t(6, 2, 3, 3), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 0)),
+            ("stride-length", lambda: (t(n, 4, s, s), t(6, 2, 3, 3), None, [1, 1, 1], [0, 0], [1, 1], False, [0, 0],
+                                       2)),
+            ("input-rank", lambda: (t(n, 4, s), t(6, 2, 3, 3), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 2)),
+            ("fewer-filters-than-groups", lambda: (t(n, 4, s, s), t(1, 1, 3, 3), None, [1, 1], [0, 0], [1, 1], False,
+                                                   [0, 0], 4)),
+        )],
         # Gradients: convolution_backward's three kernels.
         case("grad", 2, (n, 3, s, s), (4, 3, 3, 3), grad=True, padding=1),
         case("grad-stride-dilation", 2, (n, 3, s + 2, s + 1), (4, 3, 3, 2), grad=True, stride=2, dilation=(1, 2)),
@@ -173,6 +188,12 @@ def _convolution_backward_samples(dtype, device, quick):
         case("depthwise-dilation", (n, 4, s, s), (4, 1, 3, 3), (n, 4, s, s - 2), [True, True, False],
              padding=(2, 1), dilation=(2, 2), groups=4),
         case("empty-batch", (0, 3, s, s), (4, 3, 3, 3), (0, 4, o, o), [True, True, True]),
+        # 16 output channels: grad_input's reduction in whole channel blocks (no channel mask).
+        case("input-only-even-channels", (1, 3, s, s), (16, 3, 3, 3), (1, 16, o, o), [True, False, False]),
+        # Enough pixels (2,116 and 4,096) that grad_weight splits its reduction over programs even where one
+        # program runs at a time (the interpreter), and adds the partial sums in a second kernel.
+        case("weight-split", (1, 1, 48, 48), (2, 1, 3, 3), (1, 2, 46, 46), [False, True, False]),
+        case("depthwise-weight-split", (1, 2, 64, 64), (2, 1, 1, 1), (1, 2, 64, 64), [False, True, False], groups=2),
         case("transposed", (n, 4, o, o), (4, 3, 3, 3), (n, 3, s, s), [True, True, True], transposed=True),
     ]
 

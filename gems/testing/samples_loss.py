@@ -34,6 +34,9 @@ class _Loss:
         return self.fn(x, target, weight, ignore_index=self.ignore_index, reduction=self.reduction, **self.extra)
 
 
+_BACKWARD = torch.ops.aten.nll_loss_backward.default
+
+
 def _targets(shape, n_classes, device, ignore_fraction=0.0, ignore_index=-100):
     if str(device) == "meta":
         return torch.empty(shape, dtype=torch.int64, device="meta")
@@ -154,6 +157,15 @@ def nll_loss_samples(spatial: bool):
                      expects=both, grad=True),
                 case("error-size-mismatch", lambda: (make(shape), targets((rows - 1,))), 1),
                 case("error-input-3d-target", lambda: (make(shape), targets((rows, 2))), 1),
+                # The overloads themselves, past F.nll_loss's own checks: ATen's checks of their arguments.
+                case("error-forward-3d-input", lambda: (make((2, n_classes, 3)), targets((2, 3)), None, 1, -100), 1,
+                     call=torch.ops.aten.nll_loss_forward.default),
+                case("error-backward-grad-size", lambda: (make((rows + 1,)), make(shape), targets(), None, 0, -100,
+                                                          make(())), 1, expects=bwd, call=_BACKWARD),
+                case("error-backward-grad-not-scalar", lambda: (make((2,)), make(shape), targets(), None, 1, -100,
+                                                                make(())), 1, expects=bwd, call=_BACKWARD),
+                case("error-backward-total-weight", lambda: (make(()), make(shape), targets(), None, 1, -100,
+                                                             make((2,))), 1, expects=bwd, call=_BACKWARD),
             ]
         return cases
 

@@ -96,6 +96,7 @@ def _row_norm_common(dtype, device, quick, rms):
         case("eps", lambda: (make(shape), (cols,), *params((cols,))), cols, {"eps": 0.25}),
         case("error-shape-mismatch", lambda: (make(shape), (cols + 1,)), 1),
         case("error-weight-shape", lambda: (make(shape), (cols,), make((cols + 1,))), 1),
+        case("error-empty-normalized-shape", lambda: (make(shape), ()), 1),
         case("grad", lambda: (rg(make(shape)), (cols,), *map(rg, params((cols,)))), max(shape), expects=both,
              grad=True),
         case("grad-no-weight", lambda: (rg(make(shape)), (cols,)), cols, expects=both, grad=True),
@@ -146,6 +147,8 @@ def _layer_norm_samples(dtype, device, quick):
                                                      w(), b(), [True, True, True]), rows, call=backward),
         case("backward-empty", lambda: (*backward_args(make((0, cols)), make((0, cols))), w(), b(),
                                         [True, True, True]), 1, call=backward),
+        case("backward-mask-none", lambda: (*backward_args(make(shape), make(shape)), w(), b(),
+                                            [False, False, False]), 1, call=backward),
     ]
 
 
@@ -219,6 +222,13 @@ def _group_norm_samples(dtype, device, quick):
         case("eps", lambda: (make((n, c, hw)), 2), c // 2 * hw, {"eps": 0.25}),
         case("error-groups-not-dividing", lambda: (make((n, c, hw)), 4), 1),
         case("error-weight-shape", lambda: (make((n, c, hw)), 2, make((c + 1,))), 1),
+        # The overload itself (F.group_norm refuses these before it): ATen's checks of its arguments.
+        case("error-native-no-groups", lambda: (make((n, c, hw)), None, None, n, c, hw, 0, 1e-5), 1,
+             call=torch.ops.aten.native_group_norm.default),
+        case("error-native-weight-shape", lambda: (make((n, c, hw)), make((c + 1,)), None, n, c, hw, 2, 1e-5), 1,
+             call=torch.ops.aten.native_group_norm.default),
+        case("error-native-sizes", lambda: (make((n, c, hw)), None, None, n, c, hw - 1, 2, 1e-5), 1,
+             call=torch.ops.aten.native_group_norm.default),
         case("grad", lambda: (rg(make((n, c, hw))), 2, rg(make((c,))), rg(make((c,)))), n * hw,
              expects=both, grad=True),
         case("grad-no-affine", lambda: (rg(make((n, c, hw))), 3), c // 3 * hw, expects=both, grad=True),
@@ -314,6 +324,9 @@ def _batch_norm_samples(dtype, device, quick):
         # One running statistic without the other: ValueError on CPU and CUDA alike.
         case("error-one-running-stat", lambda: (make((n, c, hw)), make((c,)), make((c,)), make((c,)), None, True,
                                                 0.1, 1e-5), 1, call=native),
+        # No channel dim: ATen reads size(1) (IndexError; of a 0-d input, ValueError).
+        case("error-1d", lambda: (make((c,)), None, None, None, None, True, 0.1, 1e-5), 1, call=native),
+        case("error-0d", lambda: (make(()), None, None, None, None, True, 0.1, 1e-5), 1, call=native),
         case("eval", lambda: evaluate(make((n, c, hw))), n * hw, call=torch_call),
         case("eval-no-affine", lambda: evaluate(make((n, c, hw)), affine=False), n * hw, call=torch_call),
         # F.batch_norm answers an empty input itself (torch's composite), so the overload is called directly.

@@ -25,7 +25,8 @@ import torch
 from gems.spec import Sample
 from gems.testing.samples import REJECT_HOST_DTYPE, make_tensor, special_values
 
-QUICK_SHAPES = ((13, 17), (5,), (), (0, 3), (2100,))
+# (2048,): whole tiles of the kernels' 2048-element block and no tail; (2100,): a whole tile and a tail.
+QUICK_SHAPES = ((13, 17), (2048,), (), (0, 3), (2100,))
 MANY = tuple((i % 7 + 1, i % 5 + 2) for i in range(12))  # 12 tensors: a 4-step binary search for the row
 FULL_SHAPES = ((257, 1023), (70001,), (), (0,), (31, 7, 3))
 _MIXED = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
@@ -94,6 +95,9 @@ class ForeachSamples:
         if dtype != REJECT_HOST_DTYPE:
             return cases
         cases.append(self._sample(f"{s}-inplace", suffix, "inplace", lists, kind, dtype, device))
+        # Twice on the same tensors, as an optimizer's steps: the second launch reuses the uploaded row table.
+        cases.append(self._sample(f"{s}-inplace-twice", suffix, "inplace", lists, kind, dtype, device,
+                                  wrap=lambda call: lambda *a: (call(*a), call(*a))[1]))
         cases += [self._sample(f"{s}-out", suffix, "out", lists, kind, dtype, device),
                   self._sample(f"{s}-many", suffix, "new", lambda: self._lists(n_lists, MANY, dtype, device), kind,
                                dtype, device),

@@ -122,7 +122,7 @@ def _attn_fwd_kernel(
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     offs_dv = tl.arange(0, BLOCK_DV)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_m = offs_m.to(tl.int64)
         offs_n = offs_n.to(tl.int64)
     q = _load(q_ptr + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
@@ -216,7 +216,7 @@ def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, 
     batch, heads, m, _ = q.shape
     if batch * heads * m == 0:
         return
-    if batch * heads > _MAX_GRID_Y:
+    if batch * heads > _MAX_GRID_Y:  # unreached on the interpreter: 65,536+ heads, minutes to interpret
         raise Fallback(f"batch * heads = {batch * heads} exceeds the grid's {_MAX_GRID_Y} programs")
     grid, args = forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
     launch_tuned(_attn_fwd_kernel, grid, *args)

@@ -17,11 +17,11 @@ from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, Sample
 
 
-def _heads_first(*tensors):
+def _heads_first(*tensors):  # unreached on the interpreter: the CUDA-only overloads'
     return [t.transpose(1, 2) if t.dim() == 4 else t for t in tensors]
 
 
-def _unsupported(cum_seq_q, cum_seq_k, **extras):
+def _unsupported(cum_seq_q, cum_seq_k, **extras):  # unreached on the interpreter: the CUDA-only overloads'
     if cum_seq_q is not None or cum_seq_k is not None:
         raise Fallback("variable-length batches (cum_seq_q/cum_seq_k) are left to ATen")
     named = [name for name, value in extras.items() if value is not None]
@@ -29,9 +29,10 @@ def _unsupported(cum_seq_q, cum_seq_k, **extras):
         raise Fallback(f"{', '.join(named)} left to ATen")
 
 
-def _flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal,
-                             return_debug_mask, *, scale=None, window_size_left=None, window_size_right=None,
-                             seqused_k=None, alibi_slopes=None, block_table=None, num_splits=None):
+def _flash_attention_forward(  # unreached on the interpreter: ATen's is CUDA only
+        query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, return_debug_mask, *, scale=None,
+        window_size_left=None, window_size_right=None, seqused_k=None, alibi_slopes=None, block_table=None,
+        num_splits=None):
     q, k, v = _heads_first(query, key, value)
     check_inputs("_flash_attention_forward", q, k, v, dropout_p=dropout_p, gqa=True)
     _unsupported(cum_seq_q, cum_seq_k, window_size_left=window_size_left, window_size_right=window_size_right,
@@ -50,7 +51,7 @@ def _flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max
 
 def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
                               dropout_p, is_causal, rng_state, unused, *, scale=None, window_size_left=None,
-                              window_size_right=None):
+                              window_size_right=None):  # unreached on the interpreter: ATen's is CUDA only
     q, k, v, g, o = _heads_first(query, key, value, grad_out, out)
     check_inputs("_flash_attention_backward", q, k, v, dropout_p=dropout_p, gqa=True)
     _unsupported(None if cum_seq_q is None or cum_seq_q.numel() == 0 else cum_seq_q,

@@ -121,6 +121,15 @@ def sdpa_samples(dtype, device, quick):
     ]
     cases += [Sample(v, build, expects=_served(device, ((1, 2, m, 16),) * 3, dtype, None, False, False, False))
               for v, build in errors]
+    # The CPU overload itself, past SDPA's own checks: ATen's checks of its arguments.
+    direct = [
+        ("error-overload-3d", lambda: (mk((2, m, 16)), mk((2, n, 16)), mk((2, n, 16)), 0.0, False)),
+        ("error-overload-dtype", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 16)).double(), mk((1, 2, n, 16)), 0.0,
+                                          False)),
+        ("error-overload-head-dim", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 8)), mk((1, 2, n, 8)), 0.0, False)),
+    ]
+    cpu = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    cases += [Sample(v, build, call=cpu, expects="_scaled_dot_product_flash_attention_for_cpu") for v, build in direct]
     return cases
 
 

@@ -25,14 +25,14 @@ from gems.runtime.registration import Fallback
 _LSE_ALIGN = 32
 
 
-def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):
+def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):  # unreached on the interpreter: not the CPU's
     check_inputs(name, query, key, value, attn_bias, dropout_p, gqa)
     if attn_bias is not None and attn_bias.dtype != query.dtype:
         raise RuntimeError(f"{name}: invalid dtype for bias - should match query's dtype ({attn_bias.dtype} and "
                            f"{query.dtype})")
 
 
-def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):
+def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):  # unreached on the interpreter: not the CPU's
     b, h, m, _ = query.shape
     out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device).transpose(1, 2)
     lse = torch.empty((b, h, lse_rows), dtype=torch.float32, device=query.device)
@@ -41,24 +41,25 @@ def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):
     return out, lse
 
 
-def _backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale):
+def _backward(  # unreached on the interpreter: not the CPU's
+        grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale):
     dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
     attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, dq, dk, dv)
     return dq, dk, dv
 
 
-def _no_bias_grad(grad_input_mask, attn_bias):
+def _no_bias_grad(grad_input_mask, attn_bias):  # unreached on the interpreter: not the CPU's
     if attn_bias is not None and grad_input_mask[3]:
         raise Fallback("the gradient of the attention bias is left to ATen")
 
 
-def _seeds(query):
+def _seeds(query):  # unreached on the interpreter: not the CPU's
     return (torch.empty((), dtype=torch.int64, device=query.device),
             torch.empty((), dtype=torch.int64, device=query.device))
 
 
-def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
-                                            is_causal=False, *, scale=None):
+def _scaled_dot_product_efficient_attention(  # unreached on the interpreter: CUDA's SDPA path
+        query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *, scale=None):
     _checked("_scaled_dot_product_efficient_attention", query, key, value, attn_bias, dropout_p)
     m = query.shape[2]
     rows = -(-m // _LSE_ALIGN) * _LSE_ALIGN if compute_log_sumexp else 0
@@ -66,17 +67,18 @@ def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, comput
     return (out, lse, *_seeds(query))
 
 
-def _scaled_dot_product_efficient_attention_backward(grad_out_, query, key, value, attn_bias, out, logsumexp,
-                                                     philox_seed, philox_offset, dropout_p, grad_input_mask,
-                                                     is_causal=False, *, scale=None):
+def _scaled_dot_product_efficient_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
+        grad_out_, query, key, value, attn_bias, out, logsumexp, philox_seed, philox_offset, dropout_p, grad_input_mask,
+        is_causal=False, *, scale=None):
     _checked("_scaled_dot_product_efficient_attention_backward", query, key, value, attn_bias, dropout_p)
     _no_bias_grad(grad_input_mask, attn_bias)
     lse = logsumexp[:, :, : query.shape[2]]
     return (*_backward(grad_out_, query, key, value, attn_bias, out, lse, is_causal, scale), None)
 
 
-def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
-                                        is_causal=False, return_debug_mask=False, *, scale=None):
+def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's SDPA path
+        query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, return_debug_mask=False, *,
+        scale=None):
     _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, gqa=True)
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
@@ -85,16 +87,16 @@ def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_lo
     return (out, lse.unsqueeze(3), None, None, m, key.shape[2], *_seeds(query), None)
 
 
-def _scaled_dot_product_cudnn_attention_backward(grad_out, query, key, value, out, logsumexp, philox_seed,
-                                                 philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k,
-                                                 dropout_p, is_causal, *, scale=None):
+def _scaled_dot_product_cudnn_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
+        grad_out, query, key, value, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q,
+        max_k, dropout_p, is_causal, *, scale=None):
     _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p, gqa=True)
     lse = logsumexp.reshape(query.shape[:3]) if logsumexp.dim() == 4 else logsumexp
     return _backward(grad_out, query, key, value, attn_bias, out, lse, is_causal, scale)
 
 
-def _scaled_dot_product_fused_attention_overrideable(query, key, value, attn_bias=None, dropout_p=0.0,
-                                                     is_causal=False, return_debug_mask=False, *, scale=None):
+def _scaled_dot_product_fused_attention_overrideable(  # unreached on the interpreter: a PrivateUse1 device's path
+        query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
     _checked("_scaled_dot_product_fused_attention_overrideable", query, key, value, attn_bias, dropout_p)
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
@@ -103,10 +105,9 @@ def _scaled_dot_product_fused_attention_overrideable(query, key, value, attn_bia
     return (out, lse, None, None, m, key.shape[2], *_seeds(query), None)
 
 
-def _scaled_dot_product_fused_attention_overrideable_backward(grad_out, query, key, value, attn_bias, grad_input_mask,
-                                                              out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
-                                                              dropout_p, is_causal, philox_seed, philox_offset, *,
-                                                              scale=None):
+def _scaled_dot_product_fused_attention_overrideable_backward(  # unreached on the interpreter: PrivateUse1's
+        grad_out, query, key, value, attn_bias, grad_input_mask, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
+        dropout_p, is_causal, philox_seed, philox_offset, *, scale=None):
     _checked("_scaled_dot_product_fused_attention_overrideable_backward", query, key, value, attn_bias, dropout_p)
     _no_bias_grad(grad_input_mask, attn_bias)
     return (*_backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale), None)

@@ -19,7 +19,7 @@ from gems.ops.attention.flash_backward import attention_backward
 from gems.runtime.registration import Fallback
 
 
-def _outputs(q, v):
+def _outputs(q, v):  # unreached on the interpreter: CUDA's flash overloads'
     """out (batch, heads, M, Dv) laid out (batch, M, heads, Dv) in memory, as ATen's flash kernels write it."""
     b, h, m, _ = q.shape
     return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
@@ -38,12 +38,12 @@ def _in_layout_of(query, shape):
     return _empty_in_order(shape, sorted(range(4), key=lambda d: -query.stride(d)), query)
 
 
-def _grads(q, k, v):
+def _grads(q, k, v):  # unreached on the interpreter: CUDA's flash overloads'
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
 def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False,
-                                        *, scale=None):
+                                        *, scale=None):  # unreached on the interpreter: CUDA's SDPA path
     name = "_scaled_dot_product_flash_attention"
     check_inputs(name, query, key, value, dropout_p=dropout_p, gqa=True)
     if query.dtype not in (torch.float16, torch.bfloat16):
@@ -62,7 +62,7 @@ def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_cau
 
 def _scaled_dot_product_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
                                                  max_q, max_k, dropout_p, is_causal, philox_seed, philox_offset,
-                                                 *, scale=None):
+                                                 *, scale=None):  # unreached on the interpreter: CUDA's SDPA path
     check_inputs("_scaled_dot_product_flash_attention_backward", query, key, value, dropout_p=dropout_p, gqa=True)
     dq, dk, dv = _grads(query, key, value)
     attention_backward(grad_out, query, key, value, out, logsumexp, None, is_causal, scale, dq, dk, dv)

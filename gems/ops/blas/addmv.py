@@ -19,7 +19,8 @@ _MIXED_REASON = "addmv with operands of different dtypes: left to ATen, which co
 
 
 def _addmv(self, mat, vec, beta, alpha, out=None, inplace=False):
-    if mat.device.type in _MIXED_DTYPES_COMPUTED_ON and len({self.dtype, mat.dtype, vec.dtype}) > 1:
+    if (mat.device.type in _MIXED_DTYPES_COMPUTED_ON  # unreached on the interpreter: CUDA
+            and len({self.dtype, mat.dtype, vec.dtype}) > 1):
         raise Fallback(_MIXED_REASON)
     check_mv("addmv", mat, vec, self)
     shape = (mat.shape[0],)

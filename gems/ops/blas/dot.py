@@ -19,7 +19,7 @@ def check_vectors(name: str, a: torch.Tensor, b: torch.Tensor) -> None:
     if a.numel() != b.numel():
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.numel()}] and src [{b.numel()}] to have "
                            f"the same number of elements, but got {a.numel()} and {b.numel()} elements respectively")
-    if a.device != b.device:
+    if a.device != b.device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{a.device} and {b.device}!")
     check_dtype(name, a, b)

@@ -106,7 +106,7 @@ def _gemm_kernel(
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_m = offs_m.to(tl.int64)
         offs_n = offs_n.to(tl.int64)
         offs_k = offs_k.to(tl.int64)
@@ -169,7 +169,7 @@ def _gemv_kernel(
     pid_k = tl.program_id(1)
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_k = tl.arange(0, BLOCK_K)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_m = offs_m.to(tl.int64)
         offs_k = offs_k.to(tl.int64)
     run = (tl.cdiv(K, BLOCK_K) + SPLIT_K - 1) // SPLIT_K * BLOCK_K
@@ -205,7 +205,7 @@ def _gemv_finish_kernel(
 ):
     """y[m] = alpha * sum_s part[s, m] + beta * bias[m], the partial sums added in order s = 0, 1, ..."""
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_m = offs_m.to(tl.int64)
     mask = offs_m < M
     total = tl.load(part_ptr + offs_m, mask=mask, other=0)
@@ -258,7 +258,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
     # (2944 us), a already M-major 0.95x; 8192^3 0.90x / 0.93x (22966 us); addmm 4096^3 0.89x as given. Both
     # copies are now products.column_major's tile transpose (4096^2 fp32: 50 us vs torch's 141). Swapping the
     # operands instead (c^T = b^T a^T, no copy) ran 0.57x.
-    if precision == "tf32" and b.stride(2) == 1 and b.stride(1) != 1:
+    if precision == "tf32" and b.stride(2) == 1 and b.stride(1) != 1:  # unreached on the interpreter: CUDA
         b = column_major(b)
     if precision == "ieee" and a.dtype == torch.float32 and a.stride(2) == 1 and a.stride(1) != 1:
         a = column_major(a)
@@ -316,7 +316,7 @@ def check_same(name: str, *tensors: torch.Tensor, what=("m1", "m2")) -> None:
     """ATen's "same dtype, same device" checks of matrix-product operands (RuntimeError)."""
     first = tensors[0]
     for t in tensors[1:]:
-        if t.device != first.device:
+        if t.device != first.device:  # unreached on the interpreter: one device
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{first.device} and {t.device}!")
         if t.dtype != first.dtype:
@@ -325,18 +325,13 @@ def check_same(name: str, *tensors: torch.Tensor, what=("m1", "m2")) -> None:
     check_dtype(name, *tensors)
 
 
-def check_rank(name: str, t: torch.Tensor, rank: int, what: str) -> None:
-    if t.dim() != rank:
-        raise RuntimeError(f"{name}: {what} must be a {rank}-D tensor, got {t.dim()}-D")
-
-
 def prepare_out(out: torch.Tensor | None, shape, like: torch.Tensor) -> torch.Tensor:
     """A result tensor: fresh, or ``out`` checked as ATen checks it (dtype, device) and resized."""
     if out is None:
         return torch.empty(shape, dtype=like.dtype, device=like.device)
     if out.dtype != like.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {like.dtype}, but got {out.dtype} instead")
-    if out.device != like.device:
+    if out.device != like.device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected out tensor to have device {like.device}, but got {out.device} instead")
     if tuple(out.shape) != tuple(shape):
         out.resize_(shape)

@@ -100,7 +100,7 @@ def _persistent_kernel(
         last_step = tl.minimum(steps, first_step + run)
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        if INT64:
+        if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
             offs_m = offs_m.to(tl.int64)
             offs_n = offs_n.to(tl.int64)
         if not TMA:
@@ -209,7 +209,8 @@ def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alph
     kernel = _tma if tma else _pointer
     if tma:
         keep_in_python("the TMA GEMM's descriptors live in scratch that Triton's launcher allocates")
-        if out.is_cuda and _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:
+        if (out.is_cuda  # unreached on the interpreter: CUDA
+                and _allocation._allocator.get() is _allocation._NULL_ALLOCATOR):
             # A context variable: unset in a thread that never set it (autograd's backward threads).
             triton.set_allocator(_scratch)
 

@@ -71,7 +71,8 @@ def dot_precision(dtype: torch.dtype, device: torch.device) -> str:
     """"tf32" for an fp32 product on CUDA when the user allowed TF32 matmuls (ATen then uses it), else "ieee".
     The native layer's key reads the same flag (gems/native/dispatch.cpp, global_state), so a plan recorded
     under one setting never serves the other."""
-    if dtype == torch.float32 and device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32:
+    if (device.type == "cuda"  # unreached on the interpreter: CUDA
+            and dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32):
         return "tf32"
     return "ieee"
 

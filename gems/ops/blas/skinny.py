@@ -76,7 +76,7 @@ def _skinny_kernel(
     offs_m = tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_m = offs_m.to(tl.int64)
         offs_n = offs_n.to(tl.int64)
         offs_k = offs_k.to(tl.int64)
@@ -117,7 +117,7 @@ def _finish_kernel(
     """c[m, n] = alpha * sum_s part[s, m, n] + beta * bias[m, n], the partial sums added in order s = 0, 1, ..."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     size = M * N
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs = offs.to(tl.int64)
         size = M.to(tl.int64) * N
     mask = offs < size

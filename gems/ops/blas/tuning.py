@@ -86,9 +86,9 @@ class Tuned:
             _check_restorable(self.__name__, name, named[name])
         key = self.key(named)
         config = self.chosen.get(key) or self._known(key, named)
-        if config is None and _capturing():
+        if config is None and _capturing():  # unreached on the interpreter: CUDA graph capture
             config = self._untuned_during_capture(key, named, args)
-        if config is None or not _plain_options(config):
+        if config is None or not _plain_options(config):  # unreached on the interpreter: one config each, never tuned
             if config is None and registration.recording is not None:  # the next call of this signature is plain
                 registration.recording.deferred = "tuning"
             self._tuning(grid, *args)
@@ -114,7 +114,7 @@ class Tuned:
         configs = self.autotuner.configs
         if len(configs) == 1:
             config = configs[0]
-        else:
+        else:  # unreached on the interpreter: one config per kernel
             if self._memory is None:
                 self._memory = _read_memory(self._memory_path(named))
             index = self._memory.get(repr(key))
@@ -123,7 +123,7 @@ class Tuned:
             self.chosen[key] = config
         return config
 
-    def _untuned_during_capture(self, key, named, args):
+    def _untuned_during_capture(self, key, named, args):  # unreached on the interpreter: CUDA graph capture
         """Nothing is benchmarked during capture: a config tuned for another class, else one that fits, whose
         kernel is compiled for these arguments (a compile during capture is an error), else the first that fits;
         said once per kernel."""
@@ -147,7 +147,7 @@ class Tuned:
                           RuntimeWarning, stacklevel=3)
         return config
 
-    def _memory_path(self, named) -> Path:
+    def _memory_path(self, named) -> Path:  # unreached on the interpreter: one config per kernel
         inner = self._inner
         source = getattr(inner, "src", None) or inspect.getsource(getattr(inner, "fn", inner))
         device = next(v.device for v in named.values() if isinstance(v, torch.Tensor))
@@ -156,7 +156,7 @@ class Tuned:
         digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
         return _cache_dir() / "tuning" / f"{self.__name__}-{digest}.json"
 
-    def _remember(self, key, config, named) -> None:
+    def _remember(self, key, config, named) -> None:  # unreached on the interpreter: one config per kernel
         """Keep the class's choice in the gems cache (merged with what other processes wrote)."""
         configs = self.autotuner.configs
         index = next((i for i, c in enumerate(configs) if c is config), None)
@@ -179,22 +179,22 @@ def _size_class(value):
     return next_power_of_2(value) if type(value) is int and value > 0 else value
 
 
-def _capturing() -> bool:
+def _capturing() -> bool:  # unreached on the interpreter: asked only before a class has a config
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
-def _cache_dir() -> Path:
+def _cache_dir() -> Path:  # unreached on the interpreter: one config per kernel
     return Path(os.environ.get("GEMS_CACHE_DIR", Path.home() / ".cache" / "gems"))
 
 
-def _device_name(device: torch.device) -> str:
+def _device_name(device: torch.device) -> str:  # unreached on the interpreter: called only when a choice is remembered
     if device.type == "cuda":
         major, minor = torch.cuda.get_device_capability(device)
         return f"{torch.cuda.get_device_name(device)} sm{major}{minor}"
     return device.type
 
 
-def _read_memory(path: Path) -> dict:
+def _read_memory(path: Path) -> dict:  # unreached on the interpreter: called only when a choice is remembered
     try:
         memory = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -221,12 +221,12 @@ def keep_in_python(why: str) -> None:
         registration.recording.refused = why
 
 
-def _tile_bytes(config, itemsize: int) -> int:
+def _tile_bytes(config, itemsize: int) -> int:  # unreached on the interpreter: one config per kernel
     meta = config.kwargs
     return config.num_stages * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
 
 
-def fitting_configs(configs, named_args, **kwargs):
+def fitting_configs(configs, named_args, **kwargs):  # unreached on the interpreter: one config, not pruned
     """The GEMM configs whose operand tiles, over all pipeline stages, fit the device's shared memory
     (the smallest one if none does): an fp32 or fp64 product needs twice or four times an fp16 one's,
     and compiling a config only to see it refused costs seconds each."""
@@ -237,7 +237,7 @@ def fitting_configs(configs, named_args, **kwargs):
 
 
 @functools.cache
-def shared_memory(device: torch.device) -> int:
+def shared_memory(device: torch.device) -> int:  # unreached on the interpreter: one config, not pruned
     """Shared memory per block on ``device``, in bytes (for pruning tile configs)."""
     try:
         return triton.runtime.driver.active.utils.get_device_properties(device.index or 0)["max_shared_mem"]

@@ -63,7 +63,7 @@ def _nonzero(x, out=None):
         if out.dtype != torch.int64:
             raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type "
                                f"{out.dtype}")
-        if out.device != x.device:
+        if out.device != x.device:  # unreached on the interpreter: one device
             raise RuntimeError(f"Expected out tensor to have device {x.device}, but got {out.device} instead")
     flat, ndim = comparable_view(x), x.dim()
     n = flat.numel()

@@ -88,7 +88,7 @@ def _conv_forward_kernel(
         offs_p = offs_p % P
     g = tl.program_id(1)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         g = g.to(tl.int64)
         n = n.to(tl.int64)
         offs_p = offs_p.to(tl.int64)

@@ -70,7 +70,7 @@ def _conv_dx_kernel(
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         g = g.to(tl.int64)
         offs_m = offs_m.to(tl.int64)
         offs_n = offs_n.to(tl.int64)
@@ -152,7 +152,7 @@ def _conv_dw_kernel(
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         g = g.to(tl.int64)
         split = split.to(tl.int64)
         offs_m = offs_m.to(tl.int64)
@@ -190,7 +190,7 @@ def _conv_db_kernel(dy_ptr, db_ptr, P, K, OD, OH, OW, sy_n, sy_c, sy_d, sy_h, sy
     """db[k] = sum over n and output pixels of dy[n, k, o]: BLOCK_C channels per program."""
     offs_c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     offs_p = tl.arange(0, BLOCK_P)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_c = offs_c.to(tl.int64)
         offs_p = offs_p.to(tl.int64)
     mask_c = offs_c < K
@@ -210,7 +210,7 @@ _db_launcher = Launcher(_conv_db_kernel)
 
 
 def _sm_count(device: torch.device) -> int:
-    if device.type == "cuda":
+    if device.type == "cuda":  # unreached on the interpreter: CUDA
         return torch.cuda.get_device_properties(device).multi_processor_count
     return 1  # the interpreter runs programs one after another: never split
 

@@ -52,7 +52,7 @@ def _tile(start_p, start_c, INT64: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_C:
     last axis (Triton's default thread order: consecutive threads then read consecutive addresses)."""
     offs_p = start_p + tl.arange(0, BLOCK_P)
     offs_c = start_c + tl.arange(0, BLOCK_C)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_p = offs_p.to(tl.int64)
         offs_c = offs_c.to(tl.int64)
     if CH_FAST:
@@ -75,7 +75,7 @@ def _dw_forward_kernel(
     tiles = (P + BLOCK_P - 1) // BLOCK_P
     pid = tl.program_id(0)
     n = pid // tiles
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         n = n.to(tl.int64)
     pix, ch = _tile((pid % tiles) * BLOCK_P, tl.program_id(1) * BLOCK_C, INT64, BLOCK_P, BLOCK_C, CH_FAST)
     mask = (pix < P) & (ch < KT)
@@ -112,7 +112,7 @@ def _dw_grad_input_kernel(
     tiles = (P + BLOCK_P - 1) // BLOCK_P
     pid = tl.program_id(0)
     n = pid // tiles
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         n = n.to(tl.int64)
     pix, ch = _tile((pid % tiles) * BLOCK_P, tl.program_id(1) * BLOCK_C, INT64, BLOCK_P, BLOCK_C, CH_FAST)
     mask = (pix < P) & (ch < C)
@@ -152,7 +152,7 @@ def _dw_grad_weight_kernel(
     block program_id(1) and split program_id(2)."""
     tap = tl.program_id(0)
     split = tl.program_id(2)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         split = split.to(tl.int64)
     s = tap % S
     r = tap // S % R
@@ -173,7 +173,7 @@ def _dw_grad_weight_kernel(
                      mask=mask & _inside(di, hi, wi, D, H, W), other=0)
         acc += g.to(ACC) * xv.to(ACC)
     offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_c = offs_c.to(tl.int64)
     if CH_FAST:
         total = reduce_sum(acc, 0)

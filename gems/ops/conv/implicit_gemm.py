@@ -111,7 +111,7 @@ def _nhwc_copy_kernel(src_ptr, dst_ptr, C, P, H, W, s_n, s_c, s_d, s_h, s_w, TIL
     n = pid // (TILES_P * TILES_C)
     offs_p = (pid % TILES_P) * BLOCK + tl.arange(0, BLOCK)
     offs_c = (pid // TILES_P % TILES_C) * BLOCK + tl.arange(0, BLOCK)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         n = n.to(tl.int64)
         offs_p = offs_p.to(tl.int64)
         offs_c = offs_c.to(tl.int64)
@@ -288,7 +288,7 @@ def precision(dtype: torch.dtype, device: torch.device) -> str:
 # --------------------------------------------------------------------------- autotuning
 
 
-def _tile_bytes(config, itemsize: int) -> int:
+def _tile_bytes(config, itemsize: int) -> int:  # unreached on the interpreter: one config per kernel
     meta = config.kwargs
     return max(config.num_stages, 1) * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize
 
@@ -298,7 +298,7 @@ def _pruned(operand: str, area):
     fp64 need twice and four times fp16's; the smallest one if none fits). A GEMM of at most SMALL_GEMM
     outputs keeps only the smallest tile: tuning it would cost more than it could save (and a conformance
     run of many tiny shapes would spend minutes tuning)."""
-    def prune(configs, named_args, **kwargs):
+    def prune(configs, named_args, **kwargs):  # unreached on the interpreter: one config per kernel, not pruned
         t = named_args[operand]
         itemsize, limit = t.element_size(), tuning.shared_memory(t.device)
         if area(named_args) <= SMALL_GEMM:

@@ -42,7 +42,7 @@ def fill__tensor(self, value):
     if value.dim() != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} "
                            "dimensions.")
-    if value.device != self.device:
+    if value.device != self.device:  # unreached on the interpreter: one device
         return fill_value(self, value.item())  # a CPU number beside a device tensor, as ATen reads it
     check_copy(self, value)
     if self.untyped_storage().data_ptr() == value.untyped_storage().data_ptr():

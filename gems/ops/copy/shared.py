@@ -57,7 +57,7 @@ def _copy_flat_kernel(src_ptr, dst_ptr, n_elements, WIDEN: tl.constexpr, VIA_INT
                       INT64: tl.constexpr, BLOCK: tl.constexpr):
     """dst[i] = src[i] for i < n_elements: two tensors of one dense layout, walked in memory order."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_elements
@@ -96,7 +96,7 @@ def _copy_tiled_kernel(src_ptr, dst_ptr, value, size_m, size_n, tiles_m, tiles_n
     memory. The OUTER dimensions are o3, o2, ... (o3 the innermost); the strides equal to 1 are specialized,
     which is what coalesces each side."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     tile_n = pid % tiles_n
     pid = pid // tiles_n
@@ -288,7 +288,7 @@ def check_dtypes(*tensors) -> None:
 def check_copy(dst: torch.Tensor, src: torch.Tensor) -> None:
     """ATen's copy_ checks that come before any copy: the same device (else a transfer, left to the device's own
     copy) and dtypes gems handles."""
-    if src.device != dst.device:
+    if src.device != dst.device:  # unreached on the interpreter: one device
         raise Fallback(f"a copy from {src.device} to {dst.device} is a transfer: the device's own copy serves it")
     check_dtypes(dst, src)
 

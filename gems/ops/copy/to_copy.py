@@ -40,7 +40,7 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
 
 def _to_copy_out(self, *, non_blocking=False, memory_format=None, out):
     # ATen converts into out's dtype and keeps out's strides; an out of another shape is resized (contiguous).
-    if out.device != self.device:
+    if out.device != self.device:  # unreached on the interpreter: one device
         raise Fallback(f"a copy from {self.device} to {out.device} is a transfer: the device's own copy serves it")
     check_dtypes(self, out)
     if out.shape != self.shape:

@@ -24,7 +24,7 @@ def _arange_kernel(out_ptr, start, step, n_elements, FLOAT: tl.constexpr, INT64:
                    BLOCK: tl.constexpr):
     """out[i] = start + i * step: in float64 (start, step as bits) or in int64."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     if FLOAT:

@@ -20,7 +20,7 @@ def _eye_kernel(out_ptr, n_rows, n_cols, stride_r, stride_c, tiles_n, INT64: tl.
                 BLOCK_N: tl.constexpr):
     """One [BLOCK_M, BLOCK_N] tile of out[r, c] = (r == c)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs_m, offs_n = tile_offsets(pid, tiles_n, BLOCK_M, BLOCK_N)
     values = (offs_m[:, None] == offs_n[None, :]).to(out_ptr.dtype.element_ty)

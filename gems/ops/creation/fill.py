@@ -24,7 +24,7 @@ INT32_LIMIT = 2**31 - 1  # past it, program offsets are computed in int64
 def _fill_kernel(out_ptr, value, n_elements, VALUE_BITS: tl.constexpr, INT64: tl.constexpr, BLOCK: tl.constexpr):
     """out[i] = value for i < n_elements (a dense block); a float64 value arrives as its bits."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     if VALUE_BITS:

@@ -44,7 +44,7 @@ def _space_kernel(out_ptr, start_bits, end_bits, base_bits, steps, halfway, stri
                   COMPUTE: tl.constexpr, LOG: tl.constexpr, INT64: tl.constexpr, BLOCK: tl.constexpr):
     """out[i * stride] = start + step * i below halfway, end - step * (steps - 1 - i) from it (LOG: base to it)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     out_ty = out_ptr.dtype.element_ty

@@ -28,7 +28,7 @@ def _one_hot_kernel(index_ptr, out_ptr, n_rows, n_classes, tiles_n, INT64: tl.co
                     BLOCK_N: tl.constexpr):
     """One [BLOCK_M, BLOCK_N] tile of out[r, c] = (index[r] == c); out is [n_rows, n_classes], contiguous."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs_m, offs_n = tile_offsets(pid, tiles_n, BLOCK_M, BLOCK_N)
     index = tl.load(index_ptr + offs_m, mask=offs_m < n_rows, other=-1)

@@ -28,7 +28,7 @@ _COMPLEX_NAMES = {torch.complex64: "ComplexFloat", torch.complex128: "ComplexDou
 def _polar_kernel(abs_ptr, angle_ptr, out_ptr, n_elements, INT64: tl.constexpr, BLOCK: tl.constexpr):
     """out[2i] = abs[i] cos(angle[i]), out[2i + 1] = abs[i] sin(angle[i])."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_elements
@@ -50,7 +50,7 @@ def _check(abs, angle):
                            f"type {ATEN_NAMES.get(angle.dtype, angle.dtype)} for second argument")
     if abs.dtype not in _COMPLEX:
         raise Fallback(f"polar of {abs.dtype} (ATen decides whether it computes it)")
-    if angle.device != abs.device:
+    if angle.device != abs.device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{abs.device} and {angle.device}!")
     return torch.broadcast_shapes(abs.shape, angle.shape)

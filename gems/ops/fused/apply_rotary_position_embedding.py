@@ -46,7 +46,7 @@ def rope_kernel(
     """out[m, pair j] = rotate(x[m, pair j], +-angle[b(m), s(m), j]) for BLOCK_M rows m of (batch, seq,
     head); out contiguous (n_rows, 2 * half). INVERSE rotates by -angle (the backward)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     offs = tl.arange(0, BLOCK_H)

@@ -64,7 +64,7 @@ def _activation_grad(a, ACT: tl.constexpr):
 @triton.jit
 def _tile(n_rows, d, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, INT64: tl.constexpr):
     pid_m = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid_m = pid_m.to(tl.int64)
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)

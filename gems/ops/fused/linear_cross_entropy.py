@@ -67,7 +67,7 @@ def loss_rows_kernel(
     """loss[m] = logsumexp(logits[m]) - logits[m, label[m]] (0 for an ignored row); with GRAD, logits[m] is
     overwritten with (softmax(logits[m]) - onehot(label[m])) * scale (0 for an ignored row)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     mask_m = rows < n_rows
@@ -116,7 +116,7 @@ def multiply_kernel(x_ptr, factor_ptr, n, COMPUTE: tl.constexpr, INT64: tl.const
     """x *= factor (a 0-d tensor) in place: the backward's loss gradient. Zeros (an ignored token's row)
     stay as they are: the composite scales dlogits before its products, whose zeros come out +0."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n

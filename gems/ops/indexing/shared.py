@@ -156,7 +156,7 @@ def broadcast_error(a, b) -> RuntimeError:
 def check_device(*tensors) -> None:
     device = tensors[0].device
     for t in tensors[1:]:
-        if t.device != device:
+        if t.device != device:  # unreached on the interpreter: one device
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{device} and {t.device}!")
 

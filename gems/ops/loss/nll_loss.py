@@ -63,7 +63,7 @@ def _nll_forward_kernel(
 ):
     """Items pid*items_per_program ...: out[item] = loss (STORE_EACH), partial[pid] = (sum loss, sum weight)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     start = pid * items_per_program
     end = tl.minimum(start + items_per_program, n_items)
@@ -115,7 +115,7 @@ def _nll_backward_kernel(
 ):
     """dx[n, :, s] for the BLOCK_M items (n, s) of this program: zeros but at the target class."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     n, s, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
     t, kept, bad = _kept_targets(t_ptr, n, s, stride_tn, stride_ts, mask_m, n_classes, ignore_index)

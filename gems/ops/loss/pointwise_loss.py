@@ -58,7 +58,7 @@ def _loss_sum_kernel(
 ):
     """partial[pid] = sum of the LOSS term over elements pid*per_program ... (y unused for LOSS_NONE)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     start = pid * per_program
     end = tl.minimum(start + per_program, n_elements)

@@ -65,7 +65,7 @@ def _bn_forward_kernel(
 ):
     """Channel c = program_id: statistics (training) or running ones (eval), then y (contiguous)."""
     c = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         c = c.to(tl.int64)
     count = n_batch * hw
     if TRAINING:
@@ -129,7 +129,7 @@ def _bn_backward_kernel(
     """Channel c = program_id: sums of dy and dy * (x - mean), then dx (contiguous). inv_ptr holds
     invstd in training and the running variance in eval."""
     c = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         c = c.to(tl.int64)
     count = n_batch * hw
     mean = tl.load(mean_ptr + c).to(COMPUTE)
@@ -199,8 +199,10 @@ def _tiles(n, hw):
 
 
 def _check(x, *params):
-    if x.dim() < 2:
-        raise RuntimeError(f"batch norm expects an input of at least 2 dims (N, C, ...), got {x.dim()}")
+    if x.dim() < 2:  # ATen reads the channel count, size(1), first
+        if x.dim() == 0:
+            raise ValueError("batch norm of a 0-d input: no channel dim (ATen: SmallVector unable to grow)")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if x.dtype not in FLOATS or any(p is not None and p.dtype != x.dtype for p in params):
         raise Fallback("batch norm with parameters or statistics of another dtype (mixed precision) is left to ATen")
     c = x.shape[1]
@@ -224,7 +226,7 @@ def _forward_impl(x, weight, bias, running_mean, running_var, training, momentum
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     if not training and running_mean is None:
         raise Fallback("eval mode without running statistics: ATen's error applies")
-    if not training and cuda_rejects_empty(x, x.device.type):
+    if not training and cuda_rejects_empty(x, x.device.type):  # unreached on the interpreter: CUDA
         raise RuntimeError(f"cannot reshape tensor of 0 elements into shape [{x.shape[0]}, {x.shape[1]}, -1] "
                            "because the unspecified dimension size -1 can be any value and is ambiguous")
     x3 = _as_nch(x)

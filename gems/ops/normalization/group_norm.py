@@ -54,7 +54,7 @@ def _group_dx_kernel(
 ):
     """dx of BLOCK_M rows (n, g): a sweep for the two row sums, a sweep for dx (all contiguous)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     mask_m = rows < n_rows
@@ -89,7 +89,7 @@ def _group_dwdb_kernel(
 ):
     """dw[c] = sum over n, hw of dy * (x - mean[n, g]) * rstd[n, g], db[c] = sum of dy; one channel per program."""
     c = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         c = c.to(tl.int64)
     g = c // (n_channels // n_groups)
     acc_w = tl.full([BLOCK_N, BLOCK_HW], 0, COMPUTE)

@@ -51,16 +51,16 @@ class RowConfig(NamedTuple):
 @functools.lru_cache(maxsize=1024)
 def row_config(n_rows: int, n_cols: int) -> RowConfig:
     n = next_power_of_2(n_cols)
-    if triton.knobs.runtime.interpret:
-        one_pass = n <= INTERP_ONE_PASS
-        block_n = n if one_pass else INTERP_LOOP_BLOCK
-        return RowConfig(min(next_power_of_2(n_rows), max(1, INTERP_TILE // block_n)), block_n, one_pass, 1)
-    one_pass = n <= GPU_ONE_PASS
-    block_n = n if one_pass else GPU_LOOP_BLOCK
-    block_m = min(next_power_of_2(n_rows), max(1, GPU_TILE // block_n))
-    tile = block_m * block_n
-    # About 16 values per thread: at 4096 fp16 columns, 8 warps hold one row in registers.
-    return RowConfig(block_m, block_n, one_pass, 4 if tile <= 2048 else (8 if tile <= 4096 else 16))
+    if not triton.knobs.runtime.interpret:  # unreached on the interpreter: the GPU's tiles
+        one_pass = n <= GPU_ONE_PASS
+        block_n = n if one_pass else GPU_LOOP_BLOCK
+        block_m = min(next_power_of_2(n_rows), max(1, GPU_TILE // block_n))
+        tile = block_m * block_n
+        # About 16 values per thread: at 4096 fp16 columns, 8 warps hold one row in registers.
+        return RowConfig(block_m, block_n, one_pass, 4 if tile <= 2048 else (8 if tile <= 4096 else 16))
+    one_pass = n <= INTERP_ONE_PASS
+    block_n = n if one_pass else INTERP_LOOP_BLOCK
+    return RowConfig(min(next_power_of_2(n_rows), max(1, INTERP_TILE // block_n)), block_n, one_pass, 1)
 
 
 def needs_int64(*tensors) -> bool:
@@ -152,7 +152,7 @@ def row_forward_kernel(
     """y[m, :] = normalize(x[m, :] (+ r[m, :])) * w + b for the BLOCK_M rows of this program; y, s (the
     residual sum) are contiguous (n_rows, n_cols), mean and rstd contiguous (n_rows,)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     mask_m = rows < n_rows

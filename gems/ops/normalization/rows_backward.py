@@ -30,9 +30,9 @@ def parallel_programs(device: torch.device) -> int:
     the partial dw/db rows they write stay small. The interpreter runs two (the partial sums still add)."""
     if triton.knobs.runtime.interpret:
         return 2
-    if device.type == "cuda":
+    if device.type == "cuda":  # unreached on the interpreter: CUDA
         return 2 * torch.cuda.get_device_properties(device).multi_processor_count
-    return 256
+    return 256  # unreached on the interpreter: another device type
 
 
 # --------------------------------------------------------------------------- kernels
@@ -74,7 +74,7 @@ def row_backward_kernel(
     """dx for rows pid * rows_per_program ... (contiguous), and this program's partial dw, db sums in row
     pid of the contiguous (programs, n_cols) dw_ptr, db_ptr buffers (every element written)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     row_start = pid * rows_per_program
     dw_acc = tl.full([BLOCK_M, BLOCK_N], 0, COMPUTE)

@@ -53,7 +53,7 @@ def _weight_norm_kernel(
 ):
     """norm[k] and w[k, :] = v[k, :] * g[k] / norm[k] for BLOCK_K kept indices (v, w share strides)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     kept = pid * BLOCK_K + tl.arange(0, BLOCK_K)
     acc = tl.full([BLOCK_K, BLOCK_R], 0, COMPUTE)
@@ -78,7 +78,7 @@ def _weight_norm_backward_kernel(
 ):
     """grad_g[k] and grad_v[k, :] for BLOCK_K kept indices (grad_w, v, grad_v share strides)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     kept = pid * BLOCK_K + tl.arange(0, BLOCK_K)
     mask_k = kept < n_kept

@@ -127,20 +127,20 @@ def upload(words: list, device: torch.device) -> torch.Tensor:
     cached = _tables.get(key)
     if cached is not None:
         _tables.move_to_end(key)
-        if capturing:
+        if capturing:  # unreached on the interpreter: CUDA graph capture
             _kept[key] = cached
         return cached[0]
     host = torch.tensor(words, dtype=torch.int64)
     if device.type == "cpu":
         on_device = host
     elif device.type == "cuda":
-        host = host.pin_memory()
-        on_device = host.to(device, non_blocking=True)
+        host = host.pin_memory()  # unreached on the interpreter: CUDA
+        on_device = host.to(device, non_blocking=True)  # unreached on the interpreter: CUDA
     else:
         on_device = host.to(device)
     entry = (on_device, host)  # the pinned source stays alive while a copy may read it
     _tables[key] = entry
-    if capturing:
+    if capturing:  # unreached on the interpreter: CUDA graph capture
         _kept[key] = entry
     if len(_tables) > _CACHE_SIZE:
         _tables.popitem(last=False)
@@ -175,16 +175,6 @@ def check_same_length(first, *others) -> None:
                                f"{len(other)}")
 
 
-def check_one_device(lists, device) -> None:
-    """A launch reads every row through one device's addresses: a tensor elsewhere is refused (ATen
-    refuses it too, in its per-tensor path: the operands of a row must share their device)."""
-    for tensors in lists:
-        for t in tensors:
-            if t.device != device:
-                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, {device} and {t.device}!")
-
-
 def check_fused_lists(lists, names) -> None:
     """ATen's check_fast_path_restrictions for a fused optimizer's lists: one dtype, device and dense
     layout throughout, and each row's tensors of one size and stride (RuntimeError otherwise). List by list:
@@ -216,12 +206,12 @@ def device_scalars(params, lr, grad_scale, found_inf):
     """(lr as a float or a device tensor, ...) after ATen's checks of the optional device scalars."""
     device = params[0].device
     for name, t in (("grad_scale", grad_scale), ("found_inf", found_inf)):
-        if t is not None and t.device != device:
+        if t is not None and t.device != device:  # unreached on the interpreter: one device
             raise RuntimeError(f"{name} must be on the same GPU device as the params")
         check_float32(t)
     if isinstance(lr, torch.Tensor):
-        if lr.device.type == "cpu" and device.type != "cpu":
-            lr = lr.item()  # CPU memory: no device synchronisation (ATen reads it the same way)
+        if lr.device.type == "cpu" and device.type != "cpu":  # CPU memory: no device synchronisation
+            lr = lr.item()  # unreached on the interpreter: one device (ATen reads it the same way)
         elif lr.device != device:
             raise RuntimeError("lr must be on the same GPU device as the params")
         elif lr.numel() != 1:
@@ -267,7 +257,7 @@ def check_lists(device, lists, across_devices=False) -> None:
     one row on two devices."""
     for tensors in lists:
         devices = set(map(_DEVICE, tensors))
-        if devices != {device}:
+        if devices != {device}:  # unreached on the interpreter: one device
             if not across_devices:
                 _check_row_devices(device, lists)
             other = next(d for d in devices if d != device)
@@ -275,7 +265,7 @@ def check_lists(device, lists, across_devices=False) -> None:
     check_floats(lists)
 
 
-def _check_row_devices(device, lists):
+def _check_row_devices(device, lists):  # unreached on the interpreter: one device
     for row in zip(*lists):
         devices = {t.device for t in row}
         if len(devices) > 1 and not all(t.device == device or (t.dim() == 0 and t.device.type == "cpu") for t in row):

@@ -192,7 +192,7 @@ def check_cpu_scalars(name, tensors, refused):
     operand (addcmul's tensor2, lerp's weight). ``tensors``: every tensor operand; ``refused``: (argument name,
     tensor) pairs of the others: one that is a CPU 0-d tensor beside a CUDA tensor raises RuntimeError, as
     ATen does."""
-    if any(t.is_cuda for t in tensors):
+    if any(t.is_cuda for t in tensors):  # unreached on the interpreter: CUDA
         for argument, tensor in refused:
             if tensor.dim() == 0 and tensor.is_cpu:
                 raise RuntimeError(f"CPU Scalar support for {argument} argument is not supported when calling "

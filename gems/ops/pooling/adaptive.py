@@ -68,7 +68,7 @@ def _adaptive_kernel(x_ptr, y_ptr, idx_ptr, C, H, W, OH, OW, n_rows, tiles_c, sx
     BLOCK_C channels. window: KH_MAX * KW_MAX, the window elements walked (KW_MAX per window row), CHUNK at a
     time."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     if CL:
         p = pid // tiles_c

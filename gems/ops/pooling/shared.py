@@ -34,7 +34,7 @@ def image_tile(C, D, H, W, n_rows, n_cols, tiles_c, CL: tl.constexpr, INT64: tl.
     """(n, c, d, h, w, mask) of program_id(0)'s tile of an (N, C, D, H, W) tensor: columns are w (CL false)
     or c (CL true), rows the other coordinates, row-major; each coordinate broadcastable to the tile."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = (pid // tiles_c) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = (pid % tiles_c) * BLOCK_C + tl.arange(0, BLOCK_C)

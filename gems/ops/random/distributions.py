@@ -114,7 +114,7 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, of
     elements, element ``k * LANES + j`` of it taking draw k of its lane j (each of the PER_LANE blocks is
     one coalesced store)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     lanes = tl.arange(0, LANES)
     r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)

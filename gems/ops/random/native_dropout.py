@@ -48,7 +48,7 @@ def _dropout_kernel(x_ptr, out_ptr, mask_ptr, seed_ptr, offset_ptr, seed: tl.int
     """Over a dense block of n: out = x * keep * scale, mask = keep = (u < keep_prob). A program covers
     LANES * 4 elements (2 for float64), value k of lane j at element k * LANES + j (coalesced blocks)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     lanes = tl.arange(0, LANES)
     r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)

@@ -47,7 +47,7 @@ def philox_words(seed, offset, graph, lane, seed_ptr, offset_ptr):
     this launch's offset within the graph."""
     seed = seed.to(tl.int64)  # int64 already where the kernel annotates them; the interpreter may pass int32
     offset = offset.to(tl.int64)
-    if graph != 0:
+    if graph != 0:  # unreached on the interpreter: CUDA graph capture
         seed = tl.load(seed_ptr)
         offset = tl.load(offset_ptr) + offset
     counter = offset // 4
@@ -112,7 +112,7 @@ class PhiloxKey(NamedTuple):
         if self.graph is None:
             holder = _placeholder(device)
             return holder, holder, self.seed, self.offset, 0
-        return self.graph[0], self.graph[1], 0, self.offset, 1
+        return self.graph[0], self.graph[1], 0, self.offset, 1  # unreached on the interpreter: CUDA graph capture
 
 
 @functools.cache
@@ -123,7 +123,7 @@ def _placeholder(device: torch.device) -> torch.Tensor:
 def default_generator(device: torch.device) -> torch.Generator:
     """The generator ATen draws from for ``device``: the device module's default generator where it has
     them (torch.cuda), else the CPU's (the simulated device has none of its own)."""
-    if device.type != "cpu":
+    if device.type != "cpu":  # unreached on the interpreter: the CPU's generator
         module = getattr(torch, device.type, None)
         generators = getattr(module, "default_generators", None)
         if generators:
@@ -156,6 +156,10 @@ def philox_key(device: torch.device, generator, increment: int = WORDS_PER_CALL)
         with registration.aten_only():
             seed = torch.empty((), dtype=torch.int64).random_(generator=gen).item()
         return PhiloxKey(seed, 0)
+    return _offset_key(gen, device, increment)
+
+
+def _offset_key(gen, device, increment) -> PhiloxKey:  # unreached on the interpreter: CUDA's generator
     if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
         return _captured_key(gen, device, increment)
     seed, offset = gen.initial_seed(), gen.get_offset()
@@ -163,12 +167,12 @@ def philox_key(device: torch.device, generator, increment: int = WORDS_PER_CALL)
     return PhiloxKey(_signed(seed), offset)
 
 
-def _signed(seed: int) -> int:
+def _signed(seed: int) -> int:  # unreached on the interpreter: CUDA's generator
     """A uint64 seed as the int64 with the same bits (kernels take int64)."""
     return seed - _INT64_WRAP if seed >= 1 << 63 else seed
 
 
-def _captured_key(gen, device, increment) -> PhiloxKey:
+def _captured_key(gen, device, increment) -> PhiloxKey:  # unreached on the interpreter: CUDA graph capture
     state = _graph_state_module()
     if state is None:
         raise Fallback("CUDA graph capture: the generator's graph-safe Philox state is not readable from Python "
@@ -179,19 +183,19 @@ def _captured_key(gen, device, increment) -> PhiloxKey:
     return PhiloxKey(0, intragraph, (_device_int64(seed, device), _device_int64(offset, device)))
 
 
-class _DeviceScalar:
+class _DeviceScalar:  # unreached on the interpreter: CUDA graph capture
     """One int64 in device memory that gems does not own (a generator's graph tensor), as torch reads it."""
 
     def __init__(self, pointer: int):
         self.__cuda_array_interface__ = {"shape": (1,), "typestr": "<i8", "data": (pointer, False), "version": 3}
 
 
-def _device_int64(pointer: int, device: torch.device) -> torch.Tensor:
+def _device_int64(pointer: int, device: torch.device) -> torch.Tensor:  # unreached on the interpreter: CUDA graphs
     return torch.as_tensor(_DeviceScalar(pointer), device=device)
 
 
 @functools.cache
-def _graph_state_module():
+def _graph_state_module():  # unreached on the interpreter: CUDA graph capture
     """The C++ helper that returns ATen's graph-safe Philox state (built once, CUDA torch only)."""
     try:
         from torch.utils import cpp_extension

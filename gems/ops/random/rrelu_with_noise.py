@@ -47,7 +47,7 @@ def _rrelu_kernel(x_ptr, out_ptr, noise_ptr, seed_ptr, offset_ptr, seed: tl.int6
     """The training rrelu over a dense block of n: a program covers LANES * 4 elements (2 for float64),
     value k of lane j at element k * LANES + j (coalesced blocks)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     lanes = tl.arange(0, LANES)
     r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)

@@ -129,7 +129,7 @@ def _arg_kernel(
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
         split = split.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)

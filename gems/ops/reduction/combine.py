@@ -219,7 +219,7 @@ def _combine_kernel(
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
         split = split.to(tl.int64)
     p = tl.cast(tl.cast(p_bits, tl.int64), tl.float64, bitcast=True).to(ACC)

@@ -69,7 +69,7 @@ def _cumsum_kernel(
     """
     pid = tl.program_id(0)
     split = tl.program_id(1)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
         split = split.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
@@ -105,7 +105,7 @@ def _chunk_sum_kernel(
     """sums[row, chunk] = sum of x over the chunk (the first step of the blocked scan)."""
     pid = tl.program_id(0)
     split = tl.program_id(1)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
         split = split.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
@@ -205,7 +205,7 @@ def _cumsum(x, dim, dtype, out):
         p = _plans.get(key) or _plans.put(key, _cumsum_plan(x, dim, dtype, contiguous_strides(x.shape)))
         result = torch.empty(x.shape, dtype=dtype, device=x.device)
         return _run(p, x, result) if x.numel() else result
-    if out.device != x.device:
+    if out.device != x.device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected out tensor to have device {x.device}, but got {out.device} instead")
     if out.shape != x.shape:
         out.resize_(x.shape)

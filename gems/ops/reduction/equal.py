@@ -16,7 +16,7 @@ _DIFFERS = Kind(MAX, PRE_NE)
 
 
 def equal(self, other):
-    if self.device != other.device:
+    if self.device != other.device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected all tensors to be on the same device, but found {self.device} and "
                            f"{other.device}")
     if self.dtype != other.dtype or self.dtype not in TL_DTYPES:

@@ -133,7 +133,7 @@ def halves(layout, block_k: int, itemsize: int) -> int:
 def tile_k(k, n_red, mask_m, INT64: tl.constexpr, BLOCK_K: tl.constexpr):
     """(offsets, mask) of the reduced elements k ... k + BLOCK_K - 1 below n_red, for the BLOCK_M rows."""
     offs_k = k + tl.arange(0, BLOCK_K)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_k = offs_k.to(tl.int64)
     return offs_k, mask_m[:, None] & (offs_k[None, :] < n_red)
 
@@ -362,7 +362,7 @@ def reduced_shape(shape, reduced, keepdim: bool) -> list[int]:
 
 
 def check_reduction_out(out: torch.Tensor, device, shape) -> None:
-    if out.device != device:
+    if out.device != device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected out tensor to have device {device}, but got {out.device} instead")
     if list(out.shape) != shape:
         out.resize_(shape)

@@ -118,7 +118,7 @@ def _cum_extreme_kernel(
     else two scans of KEY (int32/int64) keys and the values read back from their positions; key_low:
     the lowest KEY (the carry before a row's first element)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
     x_rows = x_ptr + outer * stride_xo + inner * stride_xn

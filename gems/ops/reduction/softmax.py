@@ -90,7 +90,7 @@ def _softmax_kernel(
     """y[o, :, n] = softmax(scale * x[o, :, n]) (or its MODE's relative) for the BLOCK_M (o, n) rows of this
     program."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
     x_rows = x_ptr + outer * stride_xo + inner * stride_xn
@@ -163,7 +163,7 @@ def _softmax_backward_kernel(
     (PRODUCT_FIRST: in CUDA ATen's form, see _backward_finish), times scale (1 but for
     gems.fused.scaled_softmax_backward)."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     outer, inner, mask_m = output_coords(pid, n_rows, n_inner, COLS, BLOCK_M)
     y_rows = y_ptr + outer * stride_yo + inner * stride_yn
@@ -233,7 +233,7 @@ def check_half_to_float(x, dim, mode):
     wrap_dim(dim, x.dim())  # a bad dim is reported first
     if x.device.type == "cpu":
         raise RuntimeError(f"{_NAMES[mode]} with half to float conversion is not supported on CPU")
-    if x.dtype != torch.float16:
+    if x.dtype != torch.float16:  # unreached on the interpreter: the CPU refuses the conversion first
         raise RuntimeError("conversion is supported for Half type only")
 
 

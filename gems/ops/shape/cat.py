@@ -56,7 +56,7 @@ def _cat_kernel(out_ptr, n_rows, stride_out,
     """N inputs (N <= 8) into their column bands of out (rows of stride_out, columns contiguous); input k
     owns programs end(k-1)..end(k)-1."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     _copy_slot(pid, 0, end0, x0_ptr, out_ptr, n_rows, cols0, stride_r0, stride_c0, offset0, stride_out,
                BLOCK_R0, BLOCK_C0)
@@ -107,7 +107,7 @@ def _check(tensors, dim):
         dim = wrap_dim(dim, kept[0][1].dim())
     device, dtype = tensors[0].device, tensors[0].dtype
     for t in tensors[1:]:
-        if t.device != device:
+        if t.device != device:  # unreached on the interpreter: one device
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{device} and {t.device}!")
         if t.dtype is not dtype:
@@ -210,7 +210,7 @@ def cat_out(tensors, dim=0, *, out):
     if not torch.can_cast(dtype, out.dtype):
         raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
                         f"{ATEN_NAMES.get(out.dtype, out.dtype)}")
-    if out.device != tensors[0].device:
+    if out.device != tensors[0].device:  # unreached on the interpreter: one device
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{tensors[0].device} and {out.device}!")
     if out.dtype not in SUPPORTED_DTYPES:

@@ -59,7 +59,7 @@ def _pad_backward_kernel(go_ptr, gi_ptr, n_rows, tiles_c, C, D, H, W, Do, Ho, Wo
     """grad_input (N, C, D, H, W) = the sum of the grad_output (N, C, Do, Ho, Wo) elements that read each
     element. Rows are (n, c, d, h), columns w; one program per tile."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = (pid // tiles_c) * BLOCK_R + tl.arange(0, BLOCK_R)
     w = (pid % tiles_c) * BLOCK_C + tl.arange(0, BLOCK_C)

@@ -84,7 +84,7 @@ def _remap_kernel(x_ptr, out_ptr, value, n_rows, tiles_c, step,
     """out[o0..o5] = x[i0..i5] (or value where some dim has no source); dims 0-4 are the rows (row-major),
     dim 5 the columns. One program per (row tile, column tile). A float64 value arrives as its bits."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     rows = (pid // tiles_c) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = (pid % tiles_c) * BLOCK_C + tl.arange(0, BLOCK_C)

@@ -29,7 +29,7 @@ def _unfold_backward_kernel(grad_ptr, out_ptr, numel, n_dim, inner, n_windows, s
     """out (outer, n_dim, inner), dense: each element sums the grad (outer, n_windows, inner, size) elements of
     the windows covering it, the last one first."""
     pid = tl.program_id(0)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     inside = offs < numel
