@@ -129,3 +129,18 @@ def test_a_keyword_that_picks_another_overload_is_expected_in_the_backward():
     assert samples["grad-decimals"].expects == ("round.decimals",)
     gems.enable()
     assert _run(ops.get("round"), "grad-decimals").status == "pass"
+
+
+def test_a_derived_gradient_keyword_the_call_does_not_take_is_a_harness_error():
+    """Both sides would raise TypeError and the case would pass without computing anything."""
+
+    def samples(dtype, device, quick):
+        return [Sample("keyword", lambda: (torch.randn(3, dtype=dtype, device=device),), {"decimals": 2}),
+                Sample("grad", lambda: (torch.randn(3, dtype=dtype, device=device).requires_grad_(),), grad=True)]
+
+    spec = OpSpec(name="neg", family="pointwise", impls=ops.get("neg").impls, call=torch.neg, samples=samples,
+                  dtypes=(torch.float32,))
+    assert "grad-decimals" in {s.variant for s in harness_samples(spec, torch.float32, "cpu", True)}
+    gems.enable()
+    result = _run(spec, "grad-decimals")
+    assert result.status == "error" and "harness" in result.message and "decimals" in result.message

@@ -84,7 +84,10 @@ def _grad_keyword_samples(spec, samples) -> list[Sample]:
     if not grads:
         return []
     passed = {k for s in grads for k in s.kwargs}
+    # Keywords of a sample with the gradient sample's own call only: another callable's keywords (F.pad's
+    # mode= beside constant_pad_nd) are not this call's.
     functional = [s for s in samples if not s.grad and _plain(s) and not is_out_call(s.call)
+                  and s.call is grads[0].call
                   and not any(o.split(".")[0].endswith("_") for o in _expected(spec, s))]
     # The gradient sample's backward overloads stay expected; its forward one becomes the keyword sample's
     # (a keyword may choose another overload: round(decimals=) is round.decimals).
@@ -97,7 +100,7 @@ def _grad_keyword_samples(spec, samples) -> list[Sample]:
         if missing:
             added.update(missing)
             derived.append(replace(grads[0], variant="grad-" + "-".join(missing),
-                                   kwargs={**grads[0].kwargs, **keywords},
+                                   kwargs={**grads[0].kwargs, **keywords}, call=KeywordsFit(grads[0].call, spec.call),
                                    expects=(*_expected(spec, source), *backward)))
     return derived
 
@@ -152,6 +155,24 @@ class WrongOutDtype:
 
     def __repr__(self):
         return f"wrong-out-dtype({self.overload})"
+
+
+class KeywordsFit:
+    """A gradient sample's call given another sample's keywords: a TypeError (the keyword is already given
+    by position, or the call takes no such keyword) is the harness's error, never a verdict (ATen and gems
+    would both raise it and the case would pass without computing)."""
+
+    def __init__(self, call, spec_call):
+        self.call, self.spec_call = call, spec_call
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return (self.call or self.spec_call)(*args, **kwargs)
+        except TypeError as exc:
+            raise HarnessError(f"the gradient sample's call does not take these keywords: {exc}") from exc
+
+    def __repr__(self):
+        return f"keywords-fit({self.call or self.spec_call})"
 
 
 class HarnessError(Exception):

@@ -420,7 +420,7 @@ def scatter_reduce_samples(dtype, device, quick):
             Sample("noncontiguous-amin", lambda: (make((cols, rows)).t(), 0, at((cols, rows), rows).t(),
                                                   make((rows, cols)), "amin"), {"include_self": False}),
             Sample("grad-sum", lambda: (make().requires_grad_(), 1, at((rows, 9), cols),
-                                        make((rows, 9)).requires_grad_(), "sum"), grad=True,
+                                        make((rows, 9)).requires_grad_()), {"reduce": "sum"}, grad=True,
                    expects=("scatter_reduce.two", "gather")),
         ]
     if dtype == ERROR_DTYPE:
