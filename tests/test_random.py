@@ -107,6 +107,15 @@ def _serve(overload, fn, owner):
     registration.apply(table, gems.vendor().dispatch_key)
 
 
+def _replace_key(monkeypatch, philox_key):
+    """The draws' key function replaced, and the native layer's plans forgotten: a replay of a plan recorded
+    before takes its keys from the real one."""
+    from gems import native
+
+    monkeypatch.setattr(distributions, "philox_key", philox_key)
+    native.invalidate()
+
+
 def _run(name, variant, dtype=torch.float32):
     return run_case(ops.get(name), Case(name, dtype, variant), "cpu", True, "interpreter", {}, repro="pytest ...")
 
@@ -120,7 +129,7 @@ def test_gems_random_operators_pass_with_the_reason_statistical():
 
 def test_a_generator_that_does_not_advance_fails(monkeypatch):
     gems.enable()
-    monkeypatch.setattr(distributions, "philox_key", lambda device, generator: philox.PhiloxKey(5, 0))
+    _replace_key(monkeypatch, lambda device, generator: philox.PhiloxKey(5, 0))
     result = _run("uniform_", "contiguous")
     assert result.status == "fail" and "did not advance" in result.message
 
@@ -134,7 +143,7 @@ def test_a_draw_that_ignores_the_seed_fails(monkeypatch):
             torch.empty(()).random_()
         return philox.PhiloxKey(next(keys), 0)
 
-    monkeypatch.setattr(distributions, "philox_key", fresh_key)
+    _replace_key(monkeypatch, fresh_key)
     result = _run("uniform_", "contiguous")
     # Either check catches it, whichever runs first in this process: the warm call (same seed, other numbers)
     # or the next call (the generator it was given did not advance).
@@ -215,7 +224,7 @@ def _lanes(numel: int) -> int:
 
 def test_each_value_is_a_word_of_its_lanes_philox_block_at_the_offsets_counter(monkeypatch):
     seed, offset = 0x1234_5678_9ABC_DEF0, 40
-    monkeypatch.setattr(distributions, "philox_key", lambda device, generator: philox.PhiloxKey(seed, offset))
+    _replace_key(monkeypatch, lambda device, generator: philox.PhiloxKey(seed, offset))
     out = distributions.draw(torch.empty(37), distributions.UNIFORM, None, 0.0, 1.0)
     assert torch.equal(out, _expected_uniforms(seed, offset, 37, _lanes(37)))
 
@@ -253,6 +262,61 @@ def test_one_compiled_kernel_serves_every_seed_and_offset():
     assert prepare(1, 16)[0] == prepare(2**40 + 3, 7)[0] == ()
 
 
+def _next_cpu_keys(n: int) -> list[int]:
+    """The Philox keys the next n calls take from the CPU generator (one 63-bit draw each); leaves it as it was."""
+    state = torch.default_generator.get_state()
+    with gems.aten_only():
+        keys = [torch.empty((), dtype=torch.int64).random_().item() for _ in range(n)]
+    torch.default_generator.set_state(state)
+    return keys
+
+
+@pytest.mark.skipif(not gems.native_status()["active"], reason="the native layer is not built here (no compiler)")
+def test_warm_random_calls_replay_natively_each_with_the_next_key():
+    """A replayed draw takes its key from the generator as the Python path does: the i-th call gets the i-th key,
+    so the numbers are those of the reference Philox at that key, and a reseeded generator repeats them."""
+    from gems import native
+
+    gems.enable()
+    torch.manual_seed(3)
+    torch.rand(37)  # the signature's first call: recorded
+    before = native.call_counts().get("rand", 0)
+    keys = _next_cpu_keys(3)
+    outs = [torch.rand(37) for _ in keys]
+    assert native.call_counts().get("rand", 0) == before + 3
+    for key, out in zip(keys, outs):
+        assert torch.equal(out, _expected_uniforms(key, 0, 37, _lanes(37)))
+    for draw, overload in ((lambda: torch.native_dropout(torch.ones(999), 0.5, True)[1], "native_dropout"),
+                           (lambda: torch.empty(300, dtype=torch.float64).normal_(), "normal_")):
+        draw()
+        before = native.call_counts().get(overload, 0)
+        torch.manual_seed(8)
+        first = [draw() for _ in range(3)]
+        torch.manual_seed(8)
+        again = [draw() for _ in range(3)]
+        assert native.call_counts().get(overload, 0) == before + 6
+        assert all(torch.equal(a, b) for a, b in zip(first, again)) and not torch.equal(first[0], first[1])
+
+
+def test_a_call_that_moves_the_generator_otherwise_stays_in_python():
+    """A plan replays only the keys the call took through philox_key: any other draw from a generator (here one
+    more 63-bit draw) would be repeated by a replay, so the signature stays in Python and says why."""
+    from gems.native import record
+
+    gems.enable()
+    rand = ops.get("rand").impls["rand"]
+
+    def rand_drawing_twice(size, **options):
+        with gems.aten_only():
+            torch.empty((), dtype=torch.int64).random_()
+        return rand(size, **options)
+
+    _serve("rand", rand_drawing_twice, "rand")
+    torch.rand(41)
+    torch.rand(41)
+    assert "moved a random generator other than by the Philox keys" in record.python_reasons["rand"]
+
+
 @CUDA
 def test_cuda_offsets_advance_by_four_per_call_and_match_the_reference():
     gems.enable()
@@ -262,6 +326,23 @@ def test_cuda_offsets_advance_by_four_per_call_and_match_the_reference():
     out = torch.rand(37, device="cuda")
     assert gen.get_offset() == 8 + philox.WORDS_PER_CALL
     assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), 8, 37, _lanes(37)))
+
+
+@CUDA
+def test_warm_cuda_draws_replay_natively_each_with_the_next_offset():
+    from gems import native
+
+    gems.enable()
+    gen = torch.cuda.default_generators[torch.cuda.current_device()]
+    torch.cuda.manual_seed(11)
+    torch.rand(37, device="cuda")  # recorded
+    before = native.call_counts().get("rand", 0)
+    for _ in range(3):
+        start = gen.get_offset()
+        out = torch.rand(37, device="cuda")
+        assert gen.get_offset() == start + philox.WORDS_PER_CALL
+        assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), start, 37, _lanes(37)))
+    assert native.call_counts().get("rand", 0) == before + 3
 
 
 @CUDA

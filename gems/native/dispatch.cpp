@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace {
@@ -37,6 +38,7 @@ typedef CUresult (*cuLaunchKernel_t)(CUfunction, unsigned, unsigned, unsigned, u
 typedef CUresult (*cuDevicePrimaryCtxRetain_t)(CUcontext*, int);
 typedef CUresult (*cuCtxSetCurrent_t)(CUcontext);
 typedef CUresult (*cuGetErrorName_t)(CUresult, const char**);
+typedef CUresult (*cuStreamIsCapturing_t)(CUstream, int*);
 constexpr CUresult kInvalidContext = 201;
 
 constexpr int kMaxKey = 128;     // words; a longer signature is served by Python
@@ -55,7 +57,7 @@ enum WordKind : uint32_t { kFixedWord = 0, kSizeWord = 1, kStrideWord = 2, kIntW
 
 // Why a call left the native path without a new signature to record (gems.native.python_reasons()).
 enum Why : uint8_t { kWhyNone = 0, kWhyArgument, kWhyTensors, kWhyLong, kWhyTensorKind, kWhyOverlap, kWhyOff,
-                     kWhyGrad, kWhyTraced, kWhyCount };
+                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyCount };
 const char* const kWhyText[kWhyCount] = {
     "",
     "an argument the key does not cover (a generator, an optional-tensor list, a symbolic size, a long string)",
@@ -68,6 +70,7 @@ const char* const kWhyText[kWhyCount] = {
     "autograd-level kernel builds its graph in Python)",
     "a tensor subclass, mode or transform is active (torch.compile tracing, fake or functional tensors, vmap): "
     "ATen's composite runs",
+    "it draws random numbers while a CUDA graph is captured (the graph-safe Philox state is taken in Python)",
 };
 
 struct Driver {
@@ -75,6 +78,7 @@ struct Driver {
   cuDevicePrimaryCtxRetain_t retain = nullptr;
   cuCtxSetCurrent_t set_current = nullptr;
   cuGetErrorName_t error_name = nullptr;
+  cuStreamIsCapturing_t is_capturing = nullptr;
 };
 
 Driver g_driver;
@@ -106,6 +110,14 @@ struct Launch {
   unsigned gx, gy, gz, block, shared;
   std::vector<uint64_t> params;  // one 8-byte slot per parameter, constants filled in
   std::vector<Patch> patches;
+};
+
+// A Philox key word of a plan's draw `draw` (field 0 the seed, 1 the offset), an int64 kernel parameter.
+struct DrawParam {
+  uint16_t launch;
+  uint16_t param;
+  uint16_t draw;
+  uint16_t field;
 };
 
 struct OutSpec {
@@ -140,6 +152,8 @@ struct Plan {
   std::vector<int64_t> temps;  // bytes
   std::vector<Launch> launches;
   std::vector<Target> targets;  // size-generic plans: numbers recomputed per call
+  std::vector<uint64_t> draw_increments;  // Philox words each of the call's draws takes from the generator
+  std::vector<DrawParam> draw_params;      // CUDA primitive: where the keys' words go
   PyObject* py_plan = nullptr;  // strong reference, never released (plans are never freed)
 };
 
@@ -452,8 +466,32 @@ void insert(Slot& s, const Key& k, uint64_t h, Plan* plan) {
   TORCH_CHECK(false, "gems native: cuLaunchKernel failed for aten::", s.overload, " with ", name, " (", r, ")");
 }
 
+constexpr int kMaxDraws = 4;  // Philox keys per call that a plan may take
+
+// The Philox keys (seed, offset) of a plan's draws, taken from the device's default generator as
+// gems.ops.random.philox.philox_key takes them, moving its offset on; false while the stream is captured (the
+// Python path takes the generator's graph-safe state then).
+bool take_keys(const Plan& plan, c10::Device device, uint64_t* words) {
+  const auto* guard = c10::impl::getDeviceGuardImpl(g_device_type);
+  int capturing = 0;
+  if (g_driver.is_capturing == nullptr ||
+      g_driver.is_capturing(static_cast<CUstream>(guard->getStream(device).native_handle()), &capturing) != 0 ||
+      capturing != 0)
+    return false;
+  at::Generator gen = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  for (size_t d = 0; d < plan.draw_increments.size(); ++d) {
+    const uint64_t offset = gen.get_offset();
+    words[2 * d] = gen.current_seed();  // kernels take the uint64 seed's bits as an int64
+    words[2 * d + 1] = offset;
+    gen.set_offset(offset + plan.draw_increments[d]);
+  }
+  return true;
+}
+
 void launch_cuda(const Slot& s, const Plan& plan, c10::Device device, const std::vector<at::Tensor>& inputs,
-                 const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& temps, const int64_t* values) {
+                 const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& temps, const int64_t* values,
+                 const uint64_t* keys) {
   const auto* guard = c10::impl::getDeviceGuardImpl(g_device_type);
   CUstream stream = static_cast<CUstream>(guard->getStream(device).native_handle());
   uint64_t params_values[kMaxParams + 2];
@@ -478,6 +516,8 @@ void launch_cuda(const Slot& s, const Plan& plan, c10::Device device, const std:
         }
       }
     }
+    for (const DrawParam& d : plan.draw_params)
+      if (d.launch == li) params_values[d.param] = keys[2 * d.draw + d.field];
     for (size_t p = 0; p < l.patches.size(); ++p) {
       const Patch& patch = l.patches[p];
       const at::Tensor& t = patch.kind == 0 ? inputs[patch.index] : patch.kind == 1 ? outs[patch.index]
@@ -506,7 +546,7 @@ py::tuple as_tuple(const std::vector<at::Tensor>& v) {
 
 // Replay a plan; `values` are a size-generic plan's numbers for this call (nullptr for an exact plan).
 void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack,
-            const int64_t* values, size_t nvalues) {
+            const int64_t* values, size_t nvalues, const uint64_t* keys) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(k.nt);
   for (int i = 0; i < k.nt; ++i) inputs.push_back(*k.tensors[i]);
@@ -543,7 +583,7 @@ void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
     }
   }
   if (g_primitive == kCuda) {
-    launch_cuda(s, plan, device, inputs, outs, temps, values);
+    launch_cuda(s, plan, device, inputs, outs, temps, values, keys);
   } else {
     py::gil_scoped_acquire gil;
     py::tuple numbers(nvalues);
@@ -614,6 +654,14 @@ Plan* build_plan(const py::object& spec) {
   }
   plan->py_plan = t[3].ptr();
   Py_INCREF(plan->py_plan);
+  auto draws = t[5].cast<py::tuple>();
+  plan->draw_increments = draws[0].cast<std::vector<uint64_t>>();
+  TORCH_CHECK(plan->draw_increments.size() <= size_t(kMaxDraws), "gems native: too many Philox keys in one call");
+  for (auto d : draws[1].cast<py::list>()) {
+    auto item = d.cast<py::tuple>();
+    plan->draw_params.push_back({item[0].cast<uint16_t>(), item[1].cast<uint16_t>(), item[2].cast<uint16_t>(),
+                                 item[3].cast<uint16_t>()});
+  }
   // The Python primitive replays the py_plan; count its launches the same way.
   if (g_primitive == kPython) plan->launches.resize(t[4].cast<size_t>());
   return plan.release();
@@ -788,17 +836,20 @@ struct GemsKernel : public c10::OperatorKernel {
     const uint64_t h = hash_key(k);
     Plan* plan = find(s, k, h);
     if (plan != nullptr) {
+      uint64_t keys[2 * kMaxDraws];
       if (plan->python_only) {
         serve_python(s, op, ks, stack, nullptr, h, plan->why);
+      } else if (g_primitive == kCuda && !plan->draw_increments.empty() && !take_keys(*plan, current, keys)) {
+        serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCaptureDraw]);
       } else {
-        replay(s, *plan, current, k, stack, nullptr, 0);
+        replay(s, *plan, current, k, stack, nullptr, 0, keys);
       }
       return;
     }
     int64_t values[kMaxValues];
     const Generic* g = find_generic(s, k, values);
     if (g != nullptr) {
-      replay(s, *g->plan, current, k, stack, values, g->formulas.size());
+      replay(s, *g->plan, current, k, stack, values, g->formulas.size(), nullptr);  // no draws: dry runs stop them
       return;
     }
     serve_python(s, op, ks, stack, &k, h, nullptr);
@@ -873,6 +924,7 @@ std::string configure(const std::string& primitive, const std::string& device_ty
   g_driver.retain = reinterpret_cast<cuDevicePrimaryCtxRetain_t>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
   g_driver.set_current = reinterpret_cast<cuCtxSetCurrent_t>(dlsym(lib, "cuCtxSetCurrent"));
   g_driver.error_name = reinterpret_cast<cuGetErrorName_t>(dlsym(lib, "cuGetErrorName"));
+  g_driver.is_capturing = reinterpret_cast<cuStreamIsCapturing_t>(dlsym(lib, "cuStreamIsCapturing"));
   if (g_driver.launch == nullptr) return "libcuda.so.1 has no cuLaunchKernel";
   g_primitive = kCuda;
   return "";

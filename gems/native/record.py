@@ -10,9 +10,11 @@ call did can be redone from its signature alone:
   the call allocated (plus a fixed byte offset);
 - every result is an input tensor (out=, in-place), a fresh dense allocation, None (an optional
   result not asked for, as in ``convolution_backward``'s output_mask) or an integer (a SymInt result);
-- the random generators' states did not move (no random numbers drawn).
+- the random generators' states moved only by the Philox keys the call took through
+  ``gems.ops.random.philox.philox_key`` from the default generator: those kernel arguments are
+  :class:`DrawnWord` in the plan, and every replay takes fresh keys, moving the generator as the call did.
 
-Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count)``, or a str: "this
+Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count, draws)``, or a str: "this
 signature stays in Python", and why. A second call of the same family (the same key but for sizes and
 integer arguments) may also get a size-generic plan (:mod:`gems.native.generic`, asked by
 :func:`gems.native.record_call`), derived from dry runs:
@@ -40,6 +42,7 @@ _METADATA = {aten.result_type, aten.can_cast, aten.promote_types, aten.is_same_s
 _FORMATS = {"i1": "b", "i8": "b", "u1": "B", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
             "i64": "q", "u64": "Q", "fp16": "e", "fp32": "f", "f32": "f", "fp64": "d"}
 NEW_SIGNATURE = "the first call of its signature (recorded)"
+_MAX_DRAWS = 4  # Philox keys per call a plan may take (dispatch.cpp's kMaxDraws)
 
 # overload -> why the latest of its calls that left the native path did (gems.native.python_reasons()), and
 # (overload, reason) -> such calls: how a user finds out why a call costs the Python dispatcher hop.
@@ -50,6 +53,16 @@ python_calls: Counter = Counter()
 def note(overload: str, why: str) -> None:
     python_reasons[overload] = why
     python_calls[overload, why] += 1
+
+
+class DrawnWord(int):
+    """A word of a Philox key the recorded call took (``field`` 0 its seed, 1 its offset) from the default
+    generator, its ``draw``-th: a replay passes a fresh key's word there, ``increment`` words further on."""
+
+    def __new__(cls, value: int, draw: int, field: int, increment: int, device: torch.device):
+        word = super().__new__(cls, value)
+        word.draw, word.field, word.increment, word.device = draw, field, increment, device
+        return word
 
 
 class NotRecordable(Exception):
@@ -105,6 +118,7 @@ class Recording:
         self.allocated = set()  # storages the call allocated
         self.refused = None
         self.deferred = None  # why this call cannot be a plan but a later one of its signature may (tuning)
+        self.draws = []  # (generator, increment) of each Philox key the call took
         self.why_python = None
         self._mode = _Watch(self)
 
@@ -125,6 +139,12 @@ class Recording:
     def stop(self, why: str):
         self.refused = self.refused or why
         raise DryRunStopped(why)
+
+    def drawn(self, seed: int, offset: int, generator, increment: int, device: torch.device) -> tuple:
+        """The key (seed, offset) the call took from the default ``generator``, as words a replay takes anew."""
+        draw = len(self.draws)
+        self.draws.append((generator, increment))
+        return (DrawnWord(seed, draw, 0, increment, device), DrawnWord(offset, draw, 1, increment, device))
 
     def launched(self, launcher, compiled, grid, options, args, hooks=False):
         if hooks and self.primitive == "cuda":
@@ -169,10 +189,19 @@ class Recording:
         launches = [(launcher, compiled, grid, options, [self._arg(a) for a in args], args)
                     for launcher, compiled, grid, options, args in self.launches]
         temps = [nbytes for _, nbytes in sorted(self._temps.values())]
+        if len(self.draws) > _MAX_DRAWS:
+            raise NotRecordable(f"it took more than {_MAX_DRAWS} Philox keys")
+        passed = {(a[1], a[2]) for *_, argspec, _ in launches for a in argspec if a[0] == "g"}
+        if passed != {(draw, field) for draw in range(len(self.draws)) for field in (0, 1)}:
+            # a word reached a kernel changed (offset + k): a replay would pass the recorded call's key again
+            raise NotRecordable("a Philox key it took reached no kernel as taken")
         return Plan(outs, temps, launches)
 
     def _arg(self, value):
-        """("c", constant) or ("t", kind, index, byte offset, dtype, shape, strides)."""
+        """("c", constant), ("g", draw, field, increment, device) (a Philox key word) or ("t", kind, index, byte
+        offset, dtype, shape, strides)."""
+        if isinstance(value, DrawnWord):
+            return ("g", value.draw, value.field, value.increment, value.device)
         if not isinstance(value, torch.Tensor):
             return ("c", value)
         kind, index, delta = self._locate(value)
@@ -211,14 +240,22 @@ class Plan:
 
     def spec(self, primitive: str, refs=None):
         refs = refs or {}
-        cuda_launches, py_plan = [], []
+        cuda_launches, py_plan, increments, draw_params = [], [], {}, []
         for n, (launcher, compiled, grid, options, argspec, args) in enumerate(self.launches):
             grid_refs = tuple(_Ref(refs[("grid", n, i)]) if ("grid", n, i) in refs else g for i, g in enumerate(grid))
             py_args = [_with_refs(a, refs, n, p) for p, a in enumerate(argspec)]
             py_plan.append((launcher, grid_refs, options, py_args))
             if primitive == "cuda":
-                cuda_launches.append(_cuda_launch(launcher, compiled, grid, args, argspec)[0])
-        return self.outs, self.temps, cuda_launches, tuple(py_plan), len(py_plan)
+                launch, where = _cuda_launch(launcher, compiled, grid, args, argspec)
+                cuda_launches.append(launch)
+                for p, a in enumerate(argspec):
+                    if a[0] == "g":  # an int64 parameter: (launch, parameter, draw, field)
+                        draw_params.append((n, where[p][1], a[1], a[2]))
+            for a in argspec:
+                if a[0] == "g":
+                    increments[a[1]] = a[3]
+        draws = ([increments[d] for d in range(len(increments))], draw_params)
+        return self.outs, self.temps, cuda_launches, tuple(py_plan), len(py_plan), draws
 
     def cuda_fields(self, n: int) -> dict:
         """Launch ``n``'s argument position -> ("param", index, bytes) or ("patch", index) on the CUDA primitive."""
@@ -233,6 +270,8 @@ class _Ref(int):
 def _with_refs(spec, refs, n, p):
     if spec[0] == "c":
         return ("r", refs[("arg", n, p)]) if ("arg", n, p) in refs else spec
+    if spec[0] == "g":
+        return spec
     _, kind, index, delta, dtype, shape, strides = spec
     delta = _Ref(refs[("delta", n, p)]) if ("delta", n, p) in refs else delta
     shape = tuple(_Ref(refs[("tshape", n, p, d)]) if ("tshape", n, p, d) in refs else s for d, s in enumerate(shape))
@@ -308,9 +347,10 @@ def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
         return result, _python_only(overload, "ATen served it (a fallback)")  # the same signature falls back again
     after = _rng_states()
     with registration.aten_only():  # torch.equal is a gems operator too: it would be recorded in turn
-        drew = len(after) != len(rng) or not all(torch.equal(a, b) for a, b in zip(rng, after))
-    if drew:
-        return result, _python_only(overload, "it drew random numbers (a replay would repeat them)")
+        moved = len(after) != len(rng) or not _moved_only_by(recording.draws, rng, after)
+    if moved:
+        return result, _python_only(overload, "it moved a random generator other than by the Philox keys it took "
+                                              "from the default one (a replay would repeat its numbers)")
     if recording.deferred:
         note(overload, "a kernel was tuned for its size class (the next call of the signature is recorded)")
         return result, None
@@ -327,6 +367,27 @@ def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
 def _python_only(overload: str, why: str) -> str:
     note(overload, why)
     return why
+
+
+def _moved_only_by(draws, before: list, after: list) -> bool:
+    """Whether the generators went from ``before`` to ``after`` (:func:`_rng_states`) exactly as taking the
+    recorded keys moves them: one 64-bit draw each from the CPU's Mersenne Twister, ``increment`` more words
+    of a CUDA generator's Philox offset. Called under ``aten_only``."""
+    expected = list(before)
+    cuda = torch.cuda.default_generators if len(before) > 1 else ()
+    for generator, increment in draws:
+        index = 0 if generator is torch.default_generator else next(
+            (1 + k for k, g in enumerate(cuda) if g is generator), None)
+        if index is None:
+            return False
+        scratch = torch.Generator(device=generator.device)
+        scratch.set_state(expected[index])
+        if index == 0:
+            torch.empty((), dtype=torch.int64).random_(generator=scratch)
+        else:  # unreached on the interpreter: CUDA's generator
+            scratch.set_offset(scratch.get_offset() + increment)
+        expected[index] = scratch.get_state()
+    return all(torch.equal(a, b) for a, b in zip(expected, after))
 
 
 def _rng_states() -> list:
@@ -346,12 +407,23 @@ def replay(py_plan, inputs, outputs, temps, values) -> None:
     """The Python launch primitive: rebuild each launch's arguments and launch through its Launcher; ``values``
     are a size-generic plan's numbers for this call (empty for an exact plan)."""
     groups = (inputs, outputs, temps)
+    keys = _fresh_keys(py_plan)
     for launcher, grid, options, argspec in py_plan:
         if values:
             grid = tuple(values[g] if type(g) is _Ref else g for g in grid)
-        args = [a[1] if a[0] == "c" else values[a[1]] if a[0] == "r" else _tensor(groups, a, values)
-                for a in argspec]
+        args = [a[1] if a[0] == "c" else values[a[1]] if a[0] == "r" else keys[a[1]][a[2]] if a[0] == "g"
+                else _tensor(groups, a, values) for a in argspec]
         launcher(grid, *args, **options)
+
+
+def _fresh_keys(py_plan) -> dict:
+    """draw -> (seed, offset): the Philox keys a replay takes, in the recorded call's order."""
+    draws = {a[1]: (a[3], a[4]) for *_, argspec in py_plan for a in argspec if a[0] == "g"}
+    if not draws:
+        return draws
+    from gems.ops.random.philox import philox_key  # the operators import the runtime, not the reverse
+
+    return {d: philox_key(draws[d][1], None, draws[d][0])[:2] for d in sorted(draws)}
 
 
 def _tensor(groups, spec, values):

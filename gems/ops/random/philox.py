@@ -9,6 +9,7 @@ thread), and the call moves the generator's offset on by :data:`WORDS_PER_CALL`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 from pathlib import Path
@@ -108,16 +109,12 @@ class PhiloxKey(NamedTuple):
 
     def kernel_args(self, device: torch.device) -> tuple:
         """(seed_ptr, offset_ptr, seed, offset, graph) for :func:`philox_words`; outside a graph the
-        pointers are a placeholder (never read) of the same dtype, so one compiled kernel serves both."""
+        pointers are a placeholder (never read) of the same dtype, so one compiled kernel serves both. The
+        placeholder is the call's own allocation, so that the native layer can record the call."""
         if self.graph is None:
-            holder = _placeholder(device)
+            holder = torch.empty(1, dtype=torch.int64, device=device)  # never read: no fill
             return holder, holder, self.seed, self.offset, 0
         return self.graph[0], self.graph[1], 0, self.offset, 1  # unreached on the interpreter: CUDA graph capture
-
-
-@functools.cache
-def _placeholder(device: torch.device) -> torch.Tensor:
-    return torch.empty(1, dtype=torch.int64, device=device)  # never read: no fill (on the device or elsewhere)
 
 
 def default_generator(device: torch.device) -> torch.Generator:
@@ -150,13 +147,21 @@ def philox_key(device: torch.device, generator, increment: int = WORDS_PER_CALL)
     Python (ATen asserts that no capture is under way); cuda_graph_state.cpp takes ATen's graph-safe
     state instead, and without it the call is left to ATen. A generator without an offset (the CPU's
     Mersenne Twister) gives one 63-bit draw as the key, so each call moves its state on by one draw.
+    While the native layer records a call that draws from the default generator, the key's words are marked
+    (record.DrawnWord): the plan's replays take a fresh key the same way, in C++ on CUDA.
     """
     gen = checked_generator(device, generator)
+    recording = registration.recording  # the native layer's (gems/native/record.py)
+    if recording is not None and recording.dry:
+        recording.stop("it draws random numbers")  # a probe at another size must not move the generator
     if gen.device.type == "cpu":
-        with registration.aten_only():
-            seed = torch.empty((), dtype=torch.int64).random_(generator=gen).item()
-        return PhiloxKey(seed, 0)
-    return _offset_key(gen, device, increment)
+        with registration.aten_only(), recording.paused() if recording is not None else contextlib.nullcontext():
+            key = PhiloxKey(torch.empty((), dtype=torch.int64).random_(generator=gen).item(), 0)
+    else:
+        key = _offset_key(gen, device, increment)
+    if recording is None or generator is not None or key.graph is not None:
+        return key  # a call given its own generator stays in Python: the native key does not cover generators
+    return PhiloxKey(*recording.drawn(key.seed, key.offset, gen, increment, device))
 
 
 def _offset_key(gen, device, increment) -> PhiloxKey:  # unreached on the interpreter: CUDA's generator
