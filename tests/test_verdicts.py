@@ -222,6 +222,15 @@ def test_zero_signs_are_judged_against_aten_and_nan_positions_as_before():
     assert not compare.compare(moved_nan, oracle, aten, tol).passed
 
 
+def test_a_zero_rounded_from_a_tiny_exact_value_is_judged_as_a_value_not_by_its_sign():
+    tol = compare.default_tolerance(torch.float16, "reduction")
+    oracle = torch.tensor([1e-9, -1e-9, 0.0, 0.5], dtype=torch.float64)  # fp16 stores the first two as zeros
+    aten = torch.tensor([0.0, 0.0, 0.0, 0.5], dtype=torch.float16)
+    assert compare.compare(torch.tensor([-0.0, -0.0, 0.0, 0.5], dtype=torch.float16), oracle, aten, tol).passed
+    exact_zero_flipped = torch.tensor([0.0, 0.0, -0.0, 0.5], dtype=torch.float16)
+    assert not compare.compare(exact_zero_flipped, oracle, aten, tol).passed
+
+
 def test_an_implementation_returning_a_number_aten_computed_fails():
     from gems.ops.pointwise.isclose import isclose_op
 
