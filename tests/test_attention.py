@@ -2,11 +2,14 @@
 empty sequences (ATen's CPU kernel crashes on them, so conformance cannot ask it), bottom-right causality of
 _flash_attention_forward, the dropout fallback and ATen's errors before any launch."""
 
+import os
+import shutil
+
 import pytest
 import torch
 
 import gems
-from gems.ops.attention import flash, sdpa_flash
+from gems.ops.attention import decode, flash, sdpa_flash
 from gems.ops.attention.flash_attention_forward import _flash_attention_backward, _flash_attention_forward
 from gems.runtime import registration
 
@@ -150,3 +153,111 @@ def test_for_cpu_outputs_have_the_strides_of_atens_meta_function(query_layout):
         assert gems.call_counts()["gems"]["_scaled_dot_product_flash_attention_for_cpu_backward"] >= 1
     assert (out.stride(), lse.stride()) == (want_out.stride(), want_lse.stride())
     assert [g.stride() for g in grads] == [g.stride() for g in want_grads]
+
+
+def _counting_decode_launches(monkeypatch):
+    launched = []
+    for name in ("_chunks", "_combine"):
+        launcher = getattr(decode, name)
+        monkeypatch.setattr(decode, name, lambda grid, *args, _name=name, _launch=launcher, **options:
+                            launched.append((_name, grid)) or _launch(grid, *args, **options))
+    return launched
+
+
+@pytest.mark.parametrize("b, h, hk, m, n, split", [
+    (1, 8, 2, 1, 300, True),     # 2 (batch, kv head) programs: the interpreter's rule splits the keys 4 ways
+    (2, 4, 4, 1, 300, False),    # 8 programs: unsplit, the chunk kernel writes the output itself
+    (1, 4, 1, 16, 1000, True),   # 64 rows of a group in one tile
+])
+def test_few_query_rows_over_many_keys_take_the_split_kv_kernels(b, h, hk, m, n, split, monkeypatch):
+    launched = _counting_decode_launches(monkeypatch)
+    torch.manual_seed(4)
+    q, k, v = torch.randn(b, h, m, 16), torch.randn(b, hk, n, 16), torch.randn(b, hk, n, 16)
+    mask = torch.randn(b, h, m, n)
+    mask[..., 0, :] = float("-inf")  # a row every key is masked out of: output 0, lse 0 as ATen's CPU kernel
+    out, lse = sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)
+    assert [name for name, _ in launched] == (["_chunks", "_combine"] if split else ["_chunks"])
+    assert launched[0][1] == ((4 if split else 1), b * hk)
+    group = h // hk
+    want_lse, want_out = _reference(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), mask)
+    torch.testing.assert_close(out[..., 1:, :].double(), want_out[..., 1:, :], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lse[..., 1:].double(), want_lse[..., 1:], rtol=1e-5, atol=1e-5)
+    aten_out, aten_lse = A._scaled_dot_product_flash_attention_for_cpu(q, k.repeat_interleave(group, 1),
+                                                                      v.repeat_interleave(group, 1), attn_mask=mask)
+    assert torch.equal(out[..., 0, :], aten_out[..., 0, :]) and torch.equal(lse[..., 0], aten_lse[..., 0])
+
+
+def test_short_key_sequences_and_many_rows_stay_on_the_tiled_kernel(monkeypatch):
+    launched = _counting_decode_launches(monkeypatch)
+    for m, n, h in ((1, 256, 2), (65, 300, 1), (17, 300, 4)):  # 256 keys; 65 rows; 4 x 17 = 68 rows of a group
+        q, k = torch.randn(1, h, m, 16), torch.randn(1, 1, n, 16)
+        sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, k, k)
+    assert launched == []
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_split_kv_decode_aligns_causality_bottom_right(m, monkeypatch):
+    """_flash_attention_forward's decode step: the query rows are the last m of the sequence (bottom-right)."""
+    launched = _counting_decode_launches(monkeypatch)
+    torch.manual_seed(5)
+    n = 290
+    q, k, v = torch.randn(1, m, 4, 16), torch.randn(1, n, 2, 16), torch.randn(1, n, 2, 16)
+    out, lse, *_ = _flash_attention_forward(q, k, v, None, None, m, n, 0.0, True, False)
+    assert [name for name, _ in launched] == ["_chunks", "_combine"]
+    keep = torch.ones(m, n, dtype=torch.bool).tril(diagonal=n - m)
+    mask = torch.zeros(m, n).masked_fill(~keep, float("-inf"))
+    kk, vv = (t.transpose(1, 2).repeat_interleave(2, 1) for t in (k, v))
+    want_lse, want_out = _reference(q.transpose(1, 2), kk, vv, mask)
+    torch.testing.assert_close(out.transpose(1, 2).double(), want_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lse.double(), want_lse, rtol=1e-5, atol=1e-5)
+
+
+def test_nvidia_split_rule_fills_an_h100_and_is_constant_over_a_size_bucket(monkeypatch):
+    """The nvidia vendor's "attention_decode" SPLITS for Llama-3-8B's decode (8 kv heads, 4 query rows each) on an
+    H100's 132 multiprocessors, as decode.decode_config passes N (by its next power of two)."""
+    from pathlib import Path
+
+    from gems.ops.blas import tuning
+    from gems.runtime import configs
+
+    monkeypatch.setattr(tuning, "multiprocessors", lambda device: 132)
+    path = Path(gems.__file__).parent / "runtime/backend/_nvidia/heuristics/attention.py"
+    rules = configs.load_heuristics(path)["attention_decode"]
+
+    def splits(batch, n):
+        args = {"batch": batch, "kv_heads": 8, "rows": 4, "N": decode.next_power_of_2(n), "HEAD_DIM": 128,
+                "q_ptr": torch.empty(0, device="meta")}
+        for name, rule in rules.items():
+            args[name] = rule(args)
+        return args["SPLITS"]
+
+    assert [splits(1, n) for n in (512, 2048, 8192)] == [4, 16, 32]  # 32, 128, 256 programs
+    assert [splits(32, n) for n in (512, 2048, 8192)] == [2, 2, 2]
+    assert {splits(1, n) for n in range(2049, 4097, 97)} == {32}
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                    reason="no C++ compiler: the native layer cannot be built here")
+@pytest.mark.usefixtures("gems_enabled")
+def test_a_decode_loop_over_a_growing_kv_cache_replays_the_split_kernels_natively():
+    """The split count and the scratch are functions of the key length's power of two: the native layer's
+    size-generic plans replay a growing cache's decode steps (the first of each bucket and specialization class
+    takes Python), with ATen's answers."""
+    from gems import native
+
+    torch.manual_seed(6)
+    q = torch.randn(1, 4, 1, 16)
+    k_cache, v_cache = torch.randn(1, 2, 560, 16), torch.randn(1, 2, 560, 16)
+    sizes = range(250, 560, 9)  # 250 on the tiled kernel, then the split-KV ones
+    for n in sizes:
+        k, v = k_cache[:, :, :n], v_cache[:, :, :n]
+        got = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        with gems.aten_only():
+            want = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    overload = "_scaled_dot_product_flash_attention_for_cpu"
+    python = sum(native.python_calls().get(overload, {}).values())
+    # Python: 250 (the family's first call), 259 and 520 (new power-of-two buckets), 304 (divisible by 16: another
+    # Triton specialization); the other 31 steps are native replays of size-generic plans.
+    assert python == 4
+    assert native.generic_counts()[overload] == len(sizes) - python

@@ -172,6 +172,12 @@ HEURISTICS_KEYS = {
         tuple({"M": m, "N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "a_ptr": _operand()}
               for m, n, k in ((24, 100, 20), (40, 36, 48), (64, 4096, 4096), (4096, 4096, 4096))
               for bm, bn, bk in ((32, 32, 32), (128, 256, 64)))),
+    "attention_decode": HeuristicsKey(
+        "gems/ops/attention/decode.py (the split-KV forward: key chunks per (batch, kv head), its tiles)",
+        ("BLOCK_N", "SPLITS", "num_warps", "num_stages"), (), True,
+        tuple({"batch": b, "kv_heads": hk, "rows": r, "N": n, "HEAD_DIM": d, "q_ptr": _operand()}
+              for b, hk, r, n, d in ((1, 1, 1, 256, 16), (2, 2, 8, 512, 32), (1, 8, 4, 8192, 128),
+                                     (32, 8, 16, 8192, 128), (64, 1, 64, 1 << 20, 256)))),
 }
 
 

@@ -13,7 +13,9 @@ broadcast to (batch, heads, M, N) by strides (0 where broadcast).
   diagonal block, and the blocks before it (and, without causality, every block inside N) run without
   bound or causal masks. Configs: the vendor's ``tune_configs.yaml``, key "attention", tuned once per
   shape class (M and N by their next power of two: gems/ops/blas/tuning.py), so a decode loop's growing N
-  tunes once per power of two and its calls are plain launches the native layer replays.
+  tunes once per power of two and its calls are plain launches the native layer replays. A few query rows over
+  a long key sequence take decode.py's split-KV kernels instead (its ``attention_forward`` is the forward
+  every overload calls, and it shares this kernel's key walk, ``_fwd_keys``).
 - backward (flash_backward.py; from the forward's lse, P is recomputed, never stored): delta_i = sum_d dO_id O_id; then
   dK, dV per key block (one program per BLOCK_N keys of one kv head, looping over the query heads of its
   group and their query blocks: no atomics), dQ per query block. dS = P (dP - delta), dQ = scale dS K,
@@ -96,6 +98,27 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
     return acc, m_new, l_i
 
 
+@triton.jit
+def _fwd_keys(acc, m_i, l_i, q, k_base, v_base, bias_base, lo, mid, hi, offs_m, offs_n, offs_d, offs_dv, M, N,
+              stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn, qk_scale, causal_offset,
+              HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, EVEN_D: tl.constexpr, EVEN_DV: tl.constexpr,
+              HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
+              BLOCK_N: tl.constexpr):
+    """The online softmax over keys [lo, hi) (lo and mid multiples of BLOCK_N): the blocks before mid need no
+    key bound nor causal mask, the rest are BOUNDED."""
+    for start_n in range(lo, mid, BLOCK_N):
+        acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
+                                   offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
+                                   qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, EVEN_D, EVEN_DV, HAS_BIAS,
+                                   IS_CAUSAL, False, PRECISION, ROUND_P)
+    for start_n in range(mid, hi, BLOCK_N):
+        acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
+                                   offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
+                                   qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, EVEN_D, EVEN_DV, HAS_BIAS,
+                                   IS_CAUSAL, True, PRECISION, ROUND_P)
+    return acc, m_i, l_i
+
+
 @selection.current().autotune("attention", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
 @triton.jit
 def _attn_fwd_kernel(
@@ -139,16 +162,10 @@ def _attn_fwd_kernel(
         hi = tl.minimum(N, start_m + BLOCK_M + causal_offset)
         first = tl.maximum(start_m + causal_offset, 0)  # the first row's last key, + 1
         full = tl.minimum(full, (first // BLOCK_N) * BLOCK_N)  # and lie wholly left of the diagonal
-    for start_n in range(0, full, BLOCK_N):
-        acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
-                                   offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
-                                   qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, False, PRECISION, ROUND_P)
-    for start_n in range(full, hi, BLOCK_N):
-        acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
-                                   offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
-                                   qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                                   HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, True, PRECISION, ROUND_P)
+    acc, m_i, l_i = _fwd_keys(acc, m_i, l_i, q, k_base, v_base, bias_base, 0, full, hi, offs_m, offs_n, offs_d,
+                              offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
+                              qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
+                              HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, PRECISION, ROUND_P, BLOCK_N)
     empty = l_i == 0.0  # every key masked out (or none at all)
     o = acc / tl.where(empty, 1.0, l_i)[:, None]
     lse = tl.where(empty, empty_lse, (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)

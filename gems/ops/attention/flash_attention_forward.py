@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from gems.ops.attention.checks import check_inputs
-from gems.ops.attention.flash import attention_forward
+from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, Sample
@@ -81,15 +81,22 @@ def flash_forward_samples(dtype, device, quick):
 
     fwd = ("_flash_attention_forward",)
     both = ("_flash_attention_forward", "_flash_attention_backward")
+    keys = max(n, d)  # every output is a sum over the keys (and each score one over the head dim)
+    # ATen's CUDA kernel is the only reference (no CPU oracle): its rounding adds to gems', hence reduction_size
     return [
-        Sample("contiguous", lambda: (mk((2, m, 2, d)), mk((2, n, 2, d)), mk((2, n, 2, d)), False), expects=fwd),
+        Sample("contiguous", lambda: (mk((2, m, 2, d)), mk((2, n, 2, d)), mk((2, n, 2, d)), False), expects=fwd,
+               reduction_size=keys),
         Sample("causal-bottom-right", lambda: (mk((1, m, 2, d)), mk((1, n, 2, d)), mk((1, n, 2, d)), True),
-               expects=fwd),
-        Sample("gqa", lambda: (mk((1, m, 4, d)), mk((1, n, 2, d)), mk((1, n, 2, d)), False), expects=fwd),
+               expects=fwd, reduction_size=keys),
+        Sample("gqa", lambda: (mk((1, m, 4, d)), mk((1, n, 2, d)), mk((1, n, 2, d)), False), expects=fwd,
+               reduction_size=keys),
+        # a decode step over a KV cache (decode.py's split-KV kernels): its 2 query rows are the cache's last
+        Sample("decode-causal-gqa", lambda: (mk((2, 2, 4, d)), mk((2, 300, 2, d)), mk((2, 300, 2, d)), True),
+               expects=fwd, reduction_size=300),
         Sample("grad", lambda: (mk((1, m, 2, d), True), mk((1, n, 2, d), True), mk((1, n, 2, d), True), False),
-               grad=True, expects=both),
+               grad=True, expects=both, reduction_size=keys),
         Sample("grad-causal", lambda: (mk((1, n, 2, d), True), mk((1, m, 2, d), True), mk((1, m, 2, d), True), True),
-               grad=True, expects=both),
+               grad=True, expects=both, reduction_size=keys),
     ]
 
 

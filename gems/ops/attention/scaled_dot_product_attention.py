@@ -53,6 +53,7 @@ def sdpa_samples(dtype, device, quick):
 
     d_small, d_big = (16, 32) if quick else (64, 128)
     m, n = (13, 24) if quick else (150, 203)
+    n_cache = 300 if quick else 1030  # a decode step's KV cache: long enough for decode.py's split-KV kernel
 
     def mk(shape, grad=False):
         t = make_tensor(shape, dtype, device, low=-1.0, high=1.0)
@@ -112,6 +113,19 @@ def sdpa_samples(dtype, device, quick):
         case("grad-masked-row", 1, 2, 2, m, n, d_small, mask=((1, 1, m, n), torch.bool), grad=True),
         case("grad-gqa", 1, 4, 2, m, n, d_small, gqa=True, grad=True),
         case("grad-transposed", 1, 2, 2, m, n, d_small, layout="bmhd", grad=True),
+        # decode: 1-4 query rows over a KV cache (gems/ops/attention/decode.py; its "decode" alone runs unsplit
+        # on the interpreter, 8 (batch, kv head) programs; "decode-causal" leaves all but one key chunk empty)
+        case("decode", 2, 4, 4, 1, n_cache, d_small),
+        case("decode-gqa", 2, 8, 2, 1, n_cache, d_small, gqa=True),
+        case("decode-rows-gqa", 1, 4, 2, 4, n_cache, d_big, gqa=True),
+        case("decode-head-dim-odd", 1, 2, 2, 1, n_cache, 24, dv=40),
+        case("decode-causal", 1, 2, 2, 4, n_cache, d_small, causal=True),
+        case("decode-bool-mask", 2, 4, 2, 1, n_cache, d_small, mask=((2, 1, 1, n_cache), torch.bool), gqa=True),
+        case("masked-row-decode", 1, 4, 2, 2, n_cache, d_small, mask=((1, 1, 2, n_cache), torch.bool), gqa=True),
+        case("decode-float-mask", 1, 4, 2, 1, n_cache, d_small, mask=((1, 4, 1, n_cache), dtype), gqa=True,
+             scale=0.3),
+        case("decode-transposed", 2, 4, 2, 1, n_cache, d_small, gqa=True, layout="bmhd"),
+        case("grad-decode", 1, 4, 2, 1, n_cache, d_small, gqa=True, grad=True),
     ]
     errors = [
         ("error-head-dim", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 8)), mk((1, 2, n, 8)))),
@@ -147,14 +161,19 @@ def flash_path(q, k, v, attn_mask, dropout_p, is_causal):
 
 
 def sdpa_perf_inputs(shape, dtype, device):
-    """(batch, heads, seq, head_dim[, causal[, flash]]) -> q, k, v of that shape. flash = 0 (or absent) times
-    SDPA, ATen's default backend choice against gems; flash = 1 times ``flash_path`` on both sides."""
+    """(batch, heads, seq, head_dim[, causal[, flash[, q_len, kv_heads]]]) -> q (batch, heads, q_len (seq),
+    head_dim), k and v (batch, kv_heads (heads), seq, head_dim). flash = 0 (or absent) times SDPA, ATen's default
+    backend choice against gems (with enable_gqa where kv_heads < heads); flash = 1 times ``flash_path`` on both
+    sides."""
     from gems.testing.samples import make_tensor
 
     b, h, s, d, *rest = shape
-    causal, flash = (list(rest) + [0, 0])[:2]
-    q, k, v = (make_tensor((b, h, s, d), dtype, device, low=-1.0, high=1.0) for _ in range(3))
-    return Sample("perf", (q, k, v, None, 0.0, bool(causal)), call=flash_path if flash else None, reduction_size=s)
+    causal, flash, m, hk = [*rest, *(0, 0, s, h)[len(rest):]]
+    q = make_tensor((b, h, m, d), dtype, device, low=-1.0, high=1.0)
+    k, v = (make_tensor((b, hk, s, d), dtype, device, low=-1.0, high=1.0) for _ in range(2))
+    kwargs = {"enable_gqa": True} if hk != h and not flash else {}
+    return Sample("perf", (q, k, v, None, 0.0, bool(causal)), kwargs, call=flash_path if flash else None,
+                  reduction_size=s)
 
 
 def sdpa_flops(sample, result):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from gems.ops.attention.checks import check_inputs
-from gems.ops.attention.flash import attention_forward
+from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
 from gems.runtime.registration import Fallback
 

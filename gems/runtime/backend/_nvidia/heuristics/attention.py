@@ -1,0 +1,40 @@
+"""Rules of the attention family's split-KV decode forward (gems/ops/attention/decode.py, key "attention_decode";
+args batch, kv_heads, rows = query rows per kv head (group * M, at most 64), N = the key length's next power of
+two, HEAD_DIM, q_ptr).
+
+One program reads a BLOCK_N x head-dim tile of K and one of V per step (fp16/bf16: 16 KB each at 64 x 128 or
+128 x 64), num_stages of them in flight, and keeps a 16-64 row fp32 accumulator: 4 warps. The keys are split
+until the programs give about _PROGRAMS_PER_SM per multiprocessor (latency of the K/V stream hidden by other
+programs, as flash-decoding does), each chunk at least _MIN_CHUNK keys (two BLOCK_N steps of pipelined
+loads; fewer would make the combine's partial rows a visible share of the traffic). Llama-style GQA on an
+H100 (132 multiprocessors), 8 kv heads: batch 1 at 512 / 2048 / 8192 keys splits 4 / 16 / 32 ways (32 / 128
+/ 256 programs), batch 32 splits 2 ways. NOT YET MEASURED on a GPU (perf/shapes.yaml
+scaled_dot_product_attention, the "decode" rows).
+"""
+
+from gems.ops.blas.tuning import multiprocessors
+from gems.runtime.launch import cdiv
+
+# Programs per multiprocessor the split aims for.
+_PROGRAMS_PER_SM = 2
+# Keys per chunk at least (N by its power of two: a chunk can come out half this for N just past one).
+_MIN_CHUNK = 128
+# Chunks per row at most: the combine reads them all (a 64 x 128 fp32 tile per row).
+_MAX_SPLITS = 64
+
+
+def _splits(args):
+    programs = args["batch"] * args["kv_heads"]
+    want = cdiv(_PROGRAMS_PER_SM * multiprocessors(args["q_ptr"].device), programs)
+    split = max(1, min(want, args["N"] // _MIN_CHUNK, _MAX_SPLITS))
+    return 1 << (split.bit_length() - 1)  # a power of two: few compiled variants
+
+
+HEURISTICS_CONFIGS = {
+    "attention_decode": {
+        "BLOCK_N": lambda args: 64 if args["HEAD_DIM"] > 64 else 128,
+        "SPLITS": _splits,
+        "num_warps": lambda args: 4,
+        "num_stages": lambda args: 3,
+    },
+}
