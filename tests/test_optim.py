@@ -92,6 +92,21 @@ def test_fused_adam_lists_of_unequal_length_raise_like_aten(served, case):
         torch._fused_adamw_(*lists(), **kwargs)
 
 
+def test_fused_lists_of_different_strides_raise_like_atens_cuda_kernel(served):
+    # Not a conformance sample: ATen's CPU kernel computes them, its CUDA kernel refuses them (gems follows CUDA).
+    # Transposed params beside contiguous grads would otherwise be walked in two different orders.
+    params = [torch.randn(5, 3).t(), torch.randn(4)]
+    grads = [torch.randn(3, 5), torch.randn(4)]
+    moments, squares = ([torch.randn(5, 3).t(), torch.randn(4)] for _ in range(2))
+    steps = [torch.tensor(1.0), torch.tensor(1.0)]
+    with pytest.raises(RuntimeError, match="must have same dtype, device, and layout"):
+        torch._fused_adamw_(params, grads, moments, squares, [], steps, lr=0.1, beta1=0.9, beta2=0.99,
+                            weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
+    with pytest.raises(RuntimeError, match="must have same dtype, device, and layout"):
+        torch._fused_sgd_(params, grads, [], weight_decay=0.0, momentum=0.0, lr=0.1, dampening=0.0, nesterov=False,
+                          maximize=False, is_first_step=False)
+
+
 def test_a_strided_row_beyond_four_merged_dimensions_is_atens(served):
     x = torch.randn(4, 4, 4, 4, 4)[::2, ::2, ::2, ::2, ::2]  # five dimensions no merge can join
     want = x * 2.5

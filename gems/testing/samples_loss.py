@@ -35,6 +35,8 @@ class _Loss:
 
 
 _BACKWARD = torch.ops.aten.nll_loss_backward.default
+_FORWARD = torch.ops.aten.nll_loss_forward.default
+_BACKWARD_2D = torch.ops.aten.nll_loss2d_backward.default
 
 
 def _targets(shape, n_classes, device, ignore_fraction=0.0, ignore_index=-100):
@@ -74,6 +76,7 @@ def nll_loss_samples(spatial: bool):
         long_items = 5003 if quick else 100003
         make = lambda s: make_tensor(s, dtype, device)
         weight = lambda c=n_classes: make_tensor((c,), dtype, device, low=0.1, high=2.0)
+        other = torch.float32 if dtype == torch.float64 else torch.float64  # a floating dtype ATen refuses beside
         targets = lambda s=tshape, c=n_classes, **kw: _targets(s, c, device, **kw)
 
         def case(variant, build, size=items, expects=fwd, call=None, **extra):
@@ -136,6 +139,18 @@ def nll_loss_samples(spatial: bool):
                      call=_Loss(F.nll_loss, "none"), grad=True),
                 case("long-items", lambda: (make((1, c, 1, long_items)), targets((1, 1, long_items))), long_items),
                 case("error-size-mismatch", lambda: (make(shape), targets((n, shape[2] + 1, shape[3]))), 1),
+                # The overloads themselves, past F.nll_loss's own checks: ATen's checks of their arguments.
+                case("error-forward-3d-input", lambda: (make(shape[:3]), targets(), None, 1, -100), 1,
+                     call=torch.ops.aten.nll_loss2d_forward.default),
+                case("error-forward-2d-target", lambda: (make(shape), targets(tshape[:2]), None, 1, -100), 1,
+                     call=torch.ops.aten.nll_loss2d_forward.default),
+                case("error-backward-grad-dims", lambda: (make(tshape[:2]), make(shape), targets(), None, 0, -100,
+                                                          make(())), 1, expects=bwd, call=_BACKWARD_2D),
+                case("error-backward-grad-size", lambda: (make((n, shape[2], shape[3] + 1)), make(shape), targets(),
+                                                          None, 0, -100, make(())), 1, expects=bwd,
+                     call=_BACKWARD_2D),
+                case("error-backward-grad-not-scalar", lambda: (make((2,)), make(shape), targets(), None, 1, -100,
+                                                                make(())), 1, expects=bwd, call=_BACKWARD_2D),
             ]
         else:
             cases += [
@@ -159,13 +174,27 @@ def nll_loss_samples(spatial: bool):
                 case("error-input-3d-target", lambda: (make(shape), targets((rows, 2))), 1),
                 # The overloads themselves, past F.nll_loss's own checks: ATen's checks of their arguments.
                 case("error-forward-3d-input", lambda: (make((2, n_classes, 3)), targets((2, 3)), None, 1, -100), 1,
-                     call=torch.ops.aten.nll_loss_forward.default),
+                     call=_FORWARD),
                 case("error-backward-grad-size", lambda: (make((rows + 1,)), make(shape), targets(), None, 0, -100,
                                                           make(())), 1, expects=bwd, call=_BACKWARD),
                 case("error-backward-grad-not-scalar", lambda: (make((2,)), make(shape), targets(), None, 1, -100,
                                                                 make(())), 1, expects=bwd, call=_BACKWARD),
                 case("error-backward-total-weight", lambda: (make(()), make(shape), targets(), None, 1, -100,
                                                              make((2,))), 1, expects=bwd, call=_BACKWARD),
+                case("error-forward-1d-input-1d-target", lambda: (make((n_classes,)), targets((3,)), None, 1, -100),
+                     1, call=_FORWARD),
+                case("error-forward-0d-target", lambda: (make(shape), targets(()), None, 1, -100), 1, call=_FORWARD),
+                case("error-forward-integer-input", lambda: (make(shape).long(), targets(), None, 1, -100), 1,
+                     call=_FORWARD),
+                case("error-forward-weight-dtype", lambda: (make(shape), targets(), weight().to(other), 1, -100), 1,
+                     call=_FORWARD),
+                case("error-backward-grad-dtype", lambda: (make(()).to(other), make(shape), targets(), None, 1,
+                                                           -100, make(())), 1, expects=bwd, call=_BACKWARD),
+                case("error-backward-total-weight-dtype", lambda: (make(()), make(shape), targets(), None, 1, -100,
+                                                                   make(()).to(other)), 1, expects=bwd,
+                     call=_BACKWARD),
+                case("backward-empty", lambda: (make(()), make((0, n_classes)), targets((0,)), None, 1, -100,
+                                                make(())), 1, expects=bwd, call=_BACKWARD),
             ]
         return cases
 

@@ -371,12 +371,15 @@ def weight_norm_samples():
 
 def _weight_norm_samples(dtype, device, quick):
     """torch._weight_norm(v, g, dim) for dim 0 and the last dim (the ones that reach
-    _weight_norm_interface), and the backward directly."""
+    _weight_norm_interface), the backward directly, and ATen's errors of both overloads."""
     make = lambda s: make_tensor(s, dtype, device)
     long = QUICK_LONG_ROW if quick else FULL_LONG_ROW
     shape = (4, 3, 5) if quick else (64, 33, 65)
     both = ("_weight_norm_interface", "_weight_norm_interface_backward")
     case = case_maker("_weight_norm_interface")
+    interface = torch.ops.aten._weight_norm_interface.default
+    backward = torch.ops.aten._weight_norm_interface_backward.default
+    other = torch.float32 if dtype == torch.float64 else torch.float64  # a floating dtype ATen refuses beside
 
     def g_for(v_shape, dim):
         return make([n if d == dim else 1 for d, n in enumerate(v_shape)])
@@ -413,7 +416,15 @@ def _weight_norm_samples(dtype, device, quick):
         case("grad-long-rows", lambda: (rg(make((3, long))), rg(g_for((3, long), 0)), 0), long, expects=both,
              grad=True),
         case("backward-dim0", lambda: backward_args(shape, 0), shape[1] * shape[2],
-             expects="_weight_norm_interface_backward", call=torch.ops.aten._weight_norm_interface_backward.default),
+             expects="_weight_norm_interface_backward", call=backward),
         case("backward-dim-last", lambda: backward_args(shape, last), shape[0] * shape[1],
-             expects="_weight_norm_interface_backward", call=torch.ops.aten._weight_norm_interface_backward.default),
+             expects="_weight_norm_interface_backward", call=backward),
+        # ATen's errors, the overloads called directly: an operand of another dtype, a 0-d v, an integer v
+        case("error-g-dtype", lambda: (make((6, 7)), g_for((6, 7), 0).to(other), 0), 1, call=interface),
+        case("error-0d", lambda: (make(()), make(()), -1), 1, call=interface),
+        case("error-integer", lambda: (make((6, 7)).int(), g_for((6, 7), 0).int(), 0), 1, call=interface),
+        case("error-backward-grad-dtype", lambda: (make((6, 7)).to(other), *backward_args((6, 7), 0)[1:]), 1,
+             expects="_weight_norm_interface_backward", call=backward),
+        case("error-backward-0d", lambda: (make(()), make(()), make(()), make(()), 0), 1,
+             expects="_weight_norm_interface_backward", call=backward),
     ]

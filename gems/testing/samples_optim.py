@@ -7,12 +7,15 @@ more than a tile (2048 elements: the unmasked full-tile path). Variants, per ove
   per-tensor slow path) and ``<suffix>-special`` (NaN, infinities, signed zeros) in every dtype;
 - in float32 only: ``-inplace``, ``-out``, ``-many`` (12 tensors: several binary-search steps),
   ``-mixed-dtypes`` (rows of float32, bfloat16, float16 and float64: one launch per dtype group),
-  ``-promotion`` (float32 state with bfloat16 tensors, as AMP training keeps them), ``-broadcast``,
-  ``-alpha``, ``-cpu-scalar`` (a 0-d CPU tensor beside device lists), and the errors ATen raises before any
-  work: empty lists, lists of unequal length, a scalar list of another length, a scalar tensor with
-  dimensions, an in-place result that would need broadcasting, a row whose tensors ATen refuses to mix
-  (``error-row-dtypes``), and ``mixed-devices`` (on a CUDA device one tensor of the second list is moved to
-  the CPU, which ATen refuses; elsewhere the same call on one device).
+  ``-promotion`` (float32 state with bfloat16 tensors, as AMP training keeps them), ``-promotion-float64``
+  (float16 results computed in float64), ``-broadcast``, ``-broadcast-self`` (a functional result larger than
+  self), ``-alpha``, ``-cpu-scalar`` (a 0-d CPU tensor beside device lists), ``-scalar-float64`` (a 0-d
+  float64 tensor beside float32 lists), and the errors ATen raises before any work: empty lists (the first
+  or another), lists of unequal length, a scalar list of another length, a scalar tensor with dimensions,
+  packed CPU scalars of two dimensions, not contiguous or beside empty lists, an in-place result that would
+  need broadcasting, a row whose tensors ATen refuses to mix (``error-row-dtypes``), and ``mixed-devices``
+  (on a CUDA device one tensor of the second list is moved to the CPU, which ATen refuses; elsewhere the same
+  call on one device).
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ class ForeachSamples:
     overload family, as gems.ops.optim.foreach.forms takes them; positive: lists whose values stay
     positive (sqrt's input, a divisor); same_dtype_rows: ATen refuses a row of mixed dtypes (lerp);
     inplace_only: gems serves the in-place form only (ATen's functional one is a composite of it), so
-    every sample expects it. ATen's ``_out`` forms are composites of the functional ones: their samples
+    every sample expects it; self_shaped: the functional result has self's shape (ATen's functional copy is a copy
+    into a clone of self). ATen's ``_out`` forms are composites of the functional ones: their samples
     expect the functional overload."""
 
     name: str
@@ -68,6 +72,7 @@ class ForeachSamples:
     same_dtype_rows: bool = False
     inplace_only: bool = False
     scalar: float = 0.75
+    self_shaped: bool = False
 
     def __call__(self, dtype, device, quick):
         shapes = QUICK_SHAPES if quick else FULL_SHAPES
@@ -116,6 +121,17 @@ class ForeachSamples:
         if kind == "CpuScalars":
             cases.append(self._sample("error-cpu-scalars-length", suffix, "new", lists, kind, dtype, device,
                                       scalar=lambda made: [0.5, 1.5]))
+            for variant, packed in (("dims", lambda t: t[None]), ("noncontiguous", lambda t: t.repeat(2)[::2])):
+                cases.append(self._sample(f"error-cpu-scalars-{variant}", suffix, "new", lists, kind, dtype, device,
+                                          packed=packed))
+            # empty lists: the packed scalars (a CPU tensor) still dispatch the call
+            cases.append(self._sample("error-cpu-scalars-empty-lists", suffix, "new", lambda: [[]] * n_lists, kind,
+                                      dtype, device, scalar=lambda made: []))
+        if kind == "Tensor":
+            # a float64 scalar beside float32 lists: the result keeps the lists' dtype (a 0-d tensor does not promote)
+            cases.append(self._sample(f"{s}-scalar-float64", suffix, "new", lists, kind, dtype, device,
+                                      scalar=lambda made: torch.tensor(self.scalar, dtype=torch.float64,
+                                                                       device=device)))
         if n_lists > 1:
             cases += self._list_cases(s, suffix, n_lists, kind, dtype, device, shapes)
         return cases
@@ -139,12 +155,26 @@ class ForeachSamples:
                             for k in range(n_lists)]
         name = f"error-{s}-row-dtypes" if self.same_dtype_rows else f"{s}-promotion"
         cases.append(self._sample(name, suffix, "inplace", promoted, kind, dtype, device))
+        if not self.same_dtype_rows:  # float16 results computed in float64: rounded through float32, as c10's
+            wider = lambda: [self._one_list(shapes, torch.float16 if k == 0 else torch.float64, device, k)  # noqa: E731
+                             for k in range(n_lists)]
+            cases.append(self._sample(f"{s}-promotion-float64", suffix, "inplace", wider, kind, dtype, device))
+        # self smaller than the other lists: the functional result takes the broadcast shape, but a copy's is self's
+        smaller = lambda: [[make_tensor((17,) if k == 0 else (13, 17), dtype, device, low=0.5 if k in self.positive
+                                        else -4.0)] for k in range(n_lists)]  # noqa: E731
+        cases.append(self._sample(f"error-{s}-broadcast-self" if self.self_shaped else f"{s}-broadcast-self", suffix,
+                                  "new", smaller, kind, dtype, device))
+        if not self.self_shaped:  # (ATen's functional copy returns an empty list for an empty src)
+            cases.append(self._sample(f"error-{s}-empty-list", suffix, "new",
+                                      lambda: [ls if k == 0 else [] for k, ls in enumerate(lists())], kind, dtype,
+                                      device))
         cases.append(self._sample(f"{s}-mixed-devices", suffix, "new", lists, kind, dtype, device,
                                   wrap=lambda call: lambda *a, **k: call(*_move_one_to_cpu(a), **k)))
         return cases
 
     # -------------------------------------------------------------- building blocks
-    def _sample(self, variant, suffix, form, lists, kind, dtype, device, kwargs=None, scalar=None, wrap=None):
+    def _sample(self, variant, suffix, form, lists, kind, dtype, device, kwargs=None, scalar=None, wrap=None,
+                packed=None):
         overload = _overload(self.name, suffix, form)
         served = _overload(self.name, suffix, "inplace" if self.inplace_only or form == "inplace" else "new")
         make_scalar = scalar or (lambda made: self._scalar(kind, len(made[0]), dtype, device))
@@ -155,7 +185,7 @@ class ForeachSamples:
 
         call = _returning(_aten(overload), form)
         if kind == "CpuScalars":  # a CPU tensor, made at call time: a sample's tensors move to its device
-            call = _cpu_scalars_call(call)
+            call = _cpu_scalars_call(call, packed)
         return Sample(variant, args, kwargs or {}, call=wrap(call) if wrap else call, expects=served)
 
     def _scalar(self, kind, n, dtype, device):
@@ -186,10 +216,12 @@ def tensor_list(shapes, dtype, device, positive=False):
 
 
 def view_list(dtype, device, positive=False):
-    """A transposed, a strided, a permuted 3-d and a contiguous tensor (the slow path's rows beside a fast one)."""
+    """A transposed, a strided, a permuted 3-d, a strided 5-d with size-1 dimensions (dropped before its others
+    merge) and a contiguous tensor (the slow path's rows beside a fast one)."""
     low = 0.5 if positive else -4.0
     make = lambda *shape: make_tensor(shape, dtype, device, low=low)  # noqa: E731
-    return [make(17, 13).t(), make(9, 22)[:, ::2], make(4, 5, 6).permute(2, 0, 1), make(2200)]
+    return [make(17, 13).t(), make(9, 22)[:, ::2], make(4, 5, 6).permute(2, 0, 1), make(3, 1, 4, 1, 6)[..., ::2],
+            make(2200)]
 
 
 def special_list(dtype, device, positive=False):
@@ -209,10 +241,12 @@ def mixed_list(device, positive=False):
     return [make_tensor((3, 5 + i), d, device, low=0.5 if positive else -4.0) for i, d in enumerate(_MIXED)]
 
 
-def _cpu_scalars_call(call):
+def _cpu_scalars_call(call, packed=None):
+    """The call with its scalars packed in a 1-d CPU tensor (``packed`` changes it: ATen's errors)."""
     def with_cpu_scalars(*args, **kwargs):
         *lists, scalars = args
-        return call(*lists, torch.tensor(scalars[:len(lists[0])], dtype=torch.float64), **kwargs)
+        tensor = torch.tensor(scalars[:len(lists[0])], dtype=torch.float64)
+        return call(*lists, packed(tensor) if packed else tensor, **kwargs)
     return with_cpu_scalars
 
 
@@ -265,6 +299,8 @@ def _norm_samples(dtype, device, quick):
             Sample("ord-0-special", special, {"ord": 0}, reduction_size=16),
             Sample("error-empty-list", lambda: ([],)),
             Sample("error-dtype-narrows", lists, {"dtype": torch.bfloat16}),
+            Sample("error-dtype-integer", lists, {"dtype": torch.int32}),
+            Sample("error-dtype-complex", lists, {"dtype": torch.complex64}),
             Sample("error-inf-of-empty", lists, {"ord": -math.inf}),
         ]
     if dtype in (torch.float16, torch.bfloat16):
@@ -302,9 +338,11 @@ class FusedAdamSamples:
     (exp_avg_sqs and max_exp_avg_sqs non-negative, steps 1 to 100). In every dtype: weight decay with amsgrad
     and maximize, and grad_scale (grads unscaled and written back) with lr as a device tensor
     (``.tensor_lr``); in float32 also the plain step, each option alone, found_inf 1 (the step is skipped)
-    and 0, a first step, special grads, many tensors, lr as a CPU tensor, empty tensors, and ATen's errors
-    (a state tensor of another dtype, a float64 grad_scale). Lists of unequal length are left out: ATen's CUDA kernel
-    indexes them unchecked (gems raises ATen's CPU error; tests/test_optim.py checks it)."""
+    and 0, a first step, special grads, many tensors, transposed (column-major) lists, lr as a CPU tensor, empty
+    tensors, and ATen's errors (a state tensor of another dtype, a float64 grad_scale). Lists of unequal length
+    are left out: ATen's CUDA kernel indexes them unchecked (gems raises ATen's CPU error), and so are lists of
+    different strides: ATen's CPU kernel computes them, its CUDA one refuses them, as gems does
+    (tests/test_optim.py checks both)."""
 
     adamw: bool
 
@@ -331,6 +369,7 @@ class FusedAdamSamples:
                       sample("maximize", maximize=True), sample("found-inf", found_inf=1.0, amsgrad=True),
                       sample("found-inf-zero", found_inf=0.0), sample("first-step", lambda: state(first=True)),
                       sample("special", lambda: state(special=True)), sample("many", lambda: state(MANY)),
+                      sample("transposed", lambda: state(transposed=True), amsgrad=True),
                       sample("tensor-lr-cpu", overload=tensor_lr, lr_cpu=0.01),
                       sample("empty-tensors", lambda: state([(0,), (0, 3)])),
                       sample("error-state-dtype", lambda: state(odd_state=torch.float64)),
@@ -348,7 +387,12 @@ def _returning_lists(op):
     return step
 
 
-def _adam_state(shapes, dtype, device, first=False, special=False, odd_state=None):
+def column_major(tensors):
+    """The same values, their 2-d tensors stored column by column (a transposed layout: dense, not contiguous)."""
+    return [t.t().contiguous().t() if t.dim() == 2 else t for t in tensors]
+
+
+def _adam_state(shapes, dtype, device, first=False, special=False, odd_state=None, transposed=False):
     params = tensor_list(shapes, dtype, device)
     grads = tensor_list(shapes, dtype, device)
     if special:
@@ -359,7 +403,10 @@ def _adam_state(shapes, dtype, device, first=False, special=False, odd_state=Non
     max_exp_avg_sqs = [make_tensor(p.shape, dtype, device, low=0.0) for p in params]
     if odd_state is not None:  # one state tensor of another dtype: ATen refuses the lists
         exp_avgs[1] = exp_avgs[1].to(odd_state)
-    return params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, _steps(len(params), device, first)
+    lists = (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs)
+    if transposed:  # every list alike (ATen's CUDA kernels refuse lists of different strides)
+        lists = tuple(map(column_major, lists))
+    return *lists, _steps(len(params), device, first)
 
 
 SGD = {"weight_decay": 0.0, "momentum": 0.0, "lr": 0.05, "dampening": 0.0, "nesterov": False, "maximize": False,
@@ -375,15 +422,16 @@ def _fused_sgd_samples(dtype, device, quick):
     """_fused_sgd_ over the family's list shapes: in every dtype nesterov with weight decay and maximize, and
     momentum with dampening, grad_scale and lr as a device tensor; in float32 also the plain step (no
     momentum: an empty buffer list), momentum alone, lr as a device tensor alone, a first step (the buffers
-    start as the grads), found_inf 1 and 0, many tensors, lr as a CPU tensor, empty tensors, and ATen's
+    start as the grads), found_inf 1 and 0, many tensors, transposed (column-major) lists, lr as a CPU tensor,
+    empty tensors, and ATen's
     errors (buffers without momentum, momentum without buffers, a buffer of another dtype)."""
     shapes = QUICK_SHAPES if quick else FULL_SHAPES
 
-    def state(shapes=shapes, odd_buffer=None):
+    def state(shapes=shapes, odd_buffer=None, transposed=False):
         params, grads, bufs = (tensor_list(shapes, dtype, device) for _ in range(3))
         if odd_buffer is not None:
             bufs[1] = bufs[1].to(odd_buffer)
-        return params, grads, bufs
+        return tuple(map(column_major, (params, grads, bufs))) if transposed else (params, grads, bufs)
 
     def sample(variant, make=state, overload="_fused_sgd_", scalar_dtype=torch.float32, **options):
         scalars = {k: options.pop(k) for k in ("grad_scale", "found_inf", "lr", "lr_cpu") if k in options}
@@ -412,6 +460,7 @@ def _fused_sgd_samples(dtype, device, quick):
                   sample("first-step", is_first_step=True, **momentum),
                   sample("found-inf", found_inf=1.0, **momentum), sample("found-inf-zero", found_inf=0.0),
                   sample("many", lambda: state(MANY), **momentum),
+                  sample("transposed", lambda: state(transposed=True), **momentum),
                   sample("tensor-lr-cpu", overload="_fused_sgd_.tensor_lr", lr_cpu=0.05),
                   sample("empty-tensors", lambda: state([(0,), (0, 3)])),
                   sample("error-buffers-without-momentum"), sample("error-momentum-without-buffers", momentum=0.9),

@@ -114,6 +114,7 @@ def window_samples(op):
                 case("error-kernel-zero", lambda: make(IMAGE), ((0, 2), (1, 1), (0, 0))),
                 case("error-kernel-length", lambda: make(IMAGE), ((1, 2, 3), (1, 1), (0, 0))),
                 case("error-stride-negative", lambda: make(IMAGE), ((2, 2), (-1, 1), (0, 0))),
+                case("error-stride-zero", lambda: make(IMAGE), ((2, 2), (0, 1), (0, 0))),
                 case("error-stride-length", lambda: make(IMAGE), ((2, 2), (1, 1, 1), (0, 0))),
                 case("error-pad-negative", lambda: make(IMAGE), ((2, 2), (1, 1), (-1, 0))),
                 case("error-pad-too-large", lambda: make(IMAGE), ((2, 2), (1, 1), (2, 0))),
@@ -130,11 +131,19 @@ def window_samples(op):
                     case("functional", lambda: make(IMAGE), ((3, 3), (2, 2), (1, 1)), call=F.max_pool2d,
                          kwargs={"return_indices": True}),
                     case("error-dilation-zero", lambda: make(IMAGE), (*base, (0, 1), False)),
+                    # no padding: the output size passes, pool2d_shape_check refuses the dilation
+                    case("error-dilation-zero-unpadded", lambda: make(IMAGE), ((3, 3), (2, 2), (0, 0), (0, 1), False)),
+                    case("error-dilation-negative", lambda: make(IMAGE), ((3, 3), (2, 2), (0, 0), (1, -1), False)),
+                    # within half the dilated window, past half the kernel
+                    case("error-pad-over-half-kernel", lambda: make(IMAGE), ((2, 2), (1, 1), (2, 2), (5, 5), False)),
+                    # a padded last window starting in the right padding: dropped
+                    case("ceil-mode-padded", lambda: make(IMAGE), ((2, 2), (2, 2), (1, 1), (1, 1), True)),
                     case("error-dilation-length", lambda: make(IMAGE), (*base, (1, 1, 1), False)),
                 ]
             return cases + [
                 case("ceil-mode", lambda: make(IMAGE), ((2, 2), (2, 2), (0, 0), True)),
                 case("ceil-mode-exclude-pad", lambda: make(IMAGE), ((3, 3), (2, 2), (1, 1), True, False)),
+                case("ceil-mode-padded", lambda: make(IMAGE), ((2, 2), (2, 2), (1, 1), True)),
                 case("divisor-override", lambda: make(IMAGE), (*base, False, True, 5)),
                 case("divisor-negative", lambda: make(IMAGE), (*base, False, True, -3)),
                 case("functional", lambda: make(IMAGE), ((3, 3), (2, 2), (1, 1)), call=F.avg_pool2d),
@@ -195,6 +204,7 @@ def window_backward_samples(op):
                 grad("grad-ceil-mode", IMAGE, ((2, 2), (2, 2), (0, 0), *(((1, 1), True) if is_max else (True,)))),
                 direct("noncontiguous-grad", IMAGE, grad_layout=torch.channels_last),
                 direct("empty-batch", (0, *IMAGE[1:])),
+                grad("grad-large-window", (1, 2, 9, 11), ((9, 11), (1, 1), (0, 0))),  # looped, not unrolled
                 Sample("error-grad-shape", lambda: (make((2, 3, 4, 4)), make(IMAGE), k, s, p, *tail,
                                                     *((torch.zeros(2, 3, 4, 4, dtype=torch.int64,
                                                                    device=device),) if is_max else ())),

@@ -21,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.dtypes import FLOATS
+from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.pointwise.shared import div_rn
 from gems.ops.reduction.planning import (
     TL_DTYPES,
@@ -151,8 +151,15 @@ def check_weight(weight, x, n_classes):
                            f"got weight tensor of shape: {list(weight.shape)}")
     if x.dtype not in FLOATS:
         raise Fallback(f"nll_loss of {x.dtype} is not handled by gems")
-    if weight is not None and (weight.dtype != x.dtype or weight.device != x.device):
-        raise Fallback("a weight of another dtype or device is left to ATen (which raises)")
+    if weight is not None and weight.dtype != x.dtype:
+        raise RuntimeError(_scalar_type_error(x, weight))
+    if weight is not None and weight.device != x.device:  # unreached on the interpreter: one device
+        raise Fallback("a weight on another device is left to ATen (which raises)")
+
+
+def _scalar_type_error(x, other) -> str:
+    """ATen's kernels read every floating operand as x's dtype: their error for one of another dtype."""
+    return f"expected scalar type {ATEN_NAMES[x.dtype]} but found {ATEN_NAMES.get(other.dtype, other.dtype)}"
 
 
 def check_reduction(reduction):
@@ -211,8 +218,9 @@ def nll_backward(grad_output, x, target, weight, reduction, ignore_index, total_
     if total_weight.numel() != 1:
         raise RuntimeError(f"expected total_weight to be a  single element tensor, got: {list(total_weight.shape)} "
                            f"({total_weight.numel()} elements)")
-    if grad_output.dtype != x.dtype or total_weight.dtype != x.dtype:
-        raise Fallback("gradients or total_weight of another dtype are left to ATen")
+    for operand in (grad_output, total_weight):
+        if operand.dtype != x.dtype:
+            raise RuntimeError(_scalar_type_error(x, operand))
     n, n_classes, n_spatial, _, t_strides = view
     dx = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if dx.numel() == 0:
@@ -244,12 +252,14 @@ def _view(self, target):
     if target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if self.dim() == 1:
+        if target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
         if target.dim() != 0:
-            raise Fallback("a 1-d input with a 1-d target is left to ATen")
+            raise Fallback("a 1-d input with a target of one element is left to ATen")
         return 1, self.shape[0], 1, (0, self.stride(0), 0), (0, 0)
     if target.dim() != 1 or self.shape[0] != target.shape[0]:
-        if target.dim() == 0:
-            raise Fallback("a 2-d input with a 0-d target is left to ATen (which raises)")
+        if target.dim() == 0:  # ATen compares the batch sizes: target.size(0) of a 0-d target
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         raise RuntimeError(f"size mismatch (got input: {list(self.shape)}, target: {list(target.shape)})")
     return self.shape[0], self.shape[1], 1, (self.stride(0), self.stride(1), 0), (target.stride(0), 0)
 

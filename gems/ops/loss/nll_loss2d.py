@@ -35,13 +35,14 @@ def _merged(t, h_dim):
 
 
 def _view(self, target):
-    """The inputs (possibly copied) and (N, C, S, x strides, target strides), after ATen's checks."""
-    if self.dim() != 4:
-        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: "
-                           f"{self.dim()}")
+    """The inputs (possibly copied) and (N, C, S, x strides, target strides), after ATen's checks (the
+    target's dimensions first)."""
     if target.dim() != 3:
         raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
                            f"{target.dim()}")
+    if self.dim() != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: "
+                           f"{self.dim()}")
     n, c, h, w = self.shape
     if target.shape != (n, h, w):
         raise RuntimeError(f"size mismatch (got input: {list(self.shape)} , target: {list(target.shape)}")
@@ -65,8 +66,11 @@ def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_ind
     g_strides = None
     if reduction == 0:
         n, _, h, w = self.shape
+        if grad_output.dim() != 3:
+            raise RuntimeError(f"grad_output must have same dimension as target (3) but got dimension: "
+                               f"{list(grad_output.shape)}")
         if grad_output.shape != (n, h, w):
-            raise RuntimeError(f"Expected grad_output of size {[n, h, w]}, but got {list(grad_output.shape)}")
+            raise RuntimeError(f"size mismatch (got grad_output: {list(grad_output.shape)} target: {[n, h, w]}")
         grad_output, gs = _merged(grad_output, 1)
         g_strides = (grad_output.stride(0), gs)
     elif grad_output.numel() != 1:

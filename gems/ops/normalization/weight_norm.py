@@ -18,7 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.dtypes import FLOATS
+from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.normalization.rows import compute_dtype, needs_int64
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
@@ -135,18 +135,24 @@ def _norm_dtype(v):
     return torch.float32 if v.dtype in (torch.float16, torch.bfloat16) else v.dtype
 
 
-def _check(v, *others):
-    if v.dtype not in FLOATS or any(t.dtype != v.dtype for t in others if t is not None):
-        raise Fallback("weight norm of mixed or non-float dtypes is left to ATen")
+def _check(v, dim, *others):
+    if v.dtype not in FLOATS:
+        raise Fallback("weight norm of non-float dtypes is left to ATen (which has no kernel for them)")
+    for t in others:  # ATen's kernels read every operand as v's dtype
+        if t.dtype != v.dtype:
+            found = ATEN_NAMES.get(t.dtype, t.dtype)
+            raise RuntimeError(f"expected scalar type {ATEN_NAMES[v.dtype]} but found {found}")
+    if v.dim() == 0 and dim in (0, -1):  # ATen reads v.size(dim)
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 # --------------------------------------------------------------------------- ATen overloads
 
 
 def weight_norm_interface(v, g, dim=0):
-    _check(v, g)
+    _check(v, dim, g)
     if v.dim() == 0:
-        raise Fallback("a 0-d v: ATen's checks decide")
+        raise Fallback("a 0-d v with another dim: ATen's checks decide")
     n_kept, n_red, stride_kept, stride_red, block_k, block_r, warps = _layout(v, dim)
     if g.numel() != n_kept:
         raise Fallback("a g whose size is not v's size along dim: ATen's checks decide")
@@ -162,7 +168,7 @@ def weight_norm_interface(v, g, dim=0):
 
 
 def weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
-    _check(saved_v, grad_w, saved_g)
+    _check(saved_v, dim, grad_w, saved_g)
     if saved_v.dim() == 0 or grad_w.shape != saved_v.shape:
         raise Fallback("shapes ATen's checks decide")
     n_kept, n_red, stride_kept, stride_red, block_k, block_r, warps = _layout(saved_v, dim)

@@ -287,21 +287,19 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
             row_check(lists)
         shapes = list(map(torch.Tensor.size, lists[0]))
         same_shapes = all(list(map(torch.Tensor.size, tensors)) == shapes for tensors in lists[1:])
+        if (inplace or keeps_dtype) and not same_shapes:  # keeps_dtype: copy's result is a copy of self
+            for row in zip(*lists):
+                _shape_of(row, True)
         if inplace:
-            if not same_shapes:
-                for row in zip(*lists):
-                    _shape_of(row, True)
             outs = lists[0]
-        elif same_shapes and keeps_dtype:
+        elif keeps_dtype:
             outs = [torch.empty_like(t) for t in lists[0]]
         elif same_shapes and _one_dtype([lists[k] for k in inputs] + ([[value]] if kind == TENSOR else [])):
             outs = [torch.empty_like(t, dtype=lists[inputs[0]][0].dtype) for t in lists[0]]
         else:
             promoted = [value] if kind == TENSOR else []
-            outs = []
-            for row in zip(*lists):
-                dtype = row[0].dtype if keeps_dtype else result_dtype([row[k] for k in inputs] + promoted)
-                outs.append(_new_out(row[0], _shape_of(row, False), dtype))
+            outs = [_new_out(row[0], _shape_of(row, False), result_dtype([row[k] for k in inputs] + promoted))
+                    for row in zip(*lists)]
         apply(body, [lists[k] for k in inputs], outs, alpha=check_scalar(alpha_value), **extra)
         return outs
 
@@ -340,8 +338,10 @@ def _scalar_operand(kind, value, self, host_reads_cpu_scalar=False):
 def cpu_scalars(self, scalars) -> list:
     """A 1-d CPU tensor of one scalar per row, as ATen's ``.Tensor`` overloads of addcmul/addcdiv take it."""
     mt.check_nonempty(self)
-    if scalars.device.type != "cpu":
+    if scalars.device.type != "cpu":  # unreached on the interpreter: its tensors are on the CPU
         raise RuntimeError(f"Expected scalars to be on CPU, got {scalars.device} instead.")
+    if not scalars.is_contiguous():
+        raise RuntimeError("Expected scalars to be contiguous.")
     if scalars.dim() != 1:
         raise RuntimeError(f"Expected packed scalar Tensor to be of dimension 1. Got {scalars.dim()} instead.")
     if scalars.numel() != len(self):
@@ -357,15 +357,15 @@ def _tensor_scalar(other, self, host_reads_cpu_scalar) -> dict:
     where ATen's CUDA kernels read it on the host: _foreach_mul and _foreach_div always, _foreach_add on its
     slow route (a scalar of another dtype than the lists'); otherwise they refuse it. On the CPU it is read here."""
     device = self[0].device
-    if other.device == device:
-        if not other.is_floating_point():
-            raise Fallback(f"a scalar tensor of dtype {other.dtype}")
-        return {"scalar_tensor": other}
-    if other.device.type == "cpu":
+    if other.device != device:  # unreached on the interpreter: its tensors are all on the CPU
+        if other.device.type != "cpu":
+            raise Fallback(f"a scalar tensor on {other.device} for lists on {device}: ATen serves it")
         if device.type == "cpu" or host_reads_cpu_scalar or other.dtype != self[0].dtype:
             return {"scalar": check_scalar(other.item())}
         raise RuntimeError(f"scalar tensor expected to be on {device} but is on cpu")
-    raise Fallback(f"a scalar tensor on {other.device} for lists on {device}: ATen serves it")
+    if not other.is_floating_point():
+        raise Fallback(f"a scalar tensor of dtype {other.dtype}")
+    return {"scalar_tensor": other}
 
 
 def _one_dtype(lists) -> bool:

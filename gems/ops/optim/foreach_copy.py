@@ -24,7 +24,7 @@ impls = overloads(NAME, FORMS, {"": _copy}, inputs=(1,), across_devices=True, ke
 
 SPECS = [
     OpSpec(name="foreach_copy", family="optim", impls=impls, call=torch._foreach_copy_,
-           samples=foreach_samples(NAME, forms=FORMS), dtypes=FLOATS, no_launch=NO_LAUNCH,
+           samples=foreach_samples(NAME, forms=FORMS, self_shaped=True), dtypes=FLOATS, no_launch=NO_LAUNCH,
            # Measured on an H200 (2026-11-26): a CPU tensor in a list on the GPU is a transfer, which ATen's
            # per-tensor copy_ serves (gems computes on one device).
            deliberate_fallbacks={"default-mixed-devices": "a tensor on another device than its list's: a "

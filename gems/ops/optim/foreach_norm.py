@@ -26,6 +26,8 @@ from gems.spec import OpSpec, lazy
 MAX, L1, L2, POW, NONZERO, MIN = 0, 1, 2, 3, 4, 5  # the kernels' ORD for ord = inf, 1, 2, p, 0, -inf
 ORDERS = {math.inf: MAX, 1.0: L1, 2.0: L2, 0.0: NONZERO, -math.inf: MIN}
 FINISH_BLOCK = 1024  # partials one program of the second launch combines per step
+# ATen's names of the complex dtypes, for its message refusing one as the dtype of real lists
+_COMPLEX_NAMES = {torch.complex32: "ComplexHalf", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble"}
 
 
 @triton.jit
@@ -133,8 +135,12 @@ def foreach_norm(self, ord=2, dtype=None):
     order = ORDERS.get(float(ord), POW)
     mt.check_lists(self[0].device, [self])
     if dtype is not None:
+        if dtype.is_complex:  # the lists are real (check_lists): ATen refuses a complex dtype for them
+            raise RuntimeError(f"linalg.vector_norm: dtype should be real for real inputs, but got "
+                               f"{_COMPLEX_NAMES.get(dtype, dtype)}")
         if dtype not in FLOATS:
-            raise Fallback(f"dtype={dtype}")
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                               f"{ATEN_NAMES.get(dtype, dtype)}")
         for x in self:
             if torch.promote_types(x.dtype, dtype) != dtype:
                 raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({ATEN_NAMES[x.dtype]}) should be "

@@ -133,11 +133,11 @@ def upload(words: list, device: torch.device) -> torch.Tensor:
     host = torch.tensor(words, dtype=torch.int64)
     if device.type == "cpu":
         on_device = host
-    elif device.type == "cuda":
+    elif device.type == "cuda":  # unreached on the interpreter: its tensors are on the CPU
         host = host.pin_memory()  # unreached on the interpreter: CUDA
         on_device = host.to(device, non_blocking=True)  # unreached on the interpreter: CUDA
     else:
-        on_device = host.to(device)
+        on_device = host.to(device)  # unreached on the interpreter: its tensors are on the CPU
     entry = (on_device, host)  # the pinned source stays alive while a copy may read it
     _tables[key] = entry
     if capturing:  # unreached on the interpreter: CUDA graph capture
@@ -165,10 +165,8 @@ def check_nonempty(tensors) -> None:
 
 
 def check_same_length(first, *others) -> None:
-    """ATen's check_foreach_api_restrictions for several tensor lists."""
+    """ATen's check_foreach_api_restrictions for several tensor lists (an empty other list fails the lengths')."""
     check_nonempty(first)
-    for other in others:
-        check_nonempty(other)
     for other in others:
         if len(other) != len(first):
             raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(first)} and "
@@ -185,10 +183,14 @@ def check_fused_lists(lists, names) -> None:
         if ({t.dtype for t in tensors} != {first.dtype} or {t.device for t in tensors} != {first.device}
                 or list(map(torch.Tensor.size, tensors)) != shapes):
             raise RuntimeError(f"{names} must have same dtype, device, and layout")
-        if not all(map(torch.Tensor.is_contiguous, tensors)):
-            for t, lead in zip(tensors, lists[0]):
-                if not dense(t) or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1):
-                    raise RuntimeError(f"{names} must have same dtype, device, and layout")
+    if all(all(map(torch.Tensor.is_contiguous, tensors)) for tensors in lists):
+        return
+    # Some tensor is not contiguous: every list's strides must be the first list's (a contiguous list beside
+    # a transposed one walks its rows in another order), as ATen's CUDA kernels require.
+    for tensors in lists:
+        for t, lead in zip(tensors, lists[0]):
+            if not dense(t) or any(a != b for a, b, n in zip(t.stride(), lead.stride(), t.shape) if n != 1):
+                raise RuntimeError(f"{names} must have same dtype, device, and layout")
 
 
 def check_lengths(params, **lists) -> None:
@@ -212,7 +214,7 @@ def device_scalars(params, lr, grad_scale, found_inf):
     if isinstance(lr, torch.Tensor):
         if lr.device.type == "cpu" and device.type != "cpu":  # CPU memory: no device synchronisation
             lr = lr.item()  # unreached on the interpreter: one device (ATen reads it the same way)
-        elif lr.device != device:
+        elif lr.device != device:  # unreached on the interpreter: one device
             raise RuntimeError("lr must be on the same GPU device as the params")
         elif lr.numel() != 1:
             raise Fallback("an lr tensor of several elements")

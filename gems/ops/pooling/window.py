@@ -45,7 +45,7 @@ def output_size(size: int, kernel: int, pad: int, stride: int, dilation: int, ce
         raise RuntimeError("stride should not be zero")
     if pad < 0:
         raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
-    if pad > ((kernel - 1) * dilation + 1) // 2:
+    if pad > int(((kernel - 1) * dilation + 1) / 2):  # C++'s division: toward zero (a negative dilation)
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pad}, "
                            f"kernel_size={kernel} and dilation={dilation}")
     span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
