@@ -352,4 +352,5 @@ def test_an_existing_build_is_loaded_without_compiling(monkeypatch):
     monkeypatch.setattr(cpp_extension, "load", no_build)
     ext, reason = native._build()
     assert ext is not None and reason == ""
-    assert Path(gems.native_status()["build_dir"]).name == native._build_tag(native.SOURCE.read_bytes())
+    sources = b"\0".join(path.read_bytes() for path in (native.SOURCE, native.LISTS_SOURCE))
+    assert Path(gems.native_status()["build_dir"]).name == native._build_tag(sources)

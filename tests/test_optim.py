@@ -144,3 +144,46 @@ def test_torch_optim_steps_through_gems_as_through_aten(served, make):
         assert torch.count_nonzero(a.grad) == 0
     assert gems.call_counts()["gems"].get("_foreach_zero_") == 1
     assert not gems.call_counts()["fallback"]
+
+
+# --------------------------------------------------------------------------- the native layer's list helpers
+
+@pytest.fixture
+def native_lists():
+    gems.enable()  # builds and loads the native layer
+    if not gems.native_status()["active"]:
+        pytest.skip("the native layer is not built here (no C++ compiler)")
+
+
+@pytest.mark.usefixtures("native_lists")
+def test_the_native_table_of_uniform_lists_is_the_per_row_paths_table():
+    a = [torch.randn(5), torch.randn(0), torch.randn(3, 70000), torch.randn(2, 2)]
+    b = [torch.randn_like(t) for t in a]
+    words = foreach.float64_bits_list([0.5, -1.0, 2.0, 1e300])
+    content, programs, n_rows, aligned = mt.uniform_table([a, b], words)
+    groups = foreach._row_groups([a], b, words, None)
+    ((rows, numels, strided, per_row_aligned),) = groups.values()
+    python_words = mt.table(rows, numels, "cpu")[0].tolist()
+    assert torch.frombuffer(bytearray(content), dtype=torch.int64).tolist() == python_words
+    assert (programs, n_rows, aligned) == (1 + 4 + 1, 3, per_row_aligned) and not strided  # the empty row left out
+
+
+@pytest.mark.usefixtures("native_lists")
+@pytest.mark.parametrize("change", ["dtype", "shape", "transposed", "length", "integer", "empty-lists"])
+def test_lists_the_native_check_refuses_take_the_per_row_path(change):
+    a = [torch.randn(4, 3), torch.randn(6)]
+    b = [t.clone() for t in a]
+    if change == "dtype":
+        b[1] = b[1].double()
+    elif change == "shape":
+        b[1] = torch.randn(2, 3)
+    elif change == "transposed":
+        b[0] = torch.randn(3, 4).t()
+    elif change == "length":
+        b = b[:1]
+    elif change == "integer":
+        a, b = [t.int() for t in a], [t.int() for t in b]
+    else:
+        a, b = [], []
+    assert not mt.uniform([a, b]) and mt.uniform_table([a, b], [0] * len(a)) is None
+    assert mt.uniform([a, [t.clone() for t in a]]) == (change not in ("integer", "empty-lists"))  # a itself is fine

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import torch
 
-SOURCE = Path(__file__).with_name("dispatch.cpp")
+SOURCE = Path(__file__).with_name("dispatch.cpp")  # the module; it binds lists.cpp's functions too
+LISTS_SOURCE = Path(__file__).with_name("lists.cpp")
 _CFLAGS = ["-O2"]
 # The launch primitive per device type: a C++ cuLaunchKernel of the Triton-compiled function, or a
 # call back into Python (the interpreter, and any device without a native primitive yet).
@@ -69,8 +70,8 @@ def _build_tag(source: bytes) -> str:
 
 def _build():
     cxx = os.environ.get("CXX", "c++")
-    source = SOURCE.read_bytes()
-    tag = _build_tag(source)
+    sources = {path.name: path.read_bytes() for path in (SOURCE, LISTS_SOURCE)}
+    tag = _build_tag(b"\0".join(sources.values()))
     name = f"gems_native_{tag}"
     build_dir = _cache_dir() / tag
     library, stamp = build_dir / f"{name}.so", build_dir / "built"
@@ -91,17 +92,19 @@ def _build():
     # ninja rebuilds when the compile command changes, and the command names the source: compiling a copy
     # in the build directory lets every checkout of the same source (worktrees, CI's scratch copy of the
     # simulated-device example) share one build instead of rebuilding for its own path.
-    staged = build_dir / SOURCE.name
-    if not staged.is_file() or staged.read_bytes() != source:
-        partial = staged.with_name(f"{staged.name}.{os.getpid()}.tmp")
-        partial.write_bytes(source)
-        partial.replace(staged)
+    for file_name, source in sources.items():
+        staged = build_dir / file_name
+        if not staged.is_file() or staged.read_bytes() != source:
+            partial = staged.with_name(f"{staged.name}.{os.getpid()}.tmp")
+            partial.write_bytes(source)
+            partial.replace(staged)
     print("gems: building the native layer (first use, ~30 s)", file=sys.stderr, flush=True)
     started = time.perf_counter()
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            ext = load(name, [str(staged)], extra_cflags=_CFLAGS, build_directory=str(build_dir), verbose=False)
+            ext = load(name, [str(build_dir / n) for n in sources], extra_cflags=_CFLAGS,
+                       build_directory=str(build_dir), verbose=False)
     except Exception as exc:  # a compiler error, a missing header, an ABI mismatch: all mean "Python path"
         log.write_text(f"{output.getvalue()}\n{type(exc).__name__}: {exc}\n")
         return None, f"the C++ extension failed to build or load ({type(exc).__name__}); log: {log}"
@@ -197,6 +200,11 @@ def note(overload: str, why: str) -> None:
     from gems.native import record
 
     record.note(overload, why)
+
+
+def extension():
+    """The built C++ extension (its list helpers, lists.cpp, serve gems/ops/optim), or None where it is not."""
+    return _ext
 
 
 def aten_only_add(delta: int) -> None:

@@ -967,6 +967,11 @@ void invalidate() {
 
 }  // namespace
 
+// lists.cpp
+bool lists_uniform(const py::list& lists);
+py::object uniform_table(const py::list& operands, const py::list& tails, const std::vector<int64_t>& words,
+                         int64_t chunk, bool flat_flag);
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("new_slot", &new_slot);
   m.def("register_kernel", &register_kernel);
@@ -977,4 +982,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("counts", &counts);
   m.def("reset_counts", &reset_counts);
   m.def("invalidate", &invalidate);
+  m.def("lists_uniform", &lists_uniform);
+  m.def("uniform_table", &uniform_table);
 }

@@ -14,17 +14,17 @@ Python floats reach the kernel as float64 bits, and are rounded to the compute d
 ``opmath_t(scalar)``. Rows of other dtypes launch apart (one launch per dtype group, as ATen's per-device
 and dtype grouping).
 
-Host work per call is what the lists need: a call whose lists each hold one dtype, contiguous tensors and
-equal shapes row by row (every optimizer step's) is decided list by list, with no per-row Python beyond
-reading the addresses; any other call takes the per-row path.
+Host work per call is what the lists need: a call whose lists hold one floating dtype on one device,
+contiguous tensors and equal shapes row by row (every optimizer step's) is checked and its table written in
+one C++ loop of the native layer (gems/native/lists.cpp); any other call, or any call where the native layer
+is not built, takes the per-row Python path.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 import struct
-from itertools import chain, repeat
+from itertools import chain
 
 import torch
 import triton
@@ -157,44 +157,37 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     mode = SCALAR_ROW if scalars is not None else SCALAR_TENSOR if scalar_tensor is not None else SCALAR_ARG
     words = (float64_bits_list(scalars) if mode == SCALAR_ROW
              else [scalar_tensor.data_ptr()] * len(outs) if mode == SCALAR_TENSOR else [0] * len(outs))
-    groups = _uniform_group(inputs, outs, words, scalar_tensor) or _row_groups(inputs, outs, words, scalar_tensor)
     scalar_dtype = mt.TL_DTYPES[scalar_tensor.dtype] if mode == SCALAR_TENSOR else tl.float32
-    for (in_dtypes, out_dtype, compute), (rows, numels, has_strided, aligned) in groups.items():
-        n_in = len(in_dtypes)
+    device = outs[0].device
+    dtype = outs[0].dtype
+    # One dtype, contiguous tensors and equal shapes row by row (every optimizer step's lists): the native
+    # layer writes the table in one C++ loop. Any other call, or no native layer: the per-row path.
+    uniform = None if mode == SCALAR_TENSOR and scalar_tensor.dtype is not dtype else mt.uniform_table(
+        [*inputs, outs], words)
+    if uniform is not None:
+        content, programs, n_rows, aligned = uniform
+        if n_rows:
+            compute = torch.float64 if dtype is torch.float64 else torch.float32
+            _launch_rows(body, (dtype,) * len(inputs), dtype, compute, mt.upload_bytes(content, device), n_rows,
+                         programs, False, aligned, len(inputs) + 4, mode, scalar_dtype, scalar, alpha)
+        return outs
+    for (in_dtypes, out_dtype, compute), (rows, numels, has_strided, aligned) in _row_groups(
+            inputs, outs, words, scalar_tensor).items():
         width = max(len(r) for r in rows) + 1
         if has_strided:
             rows = [r + [0] * (width - 1 - len(r)) for r in rows]
-        table, programs = mt.table(rows, numels, outs[0].device)
-        tl_in = [mt.TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - n_in)
-        _launch((programs,), table, len(rows), float64_bits(float(scalar)), float64_bits(float(alpha)), body, n_in,
-                *tl_in, mt.TL_DTYPES[out_dtype], mt.TL_DTYPES[compute], mode, scalar_dtype, has_strided,
-                aligned, width, mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
+        table, programs = mt.table(rows, numels, device)
+        _launch_rows(body, in_dtypes, out_dtype, compute, table, len(rows), programs, has_strided, aligned, width,
+                     mode, scalar_dtype, scalar, alpha)
     return outs
 
 
-def _uniform_group(inputs, outs, words, scalar_tensor):
-    """The one group of a call whose tensors share one dtype, are contiguous and of equal shapes per row (every
-    optimizer step's lists): decided list by list, with no per-row Python beyond the addresses. None
-    otherwise."""
-    operands = [*inputs, outs]
-    dtype = outs[0].dtype
-    if scalar_tensor is not None and scalar_tensor.dtype is not dtype:
-        return None
-    # map() over the lists (C loops, no Python frame per tensor): an optimizer's lists hold hundreds of tensors.
-    for tensors in operands:
-        if set(map(_DTYPE, tensors)) != {dtype} or not all(map(torch.Tensor.is_contiguous, tensors)):
-            return None
-    shapes = list(map(torch.Tensor.size, outs))
-    if any(list(map(torch.Tensor.size, tensors)) != shapes for tensors in inputs):
-        return None
-    addresses = [list(map(torch.Tensor.data_ptr, tensors)) for tensors in operands]
-    numels = list(map(torch.Tensor.numel, outs))
-    rows = list(map(list, zip(repeat(0), *addresses, words)))
-    if not all(numels):  # empty tensors get no row
-        rows, numels = [r for r, n in zip(rows, numels) if n], [n for n in numels if n]
-    compute = torch.float64 if dtype is torch.float64 else torch.float32
-    aligned = not functools.reduce(operator.or_, chain.from_iterable(addresses), 0) & 15
-    return {((dtype,) * len(inputs), dtype, compute): (rows, numels, False, aligned)} if rows else {}
+def _launch_rows(body, in_dtypes, out_dtype, compute, table, n_rows, programs, has_strided, aligned, width, mode,
+                 scalar_dtype, scalar, alpha):
+    tl_in = [mt.TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - len(in_dtypes))
+    _launch((programs,), table, n_rows, float64_bits(float(scalar)), float64_bits(float(alpha)), body,
+            len(in_dtypes), *tl_in, mt.TL_DTYPES[out_dtype], mt.TL_DTYPES[compute], mode, scalar_dtype, has_strided,
+            aligned, width, mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
 
 
 def _row_groups(inputs, outs, words, scalar_tensor):
@@ -282,11 +275,14 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
         lists = list(args[:n_lists])
         (mt.check_same_length if n_lists > 1 else mt.check_nonempty)(*lists)
         value, extra = _scalar_operand(kind, args[n_lists] if kind else None, lists[0], host_reads_cpu_scalar)
-        mt.check_lists(lists[0][0].device, lists, across_devices)
+        # lists of one floating dtype on one device, contiguous, equal shapes row by row: checked in one C++ loop
+        uniform = not across_devices and mt.uniform(lists)
+        if not uniform:
+            mt.check_lists(lists[0][0].device, lists, across_devices)
         if row_check is not None:
             row_check(lists)
-        shapes = list(map(torch.Tensor.size, lists[0]))
-        same_shapes = all(list(map(torch.Tensor.size, tensors)) == shapes for tensors in lists[1:])
+        shapes = None if uniform else list(map(torch.Tensor.size, lists[0]))
+        same_shapes = uniform or all(list(map(torch.Tensor.size, tensors)) == shapes for tensors in lists[1:])
         if (inplace or keeps_dtype) and not same_shapes:  # keeps_dtype: copy's result is a copy of self
             for row in zip(*lists):
                 _shape_of(row, True)

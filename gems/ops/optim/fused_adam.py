@@ -15,6 +15,8 @@ ATen's checks come first: lists of one length, every tensor of one dtype, device
 its row's sizes and strides (RuntimeError), grad_scale and found_inf in float32.
 """
 
+import operator
+
 import torch
 import triton
 import triton.language as tl
@@ -29,6 +31,8 @@ from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy, lazy_perf
 
 WIDTH = 7  # row words: numel, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (or 0), step
+_STEP_DTYPES = {torch.float32, torch.float64}  # step counts the kernel reads on the device
+_DEVICE, _DTYPE = operator.attrgetter("device"), operator.attrgetter("dtype")
 
 
 @triton.jit
@@ -129,29 +133,38 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps
     lr = mt.device_scalars(params, lr, grad_scale, found_inf)
     names = "params, grads, exp_avgs, exp_avg_sqs, and max_exp_avg_sqs" if amsgrad else \
         "params, grads, exp_avgs, and exp_avg_sqs"
-    mt.check_fused_lists(lists, names)
+    # Row words: numel, p, g, m, v, vmax (0 without amsgrad), the step count's address. Contiguous lists of one
+    # dtype and equal shapes (every optimizer's): checked and written in one C++ loop of the native layer.
+    uniform = mt.uniform_table(lists, () if amsgrad else [0] * len(params), [state_steps], flat_flag=False)
+    if uniform is None:
+        mt.check_fused_lists(lists, names)
     device, dtype = params[0].device, params[0].dtype
-    if any(s.device != device or s.dtype not in (torch.float32, torch.float64) for s in state_steps):
+    if set(map(_DEVICE, state_steps)) != {device} or not set(map(_DTYPE, state_steps)) <= _STEP_DTYPES:
         raise Fallback("state_steps off the params' device or not floating: ATen reads them")
-    rows, numels, addresses = [], [], []
-    for i, p in enumerate(params):
-        if p.numel() == 0:
-            continue
-        row = [t[i].data_ptr() for t in lists] + ([] if amsgrad else [0]) + [state_steps[i].data_ptr()]
-        rows.append(row)
-        numels.append(p.numel())
-        addresses += row[:5 if amsgrad else 4]
-    if not rows:
+    if uniform is not None:
+        content, programs, n_rows, aligned = uniform
+        table = mt.upload_bytes(content, device) if n_rows else None
+    else:
+        rows, numels, addresses = [], [], []
+        for i, p in enumerate(params):
+            if p.numel() == 0:
+                continue
+            row = [t[i].data_ptr() for t in lists] + ([] if amsgrad else [0]) + [state_steps[i].data_ptr()]
+            rows.append(row)
+            numels.append(p.numel())
+            addresses += row[:5 if amsgrad else 4]
+        n_rows, aligned = len(rows), mt.aligned(addresses)
+        table, programs = mt.table(rows, numels, device) if rows else (None, 0)
+    if not n_rows:
         return
-    table, programs = mt.table(rows, numels, device)
     lr_tensor = isinstance(lr, torch.Tensor)
     _launch((programs,), table, lr if lr_tensor else table, table if grad_scale is None else grad_scale,
-            table if found_inf is None else found_inf, len(rows), float64_bits(0.0 if lr_tensor else float(lr)),
+            table if found_inf is None else found_inf, n_rows, float64_bits(0.0 if lr_tensor else float(lr)),
             float64_bits(float(beta1)), float64_bits(float(beta2)), float64_bits(float(weight_decay)),
             float64_bits(float(eps)), mt.TL_DTYPES[dtype], mt.TL_DTYPES[state_steps[0].dtype],
             tl.float64 if dtype == torch.float64 else tl.float32, adamw, amsgrad, maximize, weight_decay != 0,
-            lr_tensor, grad_scale is not None, found_inf is not None, mt.aligned(addresses),
-            mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
+            lr_tensor, grad_scale is not None, found_inf is not None, aligned,
+            mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
 
 
 def fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,

@@ -37,6 +37,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems import native
 from gems.dtypes import ATEN_NAMES
 from gems.runtime.registration import Fallback
 
@@ -122,7 +123,31 @@ def table(rows: list, numels: list, device) -> tuple[torch.Tensor, int]:
 
 
 def upload(words: list, device: torch.device) -> torch.Tensor:
-    key = (device, tuple(words))
+    return _upload((device, tuple(words)), lambda: torch.tensor(words, dtype=torch.int64), device)
+
+
+def upload_bytes(words: bytes, device: torch.device) -> torch.Tensor:
+    """:func:`upload` of int64 words given as their bytes (:func:`uniform_table`'s)."""
+    return _upload((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
+
+
+def uniform(lists) -> bool:
+    """Whether ``lists`` hold one floating dtype on one device, contiguous tensors and equal sizes row by row,
+    checked by the native layer; False where it is not built (the caller checks tensor by tensor then)."""
+    ext = native.extension()
+    return ext is not None and ext.lists_uniform(lists)
+
+
+def uniform_table(operands, words=(), tails=(), flat_flag=True) -> tuple | None:
+    """For :func:`uniform` lists ``operands``: (the table's int64 words as bytes, programs, rows, every operand
+    address 16-byte aligned), or None for other lists or without the native layer. A row's words: numel, a 0 if
+    ``flat_flag`` (the foreach kernel's flat walk), the operands' addresses, the row's entry of ``words`` if any,
+    then the addresses of its tensors in ``tails`` (lists of any tensors: a fused optimizer's step counts)."""
+    ext = native.extension()
+    return None if ext is None else ext.uniform_table(operands, list(tails), list(words), CHUNK, flat_flag)
+
+
+def _upload(key, make_host, device: torch.device) -> torch.Tensor:
     capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
     cached = _tables.get(key)
     if cached is not None:
@@ -130,7 +155,7 @@ def upload(words: list, device: torch.device) -> torch.Tensor:
         if capturing:  # unreached on the interpreter: CUDA graph capture
             _kept[key] = cached
         return cached[0]
-    host = torch.tensor(words, dtype=torch.int64)
+    host = make_host()
     if device.type == "cpu":
         on_device = host
     elif device.type == "cuda":  # unreached on the interpreter: its tensors are on the CPU
