@@ -87,6 +87,9 @@ SPECS = [
         dtypes=FLOATS,
         tolerance="reduction",
         skips=CUDA_ASSERTS,
+        known_failures={("nvidia", "*", "error-backward-grad-not-scalar"): "H200, 2026-11-26: ATen's CUDA "
+                        "nll_loss2d_backward takes a grad_output of 2 elements for a reduced loss without an error; "
+                        "its CPU kernel raises 'Expected a single element grad_output tensor', and so does gems"},
         varies_between_runs=WEIGHT_SUM_ORDER,
     ),
 ]
