@@ -121,6 +121,18 @@ def test_sums_of_indexed_rows_chained_and_scanned(enabled, monkeypatch, scan_max
     assert got[:, 0].tolist() == [False, True, False, False, True] and not got[:, 1:].any()
 
 
+@pytest.mark.parametrize("n", [5000, 9000], ids=["one-program", "counts-and-cumsum"])
+def test_block_ends_of_few_and_many_blocks(enabled, n):
+    # Masks of up to FEW_BLOCKS blocks get their ends from one program, longer ones from counts and a cumsum.
+    from gems.ops.compaction.scan_scatter import BLOCK, FEW_BLOCKS, device_block_ends
+
+    assert (n <= FEW_BLOCKS * BLOCK) == (n == 5000)
+    with registration.aten_only():
+        flags = torch.rand(n) < 0.3
+        expected = torch.nn.functional.pad(flags, (0, -n % BLOCK)).view(-1, BLOCK).sum(1).cumsum(0)
+    assert torch.equal(device_block_ends(flags.view(torch.uint8), False), expected)
+
+
 def test_one_of_written_accepts_any_written_value_and_nothing_else():
     check = one_of_written(_scatter_targets)
     self, index, src = torch.zeros(3), torch.tensor([1, 1, 2]), torch.tensor([5.0, 6.0, 7.0])
