@@ -45,7 +45,8 @@ def test_walk_merges_contiguous_dims_and_keeps_an_indexed_dim_apart():
 
 
 def test_kernels_that_read_indices_assert_on_the_device():
-    for kernel in (walk._gather_kernel, walk._scatter_kernel, _masked_scatter_kernel, segments._bounds_kernel):
+    for kernel in (walk._gather_kernel, walk._scatter_kernel, _masked_scatter_kernel, segments._link_kernel,
+                   segments._add_kernel):
         # jit(debug=True): a JITFunction's option, an InterpretedFunction's keyword (which it ignores)
         assert getattr(kernel, "debug", None) or getattr(kernel, "kwargs", {}).get("debug"), kernel
 
@@ -101,6 +102,35 @@ def test_the_interpreters_host_check_keeps_calls_in_python(enabled):
     torch.index_select(table, 0, ids)
     assert native.call_counts().get("index_select", 0) == 0
     assert "checked on the host" in native.python_reasons()["index_select"]
+
+
+@pytest.mark.parametrize("scan_max", [0, 512], ids=["chained", "scanned"])
+def test_sums_of_indexed_rows_chained_and_scanned(enabled, monkeypatch, scan_max):
+    # Many tokens take the chained path (heads and links), few the scan; both add every duplicate once, with
+    # negative indices counting from the end (index_put) and bool summing as a logical or.
+    monkeypatch.setattr(segments, "SCAN_MAX", scan_max)
+    ids = torch.tensor([3, -1, 0, 3, 4, 3, -5, 2, 3])
+    with registration.aten_only():
+        rows = torch.randn(9, 7).mul(4).round()  # small integers: exact in bf16 sums of any order
+        self = torch.randn(5, 7).mul(4).round()
+        expected = self.double().index_put([ids], rows.double(), accumulate=True)
+    got = torch.ops.aten.index_put(self.bfloat16(), [ids], rows.bfloat16(), True)
+    assert torch.equal(got.double(), expected)
+    flags, marks = torch.zeros(5, 3, dtype=torch.bool), torch.tensor([[True, False, False]] * 4)
+    got = torch.index_add(flags, 0, torch.tensor([1, 1, 4, 1]), marks)
+    assert got[:, 0].tolist() == [False, True, False, False, True] and not got[:, 1:].any()
+
+
+@pytest.mark.parametrize("n", [5000, 9000], ids=["one-program", "counts-and-cumsum"])
+def test_block_ends_of_few_and_many_blocks(enabled, n):
+    # Masks of up to FEW_BLOCKS blocks get their ends from one program, longer ones from counts and a cumsum.
+    from gems.ops.compaction.scan_scatter import BLOCK, FEW_BLOCKS, device_block_ends
+
+    assert (n <= FEW_BLOCKS * BLOCK) == (n == 5000)
+    with registration.aten_only():
+        flags = torch.rand(n) < 0.3
+        expected = torch.nn.functional.pad(flags, (0, -n % BLOCK)).view(-1, BLOCK).sum(1).cumsum(0)
+    assert torch.equal(device_block_ends(flags.view(torch.uint8), False), expected)
 
 
 def test_one_of_written_accepts_any_written_value_and_nothing_else():

@@ -10,7 +10,8 @@ The sequence is cut into blocks of BLOCK elements:
 1. ``_count_kernel``: each block's number of flags;
 2. gems' cumsum (gems/ops/reduction/cumsum.py) of those counts: where each block's flagged elements end
    in the output; its last value, the total, is read to the host (the one sync, as in ATen) to size the
-   outputs;
+   outputs. Up to FEW_BLOCKS blocks, one program of ``_ends_kernel`` does both steps (one launch before
+   the sync instead of two: small calls wait on every launch before it);
 3. the operator's scatter kernel evaluates its flags again (``element_flags``), ranks them within the
    block (an inclusive scan in registers) and writes each flagged element at the block's start plus its
    rank (``block_ranks``).
@@ -32,12 +33,13 @@ import triton.language as tl
 
 from gems.ops.reduction.cumsum import cumsum
 from gems.ops.reduction.planning import reduce_sum
-from gems.runtime.launch import Launcher, cdiv
+from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
 # Elements per program: 8 per thread at 4 warps, and 1/1024 of n block counts to scan. Under the
 # interpreter a larger block means fewer programs (the cost there is per program).
 BLOCK = 1024
 NUM_WARPS = 4
+FEW_BLOCKS = 8  # blocks one program of _ends_kernel loads at once (8K elements, 32 per thread at 8 warps)
 
 # --------------------------------------------------------------------------- kernels
 
@@ -87,6 +89,15 @@ def _count_kernel(x_ptr, counts_ptr, n, BOUNDARY: tl.constexpr, BLOCK: tl.conste
 
 
 @triton.jit
+def _ends_kernel(x_ptr, ends_ptr, n, BOUNDARY: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr):
+    """ends[b] = flags in blocks 0..b, b < BLOCKS, by one program (one load of all BLOCKS blocks)."""
+    b = tl.arange(0, BLOCKS)
+    flags = element_flags(x_ptr, (b * BLOCK)[:, None] + tl.arange(0, BLOCK)[None, :], n, BOUNDARY)
+    ends = tl.associative_scan(reduce_sum(flags, 1).to(tl.int64), 0, tl.standard._sum_combine)
+    tl.store(ends_ptr + b, ends, mask=b * BLOCK < n)
+
+
+@triton.jit
 def _runs_kernel(
     x_ptr, ends_ptr, perm_ptr, values_ptr, inverse_ptr, starts_ptr, n,
     BOUNDARY: tl.constexpr, HAS_PERM: tl.constexpr, INVERSE: tl.constexpr, STARTS: tl.constexpr,
@@ -123,6 +134,7 @@ def _run_lengths_kernel(starts_ptr, counts_ptr, runs, n, BLOCK: tl.constexpr):
 
 
 _count_launcher = Launcher(_count_kernel)
+_ends_launcher = Launcher(_ends_kernel)
 _runs_launcher = Launcher(_runs_kernel)
 _run_lengths_launcher = Launcher(_run_lengths_kernel)
 
@@ -147,6 +159,9 @@ def device_block_ends(x: torch.Tensor, boundary: bool) -> torch.Tensor:
     n = x.numel()
     blocks = cdiv(n, BLOCK)
     counts = torch.empty(blocks, dtype=torch.int64, device=x.device)
+    if blocks <= FEW_BLOCKS:
+        _ends_launcher((1,), x, counts, n, boundary, next_power_of_2(blocks), BLOCK, num_warps=8)
+        return counts
     _count_launcher((blocks,), x, counts, n, boundary, BLOCK, num_warps=NUM_WARPS)
     return cumsum(counts, 0)
 

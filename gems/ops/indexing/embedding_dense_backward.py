@@ -15,7 +15,7 @@ import torch
 import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
 
 from gems.dtypes import FLOATS
-from gems.ops.indexing.segments import add_rows
+from gems.ops.indexing.segments import sum_rows
 from gems.ops.indexing.shared import prepare_out
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy_perf
@@ -35,7 +35,7 @@ def _backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
     grad = grad_output.reshape(n, width)
     shape = (num_weights, width)
     out = torch.empty(shape, dtype=grad.dtype, device=grad.device) if out is None else prepare_out(out, grad, shape)
-    return add_rows(out, indices.reshape(-1), grad, base=False, skip_row=padding_idx, scale=bool(scale_grad_by_freq))
+    return sum_rows(out, indices.reshape(-1), grad, skip_row=padding_idx, scale=bool(scale_grad_by_freq))
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):

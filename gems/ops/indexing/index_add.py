@@ -6,8 +6,8 @@ walk.py's scatter over source, with atomics into the result where its dtype has 
 int32, int64), as ATen's CUDA kernel: equal indices add in no fixed order on a GPU, so float results may
 differ in their last bits from call to call (as ATen's do). In the other dtypes (fp16, bf16, 8/16-bit
 integers, bool) sums are taken in fp32 (int64), rounded once into the result: along dim 0 of a self whose
-rows are views, by segments.py's sorted sums (deterministic, only the indexed rows touched); otherwise in
-a scratch the size of self (walk.accumulate).
+rows are views, by segments.py's sums of the indexed rows (one pass over the slices and the rows they
+name: no scratch, no sort); otherwise in a scratch the size of self (walk.accumulate).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
 
 from gems.dtypes import ALL
-from gems.ops.indexing.segments import add_rows, as_rows
+from gems.ops.indexing.segments import add_to_rows, as_rows
 from gems.ops.indexing.shared import (
     check_device,
     check_no_overlap,
@@ -75,10 +75,10 @@ def add_slices(self, dim, index, source, alpha, out):
 
     if dim == 0 and self.dim() and out.dtype not in NATIVE_ATOMICS:
         out_rows, source_rows = as_rows(out), as_rows(source)
-        if out_rows is not None and source_rows is not None:  # sorted sums of rows, in fp32 (segments.py)
+        if out_rows is not None and source_rows is not None:  # sums of the indexed rows, in fp32 (segments.py)
             if out is not self:
                 copy_op(self, out=out)
-            add_rows(out_rows, index.reshape(-1), source_rows, base=True, alpha=alpha, check=True)
+            add_to_rows(out_rows, index.reshape(-1), source_rows, alpha=alpha, check=True)
             return out
     return accumulate(self, out, tuple(source.shape), source, source.stride(), layout, ADD, alpha,
                       scale=alpha != 1)

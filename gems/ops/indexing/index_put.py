@@ -8,8 +8,9 @@ which one stays is unspecified, as in ATen (the samples check that the result is
 values: Sample.tie_check). With accumulate, atomics add in the result where its dtype has them (fp32,
 fp64, int32, int64; float sums may then differ in their last bits from call to call). The other dtypes
 sum in fp32 (fp16/bf16) or int64 and round once into the result: ``self[ids] += rows`` (one index tensor
-on dim 0) through segments.py's sorted sums, deterministic and touching only the indexed rows, as ATen's
-CUDA kernel does; any other indexing through a scratch the size of self (walk.accumulate).
+on dim 0) through segments.py's sums of the indexed rows, touching only those rows (as ATen's CUDA
+kernel, which sorts the indices first; these need no sort); any other indexing through a scratch the size
+of self (walk.accumulate).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import triton.language as tl  # noqa: F401  (kernel modules import it: the inter
 
 from gems.dtypes import ALL, ATEN_NAMES
 from gems.ops.indexing.advanced import plan
-from gems.ops.indexing.segments import add_rows, as_rows
+from gems.ops.indexing.segments import add_to_rows, as_rows
 from gems.ops.indexing.shared import check_no_overlap, check_no_overlap_with, cuda_asserts, prepare_out, scalar_of
 from gems.ops.indexing.walk import ADD, NATIVE_ATOMICS, STORE, accumulate, copy_op, scatter
 from gems.spec import OpSpec, lazy_perf
@@ -49,14 +50,14 @@ def _put(self, indices, values, accumulating, out):
                                f"indexing result of shape {list(indexed.shape)}") from None
         src_strides = src.stride()
     if accumulating and out.dtype not in NATIVE_ATOMICS and src is not None and indexed.leading_rows():
-        # Sorted sums of rows in fp32, touching only the indexed rows (segments.py).
+        # Sums of the indexed rows in fp32, touching only those rows (segments.py).
         out_rows = as_rows(out)
         if out_rows is not None:
             if out is not self:
                 copy_op(self, out=out)
             n = indexed.tensors[0].numel()
-            add_rows(out_rows, indexed.tensors[0].reshape(-1), src.reshape(n, out_rows.shape[1]), base=True, wrap=True,
-                     check=True)
+            add_to_rows(out_rows, indexed.tensors[0].reshape(-1), src.reshape(n, out_rows.shape[1]), wrap=True,
+                        check=True)
             return out
     if accumulating:
         return accumulate(self, out, indexed.shape, src, src_strides, indexed.layout, ADD,

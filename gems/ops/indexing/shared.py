@@ -8,9 +8,9 @@ bounds for dimension 0 with size 5"); its CUDA kernels assert on the device (CUD
 stops the kernel, with no host synchronisation when every index is good. gems does the same on each side:
 
 - compiled kernels (a GPU): every kernel that reads an index is jitted with ``debug=True`` and asserts
-  ``0 <= i < size`` (``-size <= i`` where negative indices wrap) with ``tl.device_assert`` (segments.py's
-  sorted sums assert on the smallest and the largest sorted index; masked_scatter on the source's
-  length); the load or store of an element whose index is out of range is masked as well, so nothing
+  ``0 <= i < size`` (``-size <= i`` where negative indices wrap) with ``tl.device_assert`` (masked_scatter
+  on the source's length; embedding_dense_backward's sorted sums skip such an index, as ATen's kernels
+  do); the load or store of an element whose index is out of range is masked as well, so nothing
   outside a tensor is touched even where the assert is compiled out. The price: ``debug=True`` also makes
   Triton check 32-bit integer +, -, * for overflow; the kernels compute offsets in int64, where it adds no
   check, so what remains is one compare per index and a never-taken branch to the trap (the sm_90 PTX of
