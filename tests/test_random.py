@@ -18,7 +18,7 @@ import torch
 
 import gems
 from gems import ops
-from gems.ops.random import distributions, philox
+from gems.ops.random import distributions, native_dropout, philox
 from gems.runtime import registration
 from gems.testing import draws
 from gems.testing.conformance import Case, run_case
@@ -203,30 +203,53 @@ def _philox_reference(seed: int, counter: tuple) -> list[int]:
     return c
 
 
-def _expected_uniforms(seed: int, offset: int, n: int, lanes: int) -> torch.Tensor:
-    """Element p * 4L + k * L + j (L lanes per program) = the top 24 bits of word k of Philox at counter
-    (offset // 4, lane p * L + j)."""
+def _lane_words(seed: int, offset: int, n: int) -> list[int]:
+    """Word k of Philox at counter (offset // 4, lane) for element 4 * lane + k, for the first n elements."""
     counter = offset // 4
-    values = []
-    for i in range(n):
-        program, within = divmod(i, 4 * lanes)
-        word, lane = within // lanes, program * lanes + within % lanes
-        words = _philox_reference(seed, (counter & 0xFFFFFFFF, counter >> 32, lane & 0xFFFFFFFF, lane >> 32))
-        values.append((words[word] >> 8) * 2.0**-24)
-    return torch.tensor(values, dtype=torch.float32)
+    words = []
+    for lane in range((n + 3) // 4):
+        words += _philox_reference(seed, (counter & 0xFFFFFFFF, counter >> 32, lane & 0xFFFFFFFF, lane >> 32))
+    return words[:n]
 
 
-def _lanes(numel: int) -> int:
-    from gems.codegen.pointwise import pointwise_config
+def _expected_uniforms(seed: int, offset: int, n: int) -> torch.Tensor:
+    """Element i = the top 24 bits of its word (_lane_words) as a fraction of 2^24."""
+    return torch.tensor([(word >> 8) * 2.0**-24 for word in _lane_words(seed, offset, n)], dtype=torch.float32)
 
-    return philox.lanes_and_programs(numel, 4, pointwise_config(numel, 4)[0])[0]
+
+def _expected_normals(seed: int, offset: int, n: int) -> torch.Tensor:
+    """Box-Muller in float64 of the words' top 24 bits: elements 2i and 2i + 1 from words 2i and 2i + 1 (u0, u1)
+    are sqrt(-2 ln(1 - u0)) times cos and sin of 2 pi u1."""
+    u = _expected_uniforms(seed, offset, n + n % 2).double().view(-1, 2)
+    radius, angle = (-2 * torch.log1p(-u[:, 0])).sqrt(), 2 * torch.pi * u[:, 1]
+    return torch.stack([radius * angle.cos(), radius * angle.sin()], 1).flatten()[:n]
 
 
 def test_each_value_is_a_word_of_its_lanes_philox_block_at_the_offsets_counter(monkeypatch):
     seed, offset = 0x1234_5678_9ABC_DEF0, 40
     _replace_key(monkeypatch, lambda device, generator: philox.PhiloxKey(seed, offset))
     out = distributions.draw(torch.empty(37), distributions.UNIFORM, None, 0.0, 1.0)
-    assert torch.equal(out, _expected_uniforms(seed, offset, 37, _lanes(37)))
+    assert torch.equal(out, _expected_uniforms(seed, offset, 37))
+
+
+def test_fp32_normals_are_the_box_muller_values_of_their_words(monkeypatch):
+    """The polynomial logarithm, cosine and sine (philox.normal_pair) give the float64 Box-Muller values of
+    the same words to fp32 accuracy, over a draw large enough to cover every quarter turn and the tails."""
+    seed, offset = 0x0F1E_2D3C_4B5A_6978, 12
+    _replace_key(monkeypatch, lambda device, generator: philox.PhiloxKey(seed, offset))
+    out = distributions.draw(torch.empty(4001), distributions.NORMAL, None, 0.0, 1.0)
+    expected = _expected_normals(seed, offset, 4001)
+    assert (out.double() - expected).abs().max() <= 4e-7 * expected.abs().clamp(min=1).max()
+    assert expected.abs().max() > 3.5  # the tails are in the sample
+
+
+def test_a_dropout_keeps_the_elements_whose_uniform_is_below_one_minus_p(monkeypatch):
+    seed, offset, p = 0x7766_5544_3322_1100, 8, 0.3
+    monkeypatch.setattr(native_dropout, "philox_key", lambda device, generator: philox.PhiloxKey(seed, offset))
+    x = torch.randn(999)
+    out, mask = native_dropout.native_dropout(x, p, True)
+    keep = _expected_uniforms(seed, offset, 999).double() < 1 - p
+    assert torch.equal(mask, keep) and torch.equal(out, x * keep * (1 / (1 - p)))
 
 
 def test_the_same_seed_gives_the_same_numbers_and_the_next_call_others():
@@ -285,7 +308,7 @@ def test_warm_random_calls_replay_natively_each_with_the_next_key():
     outs = [torch.rand(37) for _ in keys]
     assert native.call_counts().get("rand", 0) == before + 3
     for key, out in zip(keys, outs):
-        assert torch.equal(out, _expected_uniforms(key, 0, 37, _lanes(37)))
+        assert torch.equal(out, _expected_uniforms(key, 0, 37))
     for draw, overload in ((lambda: torch.native_dropout(torch.ones(999), 0.5, True)[1], "native_dropout"),
                            (lambda: torch.empty(300, dtype=torch.float64).normal_(), "normal_")):
         draw()
@@ -325,7 +348,7 @@ def test_cuda_offsets_advance_by_four_per_call_and_match_the_reference():
     gen.set_offset(8)
     out = torch.rand(37, device="cuda")
     assert gen.get_offset() == 8 + philox.WORDS_PER_CALL
-    assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), 8, 37, _lanes(37)))
+    assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), 8, 37))
 
 
 @CUDA
@@ -341,7 +364,7 @@ def test_warm_cuda_draws_replay_natively_each_with_the_next_offset():
         start = gen.get_offset()
         out = torch.rand(37, device="cuda")
         assert gen.get_offset() == start + philox.WORDS_PER_CALL
-        assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), start, 37, _lanes(37)))
+        assert torch.equal(out.cpu(), _expected_uniforms(gen.initial_seed(), start, 37))
     assert native.call_counts().get("rand", 0) == before + 3
 
 

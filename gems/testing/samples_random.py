@@ -960,7 +960,8 @@ PERF_JUDGED = 1 << 20
 
 def draws_perf(kind: str, shapes: str = "random"):
     """The PerfSpec of a random operator at a flat shape: the call, its statistical verdict (on the first
-    PERF_JUDGED values) and the bytes it moves (what it writes, and reads: dropout's input)."""
+    PERF_JUDGED values) and the bytes it moves (what it writes, and reads: dropout's input, bernoulli's
+    probabilities)."""
     from gems.spec import PerfSpec
     from gems.testing.perf_inputs import tensor_bytes
     from gems.testing.samples import make_tensor
@@ -985,6 +986,9 @@ def draws_perf(kind: str, shapes: str = "random"):
                 lambda x: torch.randint(0, 100, x.shape, dtype=x.dtype, device=x.device))
             return Sample("perf", (torch.empty(size, dtype=dtype, device=device),), call=call,
                           random=verdict_of(lambda v, args, kw, outs: integer_law(v, head(outs[0]), 0, 100)))
+        if kind == "bernoulli":  # the probabilities are the input's values
+            return Sample("perf", (make_tensor(size, dtype, device, low=0.0, high=1.0),), call=torch.bernoulli,
+                          random=verdict_of(lambda v, args, kw, outs: bernoulli_law(v, head(outs[0]), head(args[0]))))
         if kind == "native_dropout":
             return Sample("perf", (make_tensor(size, dtype, device), 0.5, True), call=torch.native_dropout,
                           random=verdict_of(lambda v, args, kw, outs: dropout_law(
@@ -993,7 +997,7 @@ def draws_perf(kind: str, shapes: str = "random"):
 
     def bytes_moved(sample, result):
         written = result if isinstance(result, tuple) else (result,)
-        read = sample.args[:1] if kind == "native_dropout" else ()
+        read = sample.args[:1] if kind in ("native_dropout", "bernoulli") else ()
         return tensor_bytes(*read, *written)
 
     return PerfSpec(inputs=inputs, shapes=shapes, bytes=bytes_moved)

@@ -11,7 +11,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ALL, ATEN_NAMES, FLOATS
 from gems.ops.random.bernoulli_ import bernoulli_float, bernoulli_tensor
-from gems.ops.random.philox import SEED_DRAW, random_samples
+from gems.ops.random.philox import SEED_DRAW, draws_perf, random_samples
 from gems.spec import OpSpec
 
 
@@ -56,6 +56,7 @@ SPECS = [
                "bernoulli.float_out": bernoulli_float_out, "bernoulli.Tensor": bernoulli_p_tensor,
                "bernoulli.Tensor_out": bernoulli_tensor_out},
         call=torch.bernoulli, samples=random_samples("bernoulli_samples", inplace=False), dtypes=ALL,
+        perf=draws_perf("bernoulli"),
         skips={("nvidia", "*", variant): "ATen's CUDA kernel asserts on the device for p outside [0, 1] and ends the "
                "process" for variant in ("p-above-one-error", "p-tensor-above-one-error", "p-tensor-nan-error")},
         aten_decisions=SEED_DRAW,

@@ -3,9 +3,9 @@ exponential_, bernoulli_, bernoulli, random_, randint, rand, randn and their ``_
 
 Each lane makes one Philox call (philox.py): four 32-bit words, which become four values of an fp32
 computation (fp16, bf16, fp32 results; integers below 2^32) or two of an fp64 one (53-bit uniforms,
-64-bit integers). A program of L lanes covers 4L (2L) consecutive elements, value k of lane j going to
-element k * L + j: each of its four stores is one coalesced block. (Stored side by side, a lane's values
-took a layout conversion through shared memory and scalar stores in the sm_90 code.)
+64-bit integers). Value k of lane j goes to element 4j + k (2j + k): with one lane per thread
+(philox.lane_grid), a thread stores its lane's values with one vectorized store. fp32 normals come from
+polynomial forms of the logarithm, cosine and sine (philox.normal_pair).
 The values follow ATen's CUDA transformations:
 
 - uniform: ``from + (to - from) * u``, u in [0, 1) with 24 (fp64: 53) random bits; a value that
@@ -28,14 +28,16 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import PointwiseOp, float64_bits, is_dense, pointwise_config
+from gems.codegen.pointwise import PointwiseOp, float64_bits, is_dense
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
     box_muller,
     dense_like,
-    lanes_and_programs,
+    lane_grid,
+    normal_pair,
     philox_key,
     philox_words,
+    side_by_side,
     uniform24,
     uniform53,
 )
@@ -46,7 +48,7 @@ UNIFORM, NORMAL, EXPONENTIAL, BERNOULLI, INTEGERS = (tl.constexpr(i) for i in ra
 
 @triton.jit
 def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
-    """A lane's four draws before their parameters (two when PER_LANE is 2; the last two repeat them):
+    """A block of lanes' draws before their parameters, side by side (four per lane, two when PER_LANE is 2):
     uniforms in [0, 1), standard normals, or integers (int64 from 32 or 64 random bits)."""
     if DIST == INTEGERS:
         if PER_LANE == 4:
@@ -56,23 +58,32 @@ def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
             d1 = ((r2.to(tl.uint64) << 32) | r3.to(tl.uint64)).to(tl.int64, bitcast=True)
             d2, d3 = d0, d1
     elif PER_LANE == 4:
-        d0, d1, d2, d3 = uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3)
         if DIST == NORMAL:
-            d0, d1 = box_muller(d0, d1)
-            d2, d3 = box_muller(d2, d3)
+            d0, d1 = normal_pair(r0, r1)
+            d2, d3 = normal_pair(r2, r3)
+        else:
+            d0, d1, d2, d3 = uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3)
     else:
         d0, d1 = uniform53(r0, r1), uniform53(r2, r3)
         if DIST == NORMAL:
             d0, d1 = box_muller(d0, d1)
         d2, d3 = d0, d1
-    return d0, d1, d2, d3
+    return side_by_side(d0, d1, d2, d3, PER_LANE)
 
 
-@triton.jit
-def _finish(x, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST: tl.constexpr, A_TENSOR: tl.constexpr,
-            B_TENSOR: tl.constexpr, PER_LANE: tl.constexpr):
-    """Store the draws ``x`` at ``offs`` (below n) with their parameters: numbers a and b (already in the
-    compute dtype), tensors read at offs, or low and span for integers."""
+@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+                 a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
+                 PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+    """out (a dense block of n elements) drawn from distribution DIST with parameters a, b (numbers, or
+    tensors read per element when A_TENSOR / B_TENSOR), or low and span for integers: a program covers
+    LANES * PER_LANE elements, element PER_LANE * j + k of it taking draw k of its lane j."""
+    pid = tl.program_id(0)
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
+        pid = pid.to(tl.int64)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + tl.arange(0, LANES), seed_ptr, offset_ptr)
+    x = _raw_draws(r0, r1, r2, r3, DIST, PER_LANE)
+    offs = pid * (LANES * PER_LANE) + tl.arange(0, LANES * PER_LANE)
     mask = offs < n
     out_ty = out_ptr.dtype.element_ty
     if DIST == INTEGERS:
@@ -84,6 +95,11 @@ def _finish(x, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST: tl.constex
             y = tl.where(spans == 0, drawn, drawn % tl.maximum(spans, 1)).to(tl.int64, bitcast=True) + low
         y = y.to(out_ty)
     else:
+        if F64_SCALARS:  # float64 parameters arrive as their bits (a Python float reaches the GPU as fp32)
+            a = tl.cast(tl.cast(a, tl.int64), tl.float64, bitcast=True)
+            b = tl.cast(tl.cast(b, tl.int64), tl.float64, bitcast=True)
+        a = a.to(x.dtype)
+        b = b.to(x.dtype)
         if A_TENSOR:
             a = tl.load(a_ptr + offs, mask=mask, other=0).to(x.dtype)
         if B_TENSOR:
@@ -104,33 +120,6 @@ def _finish(x, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST: tl.constex
         else:
             y = tl.where(x < a, 1.0, 0.0).to(out_ty)
     tl.store(out_ptr + offs, y, mask=mask)
-
-
-@triton.jit(do_not_specialize=["seed", "offset", "graph"])
-def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
-                 a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
-                 PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
-    """out (a dense block of n elements) drawn from distribution DIST: a program covers LANES * PER_LANE
-    elements, element ``k * LANES + j`` of it taking draw k of its lane j (each of the PER_LANE blocks is
-    one coalesced store)."""
-    pid = tl.program_id(0)
-    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
-        pid = pid.to(tl.int64)
-    lanes = tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
-    d0, d1, d2, d3 = _raw_draws(r0, r1, r2, r3, DIST, PER_LANE)
-    if DIST != INTEGERS:
-        if F64_SCALARS:  # float64 parameters arrive as their bits (a Python float reaches the GPU as fp32)
-            a = tl.cast(tl.cast(a, tl.int64), tl.float64, bitcast=True)
-            b = tl.cast(tl.cast(b, tl.int64), tl.float64, bitcast=True)
-        a = a.to(d0.dtype)
-        b = b.to(d0.dtype)
-    offs = pid * (LANES * PER_LANE) + lanes
-    _finish(d0, offs, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
-    _finish(d1, offs + LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
-    if PER_LANE == 4:
-        _finish(d2, offs + 2 * LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
-        _finish(d3, offs + 3 * LANES, n, out_ptr, a, b, a_ptr, b_ptr, low, span, DIST, A_TENSOR, B_TENSOR, PER_LANE)
 
 
 @triton.jit
@@ -164,8 +153,7 @@ def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tens
     else:
         per_lane = 2 if out.dtype == torch.float64 else 4
         itemsize = max(out.dtype.itemsize, 4)
-    block_values, num_warps = pointwise_config(numel, itemsize)
-    lanes, programs = lanes_and_programs(numel, per_lane, block_values)
+    lanes, programs, num_warps = lane_grid(numel, per_lane, itemsize)
     key = philox_key(out.device, generator)
     f64 = out.dtype == torch.float64 and dist is not INTEGERS
     a, b = (float64_bits(float(a)), float64_bits(float(b))) if f64 else (float(a), float(b))

@@ -1,7 +1,8 @@
 """native_dropout (and native_dropout.out): ``(x * keep * scale, keep)`` with keep = (u < 1 - p) drawn per
 element and scale = 1 / (1 - p) (0 when p = 1), as ATen's CUDA kernel computes it (in fp32, fp64 for
 float64): a dropped element is ``x * 0``, so -0.0 for a negative x and NaN for NaN. One launch reads x
-and writes the output and the bool mask; each lane draws four elements' keep bits from one Philox call.
+and writes the output and the bool mask; each lane draws four consecutive elements' keep bits from one
+Philox call.
 
 Shortcuts as ATen's: train=False returns a copy of x and an all-true mask (no draw, no check of p); an
 empty x returns at once (the CPU's mask then has x's dtype); p = 1 on an accelerator gives zeros (ATen's
@@ -9,11 +10,13 @@ CUDA shortcut), while the CPU multiplies by 0. p outside [0, 1] (NaN too) raises
 which names 1 - p (its mask is bernoulli_(1 - p)).
 """
 
+import math
+
 import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import float64_bits, is_dense, pointwise_config
+from gems.codegen.pointwise import float64_bits, is_dense
 from gems.dtypes import FLOATS
 from gems.ops.creation.fill import INT32_LIMIT, fill_dense
 from gems.ops.random.distributions import store_as
@@ -21,11 +24,11 @@ from gems.ops.random.philox import (
     SEED_DRAW,
     dense_like,
     draws_perf,
-    lanes_and_programs,
+    lane_grid,
     philox_key,
     philox_words,
     random_samples,
-    uniform24,
+    side_by_side,
     uniform53,
 )
 from gems.runtime.launch import Launcher
@@ -33,37 +36,33 @@ from gems.spec import OpSpec
 
 
 @triton.jit
-def _drop(u, offs, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale):
-    """One block of elements: keep = u < keep_prob; out = x * keep * scale (in u's precision); mask = keep."""
+def _drop(keep, offs, n, x_ptr, out_ptr, mask_ptr, scale):
+    """out = x * keep * scale (in scale's precision), mask = keep, at offs below n."""
     inside = offs < n
-    keep = u < keep_prob
-    x = tl.load(x_ptr + offs, mask=inside, other=0).to(u.dtype)
-    tl.store(out_ptr + offs, (x * keep.to(u.dtype) * scale).to(out_ptr.dtype.element_ty), mask=inside)
+    x = tl.load(x_ptr + offs, mask=inside, other=0).to(scale.dtype)
+    tl.store(out_ptr + offs, (x * keep.to(scale.dtype) * scale).to(out_ptr.dtype.element_ty), mask=inside)
     tl.store(mask_ptr + offs, keep.to(mask_ptr.dtype.element_ty), mask=inside)
 
 
-@triton.jit(do_not_specialize=["seed", "offset", "graph"])
+@triton.jit(do_not_specialize=["seed", "offset", "graph", "keep_prob"])
 def _dropout_kernel(x_ptr, out_ptr, mask_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
-                    keep_prob, scale, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
+                    keep_prob: tl.int64, scale, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
     """Over a dense block of n: out = x * keep * scale, mask = keep = (u < keep_prob). A program covers
-    LANES * 4 elements (2 for float64), value k of lane j at element k * LANES + j (coalesced blocks)."""
+    LANES * 4 elements (2 for float64), value k of lane j at element 4j + k (2j + k). keep_prob arrives as
+    an integer, unspecialized (one kernel for every p): for float64 its bits; else ceil(keep_prob 2^24),
+    which the words' top 24 bits are compared with (u < keep_prob exactly, u never converted)."""
     pid = tl.program_id(0)
     if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
-    lanes = tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + tl.arange(0, LANES), seed_ptr, offset_ptr)
     if WIDE:  # float64: 53-bit uniforms, two per lane; the parameters arrive as their bits
-        keep_prob = tl.cast(tl.cast(keep_prob, tl.int64), tl.float64, bitcast=True)
         scale = tl.cast(tl.cast(scale, tl.int64), tl.float64, bitcast=True)
-        offs = pid * (2 * LANES) + lanes
-        _drop(uniform53(r0, r1), offs, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
-        _drop(uniform53(r2, r3), offs + LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
+        keep = side_by_side(uniform53(r0, r1), uniform53(r2, r3), 0, 0, 2) < keep_prob.to(tl.float64, bitcast=True)
+        _drop(keep, pid * (2 * LANES) + tl.arange(0, 2 * LANES), n, x_ptr, out_ptr, mask_ptr, scale)
     else:
-        offs = pid * (4 * LANES) + lanes
-        _drop(uniform24(r0), offs, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
-        _drop(uniform24(r1), offs + LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
-        _drop(uniform24(r2), offs + 2 * LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
-        _drop(uniform24(r3), offs + 3 * LANES, n, x_ptr, out_ptr, mask_ptr, keep_prob, scale)
+        top_bits = side_by_side(r0 >> 8, r1 >> 8, r2 >> 8, r3 >> 8, 4).to(tl.int32)
+        keep = top_bits < keep_prob.to(tl.int32)
+        _drop(keep, pid * (4 * LANES) + tl.arange(0, 4 * LANES), n, x_ptr, out_ptr, mask_ptr, scale)
 
 
 _dropout = Launcher(_dropout_kernel)
@@ -76,11 +75,9 @@ def dropout_into(x, p, out, mask, generator=None):
     scale = 0.0 if keep_prob == 0 else 1.0 / keep_prob
     wide = x.dtype == torch.float64
     per_lane = 2 if wide else 4
-    block_values, num_warps = pointwise_config(numel, max(x.dtype.itemsize, 4))
-    lanes, programs = lanes_and_programs(numel, per_lane, block_values)
+    lanes, programs, num_warps = lane_grid(numel, per_lane, max(x.dtype.itemsize, 4))
     key = philox_key(x.device, generator)
-
-    args = (float64_bits(keep_prob), float64_bits(scale)) if wide else (keep_prob, scale)
+    args = (float64_bits(keep_prob), float64_bits(scale)) if wide else (math.ceil(keep_prob * 2**24), scale)
     _dropout((programs,), dense_like(x, out), out, mask, *key.kernel_args(x.device), *args, numel, wide,
              numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
 

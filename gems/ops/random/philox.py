@@ -19,6 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.codegen.pointwise import pointwise_config
 from gems.ops.creation.fill import check_options
 from gems.runtime import registration
 from gems.runtime.launch import Launcher, cdiv
@@ -76,10 +77,69 @@ def uniform53(hi, lo):
 @triton.jit
 def box_muller(u0, u1):
     """Two independent standard normal values from two uniforms in [0, 1) (1 - u0 is in (0, 1], so the
-    logarithm is finite)."""
+    logarithm is finite). For fp64; fp32 draws take :func:`normal_pair`."""
     radius = tl.sqrt(-2.0 * tl.log(1.0 - u0))
     angle = 6.283185307179586 * u1
     return radius * tl.cos(angle), radius * tl.sin(angle)
+
+
+@triton.jit
+def _log_unit(k):
+    """ln(k * 2^-24) in fp32 for integers k in [1, 2^24] (int32): ln(m) + e ln 2 with k * 2^-24 = m 2^e, m in
+    [sqrt(1/2), sqrt(2)), ln(1 + t) = t + t^2 Q(t) with Q fitted to fp32 accuracy (error below 5e-8)."""
+    bits = k.to(tl.float32).to(tl.int32, bitcast=True)
+    exponent = (bits - 0x3F3504F3) >> 23  # k's binary exponent, m's range chosen by the offset
+    t = (bits - (exponent << 23)).to(tl.float32, bitcast=True) - 1.0
+    q = 0.09226633608341217 * t - 0.1435229629278183
+    q = q * t + 0.1477501094341278
+    q = q * t - 0.16562022268772125
+    q = q * t + 0.1997445970773697
+    q = q * t - 0.2500205934047699
+    q = q * t + 0.33333641290664673
+    q = q * t - 0.4999999403953552
+    return (exponent - 24).to(tl.float32) * 0.6931471805599453 + (t + t * t * q)
+
+
+@triton.jit
+def _cos_sin_turn(m):
+    """cos and sin of the angle 2 pi m 2^-24 in fp32, m in [0, 2^24) (int32): the nearest quarter turn q is
+    taken out exactly in integers, leaving x in [-1/2, 1/2) quarter turns, whose cos(pi x / 2) = C(x^2) and
+    sin(pi x / 2) = x S(x^2) are polynomials fitted to fp32 accuracy (errors below 1.1e-7)."""
+    quarter = (m + (1 << 21)) >> 22  # 0..4
+    x = (m - (quarter << 22)).to(tl.float32) * 2.384185791015625e-07  # 2^-22: exact
+    z = x * x
+    c = ((-0.020408352836966515 * z + 0.2535986304283142) * z - 1.2336970567703247) * z + 1.0
+    s = (((-0.004602177068591118 * z + 0.07968022674322128) * z - 0.6459634900093079) * z + 1.5707963705062866) * x
+    swap = (quarter & 1) != 0
+    cos_x = tl.where(swap, s, c)
+    sin_x = tl.where(swap, c, s)
+    # A quarter turn maps (cos, sin) to (-sin, cos); quarter is q or q + 4.
+    cos_x = tl.where(((quarter + 1) & 2) != 0, 0.0 - cos_x, cos_x)
+    sin_x = tl.where((quarter & 2) != 0, 0.0 - sin_x, sin_x)
+    return cos_x, sin_x
+
+
+@triton.jit
+def normal_pair(r0, r1):
+    """Two independent standard normal fp32 values from two Philox words by the Box-Muller transform of
+    :func:`box_muller`, u0 and u1 being the words' top 24 bits (uniform24): radius sqrt(-2 ln(1 - u0)), angle
+    2 pi u1. Logarithm, cosine and sine are polynomials of a few instructions each (libdevice's logf and
+    sinf/cosf took about 40 and 100 on sm_90, which made randn compute bound)."""
+    radius = tl.sqrt(-2.0 * _log_unit((1 << 24) - (r0 >> 8).to(tl.int32)))
+    cos_a, sin_a = _cos_sin_turn((r1 >> 8).to(tl.int32))
+    return radius * cos_a, radius * sin_a
+
+
+@triton.jit
+def side_by_side(v0, v1, v2, v3, PER_LANE: tl.constexpr):
+    """A block of lanes' values laid out as elements: value k of lane j at element PER_LANE * j + k (v2 and
+    v3 are unused when PER_LANE is 2). With one lane per thread the result is PER_LANE consecutive elements
+    per thread, the layout of a vectorized load or store (no conversion through shared memory)."""
+    if PER_LANE == 4:
+        values = tl.interleave(tl.interleave(v0, v2), tl.interleave(v1, v3))
+    else:
+        values = tl.interleave(v0, v1)
+    return values
 
 
 @triton.jit
@@ -215,10 +275,15 @@ def _graph_state_module():  # unreached on the interpreter: CUDA graph capture
 # --------------------------------------------------------------------------- launch helpers
 
 
-def lanes_and_programs(numel: int, values_per_lane: int, block_values: int) -> tuple[int, int]:
-    """(lanes per program, programs) covering ``numel`` values at ``values_per_lane`` per lane."""
-    lanes = max(block_values // values_per_lane, 1)
-    return lanes, cdiv(numel, lanes * values_per_lane)
+def lane_grid(numel: int, values_per_lane: int, itemsize: int) -> tuple[int, int, int]:
+    """(lanes per program, programs, num_warps) covering ``numel`` values at ``values_per_lane`` per lane
+    (:func:`side_by_side`), the values per program following the vendor's flat blocks (``itemsize``: bytes of
+    the computation per value). One lane per thread (32 per warp): a thread then owns its lane's consecutive
+    values, and a program's loads and stores need no layout conversion. The interpreter, whose blocks are
+    larger than a GPU program, ignores num_warps."""
+    block_values, _ = pointwise_config(numel, itemsize)
+    lanes = max(block_values // values_per_lane, 32)
+    return lanes, cdiv(numel, lanes * values_per_lane), min(lanes // 32, 32)
 
 
 def dense_like(t: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

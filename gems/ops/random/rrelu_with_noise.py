@@ -12,16 +12,17 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import PointwiseOp, float64_bits, pointwise_config
+from gems.codegen.pointwise import PointwiseOp, float64_bits
 from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
     SEED_DRAW,
     dense_like,
-    lanes_and_programs,
+    lane_grid,
     philox_key,
     philox_words,
     random_samples,
+    side_by_side,
     uniform24,
     uniform53,
 )
@@ -31,7 +32,7 @@ from gems.spec import OpSpec
 
 @triton.jit
 def _randomized(u, offs, n, x_ptr, out_ptr, noise_ptr, lower, upper):
-    """One block of elements: r = lower + (upper - lower) * u; out = x * r, noise = r where x <= 0, else
+    """A block of elements: r = lower + (upper - lower) * u; out = x * r, noise = r where x <= 0, else
     out = x, noise = 1 (in u's precision)."""
     inside = offs < n
     x = tl.load(x_ptr + offs, mask=inside, other=0).to(u.dtype)
@@ -45,24 +46,19 @@ def _randomized(u, offs, n, x_ptr, out_ptr, noise_ptr, lower, upper):
 def _rrelu_kernel(x_ptr, out_ptr, noise_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
                   lower, upper, n, WIDE: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
     """The training rrelu over a dense block of n: a program covers LANES * 4 elements (2 for float64),
-    value k of lane j at element k * LANES + j (coalesced blocks)."""
+    value k of lane j at element 4j + k (2j + k)."""
     pid = tl.program_id(0)
     if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
-    lanes = tl.arange(0, LANES)
-    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + lanes, seed_ptr, offset_ptr)
+    r0, r1, r2, r3 = philox_words(seed, offset, graph, pid * LANES + tl.arange(0, LANES), seed_ptr, offset_ptr)
     if WIDE:
         lower = tl.cast(tl.cast(lower, tl.int64), tl.float64, bitcast=True)
         upper = tl.cast(tl.cast(upper, tl.int64), tl.float64, bitcast=True)
-        offs = pid * (2 * LANES) + lanes
-        _randomized(uniform53(r0, r1), offs, n, x_ptr, out_ptr, noise_ptr, lower, upper)
-        _randomized(uniform53(r2, r3), offs + LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
+        u = side_by_side(uniform53(r0, r1), uniform53(r2, r3), 0, 0, 2)
+        _randomized(u, pid * (2 * LANES) + tl.arange(0, 2 * LANES), n, x_ptr, out_ptr, noise_ptr, lower, upper)
     else:
-        offs = pid * (4 * LANES) + lanes
-        _randomized(uniform24(r0), offs, n, x_ptr, out_ptr, noise_ptr, lower, upper)
-        _randomized(uniform24(r1), offs + LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
-        _randomized(uniform24(r2), offs + 2 * LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
-        _randomized(uniform24(r3), offs + 3 * LANES, n, x_ptr, out_ptr, noise_ptr, lower, upper)
+        u = side_by_side(uniform24(r0), uniform24(r1), uniform24(r2), uniform24(r3), 4)
+        _randomized(u, pid * (4 * LANES) + tl.arange(0, 4 * LANES), n, x_ptr, out_ptr, noise_ptr, lower, upper)
 
 
 @triton.jit
@@ -96,8 +92,7 @@ def _train(x, noise, lower, upper, generator, out):
     result = out if direct else torch.empty(x.shape, dtype=x.dtype, device=x.device)
     wide = x.dtype == torch.float64
     per_lane = 2 if wide else 4
-    block_values, num_warps = pointwise_config(numel, max(x.dtype.itemsize, 4))
-    lanes, programs = lanes_and_programs(numel, per_lane, block_values)
+    lanes, programs, num_warps = lane_grid(numel, per_lane, max(x.dtype.itemsize, 4))
     key = philox_key(x.device, generator)
     bounds = (float64_bits(float(lower)), float64_bits(float(upper))) if wide else (float(lower), float(upper))
     _rrelu((programs,), dense_like(x, result), result, noise_out, *key.kernel_args(x.device), *bounds, numel, wide,
