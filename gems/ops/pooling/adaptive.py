@@ -219,7 +219,7 @@ def adaptive_unpool(grad_output: torch.Tensor, indices, grad_input: torch.Tensor
     h, w = sizes[3:]
     cover = (_longest(oh, h), _longest(ow, w))
     cl, rows, cols = tile_walk(grad_input, sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size(), cl)
     _adaptive_backward((tiles_c * cdiv(rows, block_r),), grad_output, indices if is_max else grad_output,
                        grad_input, sizes[1], h, w, oh, ow, rows, cols, tiles_c, s_go[0], s_go[1], s_go[3], s_go[4],
                        s_i[0], s_i[1], s_i[3], s_i[4], s_gi[0], s_gi[1], s_gi[3], s_gi[4], *cover, is_max,
