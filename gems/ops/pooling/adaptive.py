@@ -18,6 +18,8 @@ those whose index names it (max).
 
 from __future__ import annotations
 
+import math
+
 import torch
 import triton
 import triton.language as tl
@@ -177,8 +179,10 @@ _adaptive_backward = Launcher(_adaptive_backward_kernel)
 
 
 def _longest(n_in: int, n_out: int) -> int:
-    """The longest window of an n_in -> n_out adaptive pooling axis."""
-    return n_in // n_out + (2 if n_in % n_out else 0) if n_out else 0
+    """The longest window of an n_in -> n_out adaptive pooling axis (and, swapped, the most outputs covering an
+    input): window o spans ceil(r + frac(o * r)) inputs, r = n_in / n_out, and frac(o * r) reaches
+    1 - gcd / n_out at most."""
+    return (n_in + n_out - math.gcd(n_in, n_out) + n_out - 1) // n_out if n_out else 0
 
 
 def adaptive_pool(x: torch.Tensor, y: torch.Tensor, indices, is_max: bool) -> None:
