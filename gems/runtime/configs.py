@@ -160,6 +160,12 @@ HEURISTICS_KEYS = {
         tuple({"size_m": m, "size_n": n, "itemsize": size, "transposed": transposed}
               for m, n in ((1, 1), (13, 17), (1, 1 << 20), (1 << 20, 3), (4096, 4096))
               for size in (1, 2, 4, 8) for transposed in (False, True))),
+    "pooling": HeuristicsKey(
+        "gems/ops/pooling/shared.py (tile_config: the pooling and upsampling kernels' image tiles)",
+        ("BLOCK_C", "BLOCK_R", "num_warps"), (), True,
+        tuple({"rows": r, "cols": c, "itemsize": size, "channels_last": cl}
+              for r, c in ((1, 1), (13, 17), (114688, 56), (1568, 2048), (1, 1 << 20), (1 << 20, 3))
+              for size in (2, 4, 8) for cl in (False, True))),
     "gemm_route": HeuristicsKey(
         "gems/ops/blas/persistent.py (mode: which GEMM a product takes, by its 2*M*N*K flops and operand layouts)",
         ("PERSISTENT_MIN_FLOPS", "TMA_MIN_FLOPS"), (), False,

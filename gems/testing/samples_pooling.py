@@ -373,6 +373,7 @@ _UPSAMPLE_OUT = {1: (16,), 2: (11, 13), 3: (5, 7, 9)}  # about 2x and 2.2x: seve
 # a milder upscale keeps them cheap (still several outputs per input).
 _MILD_UPSAMPLE_OUT = {1: (10,), 2: (7, 9), 3: (4, 6, 7)}
 _DOWNSAMPLE_OUT = {1: (3,), 2: (2, 4), 3: (2, 3, 2)}
+_WHOLE_FACTORS = {1: (4,), 2: (2, 4), 3: (2, 1, 2)}  # upscales that copy each input to a whole block
 _LAYOUT = {2: torch.channels_last, 3: torch.channels_last_3d}
 _MODES = {"nearest": "nearest", "nearest-exact": "nearest-exact", "linear": {1: "linear", 2: "bilinear",
                                                                                3: "trilinear"},
@@ -466,10 +467,10 @@ def upsample_backward_samples(up):
             return Sample(variant, lambda: (make(shape, grad=True, layout=layout), list(size), *rest), call=fn,
                           grad=True, expects=both)
 
-        def direct(variant, size=upsized, rest=flags, layout=None, out=False, grad_shape=None):
+        def direct(variant, size=upsized, rest=flags, layout=None, out=False, grad_shape=None, reduction_size=16):
             call = (lambda *a: backward.grad_input(*a, grad_input=_empty(a[0].dtype, a[0].device))) if out else None
             return Sample(variant, lambda: (make(grad_shape or (*shape[:2], *size), layout=layout), list(size),
-                                            list(shape), *rest), call=call, reduction_size=16,
+                                            list(shape), *rest), call=call, reduction_size=reduction_size,
                           expects=f"{up.aten}_backward" + (".grad_input" if out else ""))
 
         core = [grad("grad"), direct("channels-last", layout=_LAYOUT[sp]) if sp > 1 else direct("direct")]
@@ -492,6 +493,15 @@ def upsample_backward_samples(up):
                 cases.append(direct("direct"))
             if up.aligned:
                 cases.append(direct("align-corners-downscale", _DOWNSAMPLE_OUT[sp], (True,)))
+            else:  # whole factors: the nearest backward's gather of blocks
+                whole = [n * k for n, k in zip(shape[2:], _WHOLE_FACTORS[sp])]
+                cases += [direct("whole-factors", whole),
+                          # x4 per axis: ATen's CPU kernels (the oracle) ignore a given scale where the size
+                          # doubles or stays; conformance's check with the scales changed (x1.5) sums 6 per axis
+                          direct("whole-factors-given", [4 * n for n in shape[2:]], (*flags, *[4.0] * sp),
+                                 reduction_size=6**sp)]
+                if sp > 1:
+                    cases.append(direct("whole-factors-channels-last", whole, layout=_LAYOUT[sp]))
             if not quick:  # through autograd too; quick mode has align_corners and channels-last directly
                 if up.aligned:
                     cases.append(grad("grad-align-corners", rest=(True,)))

@@ -18,6 +18,8 @@ those whose index names it (max).
 
 from __future__ import annotations
 
+import math
+
 import torch
 import triton
 import triton.language as tl
@@ -177,8 +179,10 @@ _adaptive_backward = Launcher(_adaptive_backward_kernel)
 
 
 def _longest(n_in: int, n_out: int) -> int:
-    """The longest window of an n_in -> n_out adaptive pooling axis."""
-    return n_in // n_out + (2 if n_in % n_out else 0) if n_out else 0
+    """The longest window of an n_in -> n_out adaptive pooling axis (and, swapped, the most outputs covering an
+    input): window o spans ceil(r + frac(o * r)) inputs, r = n_in / n_out, and frac(o * r) reaches
+    1 - gcd / n_out at most."""
+    return (n_in + n_out - math.gcd(n_in, n_out) + n_out - 1) // n_out if n_out else 0
 
 
 def adaptive_pool(x: torch.Tensor, y: torch.Tensor, indices, is_max: bool) -> None:
@@ -219,7 +223,7 @@ def adaptive_unpool(grad_output: torch.Tensor, indices, grad_input: torch.Tensor
     h, w = sizes[3:]
     cover = (_longest(oh, h), _longest(ow, w))
     cl, rows, cols = tile_walk(grad_input, sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size(), cl)
     _adaptive_backward((tiles_c * cdiv(rows, block_r),), grad_output, indices if is_max else grad_output,
                        grad_input, sizes[1], h, w, oh, ow, rows, cols, tiles_c, s_go[0], s_go[1], s_go[3], s_go[4],
                        s_i[0], s_i[1], s_i[3], s_i[4], s_gi[0], s_gi[1], s_gi[3], s_gi[4], *cover, is_max,

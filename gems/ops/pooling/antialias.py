@@ -184,7 +184,7 @@ def antialias(x: torch.Tensor, y: torch.Tensor, cubic: bool, align: bool, scales
     y_sizes, sy = five_d(y, 2)
     (sh, suph, ivh, th), (sw, supw, ivw, tw) = _axes((ih, iw), y_sizes[3:], cubic, align, scales, x.dtype)
     cl, rows, cols = tile_walk(y, y_sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, y.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, y.element_size(), cl)
     _aa((tiles_c * -(-rows // block_r),), x, y, c, ih, iw, *y_sizes[3:], rows, cols, tiles_c, sx[0], sx[1],
         sx[3], sx[4], sy[0], sy[1], sy[3], sy[4], float_bits(sh), float_bits(sw), float_bits(suph),
         float_bits(supw), float_bits(ivh), float_bits(ivw), th, tw, cubic, ACC[x.dtype], cl, needs_int64(x, y),
@@ -204,7 +204,7 @@ def antialias_backward(grad_output: torch.Tensor, grad_input: torch.Tensor, cubi
     (sh, suph, ivh, th), (sw, supw, ivw, tw) = _axes(gi_sizes[3:], go_sizes[3:], cubic, align, scales,
                                                      grad_input.dtype)
     cl, rows, cols = tile_walk(grad_input, gi_sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size(), cl)
     _aa_backward((tiles_c * -(-rows // block_r),), grad_output, grad_input, gi_sizes[1], *gi_sizes[3:],
                  *go_sizes[3:], rows, cols, tiles_c, s_go[0], s_go[1], s_go[3], s_go[4], s_gi[0], s_gi[1], s_gi[3],
                  s_gi[4], float_bits(sh), float_bits(sw), float_bits(suph), float_bits(supw), float_bits(ivh),

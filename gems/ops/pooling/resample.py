@@ -17,7 +17,9 @@ The backward is output-indexed, so deterministic (ATen's CUDA kernels add into g
 grad_input element sums the grad_output elements that read it. Along each dim those form one range of
 outputs, found by inverting the source formula and correcting the guess against the forward's own index math
 (floats), so the range is exact; inside it each output's weight is recomputed as the forward computes it.
-The loops run to the longest range of the tile.
+The loops run to the longest range of the tile. A nearest resampling by whole power-of-two factors (x2
+upsampling) copies each input to a whole block of outputs: its backward gathers that block instead, every load
+in flight at once (_blocks_backward_kernel).
 
 ATen's CUDA kernels copy when input and output have the same size (linear, bilinear, trilinear, bicubic,
 forward and backward): the launcher then asks for a nearest copy with scale 1.
@@ -41,6 +43,7 @@ TAPS = {NEAREST: 1, NEAREST_EXACT: 1, LINEAR: 2, CUBIC: 4}
 # The inverse scale of an axis whose scale is 0 (align_corners with one output): every output reads input 0,
 # and guesses of y / scale must still be finite.
 _NO_INVERSE = float(2**40)
+_UNROLLED_BLOCK = 64  # a nearest backward by whole factors gathers blocks up to this many elements
 
 
 @triton.jit
@@ -232,8 +235,28 @@ def _resample_backward_kernel(go_ptr, gi_ptr, C, ID, IH, IW, OD, OH, OW, n_rows,
     tl.store(gi, acc.to(gi_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _blocks_backward_kernel(go_ptr, gi_ptr, C, ID, IH, IW, n_rows, n_cols, tiles_c, s_go_n, s_go_c, s_go_d, s_go_h,
+                            s_go_w, s_gi_n, s_gi_c, s_gi_d, s_gi_h, s_gi_w, KD: tl.constexpr, KH: tl.constexpr,
+                            KW: tl.constexpr, ACC_T: tl.constexpr, CL: tl.constexpr, INT64: tl.constexpr,
+                            BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """grad_input (N, C, ID, IH, IW) of a nearest resampling by whole factors (KD, KH, KW): each element sums
+    the KD x KH x KW block of grad_output that copied it, a gather of loads all in flight at once (in ACC_T,
+    from +0.0, in the order of the general kernel's loops)."""
+    n, c, d, h, w, mask = image_tile(C, ID, IH, IW, n_rows, n_cols, tiles_c, CL, INT64, BLOCK_R, BLOCK_C)
+    go = go_ptr + n * s_go_n + c * s_go_c + d * (KD * s_go_d) + h * (KH * s_go_h) + w * (KW * s_go_w)
+    acc = tl.zeros([BLOCK_R, BLOCK_C], ACC_T)
+    for a in tl.static_range(KD):
+        for b in tl.static_range(KH):
+            for e in tl.static_range(KW):
+                acc += tl.load(go + a * s_go_d + b * s_go_h + e * s_go_w, mask=mask, other=0).to(ACC_T)
+    gi = gi_ptr + n * s_gi_n + c * s_gi_c + d * s_gi_d + h * s_gi_h + w * s_gi_w
+    tl.store(gi, acc.to(gi_ptr.dtype.element_ty), mask=mask)
+
+
 _resample = Launcher(_resample_kernel)
 _resample_backward = Launcher(_resample_backward_kernel)
+_blocks_backward = Launcher(_blocks_backward_kernel)
 
 
 def float_bits(value: float) -> int:
@@ -277,11 +300,25 @@ def resample(x: torch.Tensor, y: torch.Tensor, spatial: int, mode: int, align: b
     scales = (None,) * (3 - spatial) + tuple(scales)
     mode, axis_scales, taps = _plan([n, c, *in_sizes], y_sizes, mode, align, scales, x.dtype, spatial)
     cl, rows, cols = tile_walk(y, y_sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, y.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, y.element_size(), cl)
     _resample((tiles_c * -(-rows // block_r),), x, y, c, *in_sizes, *y_sizes[2:], rows, cols, tiles_c, *sx, *sy,
               *(float_bits(s) for s in axis_scales), mode, align, *taps, ACC.get(x.dtype, tl.float32), cl,
               needs_int64(x, y), block_r, block_c, num_warps=num_warps)
     return y
+
+
+def _whole_factors(mode: int, in_sizes, out_sizes, axis_scales):
+    """The factor per axis (d, h, w) of a nearest resampling that copies each input to a whole block of outputs,
+    or None: factors that are powers of two whose scale is exactly their inverse (then floor(o * scale), and
+    floor((o + 0.5) * scale) for nearest-exact, are o // factor while o is exact in fp32), few enough taps to
+    unroll."""
+    if mode not in (NEAREST, NEAREST_EXACT) or max(out_sizes) > 2**24:
+        return None
+    factors = [o // i for i, o in zip(in_sizes, out_sizes)]
+    for i, o, k, s in zip(in_sizes, out_sizes, factors, axis_scales):
+        if o != k * i or k & (k - 1) or s != 1.0 / k:
+            return None
+    return factors if factors[0] * factors[1] * factors[2] <= _UNROLLED_BLOCK else None
 
 
 def resample_backward(grad_output: torch.Tensor, grad_input: torch.Tensor, spatial: int, mode: int, align: bool,
@@ -293,9 +330,15 @@ def resample_backward(grad_output: torch.Tensor, grad_input: torch.Tensor, spati
     go_sizes, s_go = five_d(grad_output, spatial)
     scales = (None,) * (3 - spatial) + tuple(scales)
     mode, axis_scales, taps = _plan(gi_sizes, go_sizes, mode, align, scales, grad_input.dtype, spatial)
-    inverses = [1.0 / s if s > 0 else _NO_INVERSE for s in axis_scales]
     cl, rows, cols = tile_walk(grad_input, gi_sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size(), cl)
+    factors = _whole_factors(mode, gi_sizes[2:], go_sizes[2:], axis_scales)
+    if factors is not None:
+        _blocks_backward((tiles_c * -(-rows // block_r),), grad_output, grad_input, gi_sizes[1], *gi_sizes[2:], rows,
+                         cols, tiles_c, *s_go, *s_gi, *factors, ACC[grad_input.dtype], cl,
+                         needs_int64(grad_output, grad_input), block_r, block_c, num_warps=num_warps)
+        return grad_input
+    inverses = [1.0 / s if s > 0 else _NO_INVERSE for s in axis_scales]
     _resample_backward((tiles_c * -(-rows // block_r),), grad_output, grad_input, gi_sizes[1], *gi_sizes[2:],
                        *go_sizes[2:], rows, cols, tiles_c, *s_go, *s_gi, *(float_bits(s) for s in axis_scales),
                        *(float_bits(v) for v in inverses), mode, align, *taps, ACC[grad_input.dtype], cl,

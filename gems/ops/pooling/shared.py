@@ -16,14 +16,16 @@ import triton
 import triton.language as tl
 
 from gems.checks import check_out
-from gems.codegen.pointwise import pointwise_config
 from gems.dtypes import ATEN_NAMES, FLOATS
 from gems.ops.shape.shared import suggest_memory_format
-from gems.runtime.launch import cdiv, next_power_of_2
+from gems.runtime import selection
+from gems.runtime.launch import cdiv
 from gems.runtime.registration import Fallback
 from gems.spec import lazy, lazy_perf
 
 INT32_LIMIT = 2**31 - 1  # past it, offsets are computed in int64
+_tile_rules = {}
+_tile_configs = {}  # tile_config's answers: the rules depend only on their arguments
 # The accumulation dtype per input dtype: fp16/bf16/fp32 compute in fp32, fp64 in fp64 (ATen's acc_type).
 ACC = {torch.float16: tl.float32, torch.bfloat16: tl.float32, torch.float32: tl.float32, torch.float64: tl.float64}
 
@@ -92,13 +94,23 @@ def needs_int64(*tensors) -> bool:
                INT32_LIMIT for t in tensors)
 
 
-def tile_config(rows: int, cols: int, itemsize: int) -> tuple[int, int, int, int]:
-    """(BLOCK_R, BLOCK_C, column tiles, num_warps) for a tile walk of rows x cols elements: the vendor's
-    pointwise block, as wide as the columns allow."""
-    block, num_warps = pointwise_config(rows * cols, itemsize)
-    block_c = min(next_power_of_2(cols), block)
-    block_r = min(max(1, block // block_c), next_power_of_2(rows))
-    return block_r, block_c, cdiv(cols, block_c), num_warps
+def tile_config(rows: int, cols: int, itemsize: int, cl: bool) -> tuple[int, int, int, int]:
+    """(BLOCK_R, BLOCK_C, column tiles, num_warps) for a tile walk of rows x cols elements (cl: the columns are
+    channels), from the vendor's rules (heuristics key "pooling"), memoized."""
+    key = (rows, cols, itemsize, cl)
+    config = _tile_configs.get(key)
+    if config is None:
+        rules = _tile_rules.get("pooling")
+        if rules is None:
+            rules = _tile_rules["pooling"] = selection.current().heuristics("pooling")
+        args = {"rows": rows, "cols": cols, "itemsize": itemsize, "channels_last": cl}
+        for name, rule in rules.items():  # in order: each rule sees the values chosen before it
+            args[name] = rule(dict(args))
+        if len(_tile_configs) > 4096:
+            _tile_configs.clear()
+        config = _tile_configs[key] = (args["BLOCK_R"], args["BLOCK_C"], cdiv(cols, args["BLOCK_C"]),
+                                       args["num_warps"])
+    return config
 
 
 def tile_walk(t: torch.Tensor, sizes) -> tuple[bool, int, int]:

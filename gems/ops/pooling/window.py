@@ -93,14 +93,20 @@ def _pool_tap(x_base, h0, w0, kh, kw, H, W, dil_h, dil_w, sx_h, sx_w, mask, acc,
     ih = h0 + kh * dil_h
     iw = w0 + kw * dil_w
     ok = mask & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-    v = tl.load(x_base + ih * sx_h + iw * sx_w, mask=ok, other=0).to(acc.dtype)
-    if IS_MAX:
-        take = ok & ((v > acc) | (v != v) | (arg < 0))  # the first valid tap, a larger one, or a NaN
+    if IS_MAX:  # a tap outside the input reads -inf: never taken
+        v = tl.load(x_base + ih * sx_h + iw * sx_w, mask=ok, other=float("-inf")).to(acc.dtype)
+        take = (v > acc) | (v != v)  # a larger one, or a NaN
         acc = tl.where(take, v, acc)
         arg = tl.where(take, ih * W + iw, arg)
     else:
-        acc += v
+        acc += tl.load(x_base + ih * sx_h + iw * sx_w, mask=ok, other=0).to(acc.dtype)
     return acc, arg
+
+
+@triton.jit
+def _first_inside(start, dilation):
+    """The first of the taps start + k * dilation (k >= 0) at or past 0."""
+    return tl.where(start < 0, start + (0 - start + dilation - 1) // dilation * dilation, start)
 
 
 @triton.jit
@@ -132,11 +138,12 @@ def _pool_kernel(x_ptr, y_ptr, idx_ptr, C, H, W, OH, OW, n_rows, n_cols, tiles_c
     h0 = oh * stride_h - pad_h
     w0 = ow * stride_w - pad_w
     x_base = x_ptr + n * sx_n + c * sx_c
-    if IS_MAX:
+    if IS_MAX:  # a window of -inf names its first tap inside the input, as ATen's (int32 unless INT64)
         acc = tl.full([BLOCK_R, BLOCK_C], float("-inf"), ACC_T)
+        arg = tl.broadcast_to(_first_inside(h0, dil_h) * W + _first_inside(w0, dil_w), [BLOCK_R, BLOCK_C])
     else:
         acc = tl.zeros([BLOCK_R, BLOCK_C], ACC_T)
-    arg = tl.full([BLOCK_R, BLOCK_C], -1, tl.int64)
+        arg = acc  # unused
     if UNROLL:
         for kh in tl.static_range(KH):
             for kw in tl.static_range(KW):
@@ -146,7 +153,7 @@ def _pool_kernel(x_ptr, y_ptr, idx_ptr, C, H, W, OH, OW, n_rows, n_cols, tiles_c
             for kw in range(KW):
                 acc, arg = _pool_tap(x_base, h0, w0, kh, kw, H, W, dil_h, dil_w, sx_h, sx_w, mask, acc, arg, IS_MAX)
     if IS_MAX:
-        tl.store(idx_ptr + n * si_n + c * si_c + oh * si_h + ow * si_w, arg, mask=mask)
+        tl.store(idx_ptr + n * si_n + c * si_c + oh * si_h + ow * si_w, arg.to(tl.int64), mask=mask)
     else:
         d, nonempty = _divisor(h0, w0, KH, KW, H, W, pad_h, pad_w, divisor, HAS_DIVISOR, COUNT_PAD)
         acc = tl.where(nonempty, div_rn(acc, d.to(ACC_T)), 0.0)
@@ -227,7 +234,7 @@ def pool(x, y, indices, kernel, stride, pad, dilation, is_max, divisor=None, cou
     sizes, sy = five_d(written, 2)
     si = five_d(indices, 2)[1] if indices is not None else sy
     cl, rows, cols = tile_walk(written, sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, x.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, x.element_size(), cl)
     _pool((tiles_c * cdiv(rows, block_r),), x, written, indices if indices is not None else written, c, h, w,
           *sizes[3:], rows, cols, tiles_c, sx[0], sx[1], sx[3], sx[4], sy[0], sy[1], sy[3], sy[4], si[0], si[1],
           si[3], si[4], *stride, *pad, *dilation, divisor or 0, *kernel, is_max, y is not None,
@@ -246,7 +253,7 @@ def unpool(grad_output, indices, grad_input, kernel, stride, pad, dilation, is_m
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     cover = [cdiv(e, s) for e, s in zip(extent, stride)]
     cl, rows, cols = tile_walk(grad_input, sizes)
-    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size())
+    block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size(), cl)
     _unpool((tiles_c * cdiv(rows, block_r),), grad_output, indices if is_max else grad_output, grad_input,
             sizes[1], *sizes[3:], oh, ow, rows, cols, tiles_c, s_go[0], s_go[1], s_go[3], s_go[4], s_i[0], s_i[1],
             s_i[3], s_i[4], s_gi[0], s_gi[1], s_gi[3], s_gi[4], *stride, *pad, divisor or 0, *kernel, *extent,

@@ -26,12 +26,18 @@ def _repeated_shape(x, repeats):
 
 def _repeat_into(x, out, sizes, strides):
     """Each out dim of size r * n is walked as two, (r, n), the first reading x with stride 0: the last dim's
-    loads stay contiguous (vectorized). Where that makes more dims than the kernel walks, WRAP mode (o mod n)
-    keeps one dim per out dim."""
-    split = []
+    loads stay contiguous (vectorized). The copies (r) are walked inside the pieces (n) of the dims before the
+    last repeated one, so that the programs writing the copies of one piece of x run one after another and read
+    it from the cache, not from memory again (the walk's order need not be out's: each dim has its own stride);
+    the pieces from the last repeated dim on stay together (merged into long rows where x is contiguous).
+    Where that makes more dims than the kernel walks, WRAP mode (o mod n) keeps one dim per out dim."""
+    pieces, copies = [], []
     for m, n, sx, so in zip(out.shape, sizes, strides, out.stride()):
         r = m // n if n else 1
-        split += [(r, r, 0, n * so, 0, KEEP), (n, n, sx, so, 0, KEEP)]
+        copies.append((r, r, 0, n * so, 0, KEEP))
+        pieces.append((n, n, sx, so, 0, KEEP))
+    last = max((d for d, copy in enumerate(copies) if copy[0] != 1), default=0)
+    split = pieces[:last] + copies[:last + 1] + pieces[last:]
     if rank(split) <= MAX_RANK:
         return remap(x, out, split)
     return remap(x, out, [(m, n, sx, so, 0, KEEP if m == n else WRAP)
