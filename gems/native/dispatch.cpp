@@ -973,6 +973,7 @@ void invalidate() {
 
 // lists.cpp
 bool lists_uniform(const py::list& lists);
+py::list empty_like_list(const py::list& tensors);
 py::object uniform_table(const py::list& operands, const py::list& tails, const std::vector<int64_t>& words,
                          int64_t chunk, bool flat_flag);
 
@@ -988,4 +989,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("invalidate", &invalidate);
   m.def("lists_uniform", &lists_uniform);
   m.def("uniform_table", &uniform_table);
+  m.def("empty_like_list", &empty_like_list);
 }
