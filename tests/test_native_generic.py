@@ -111,6 +111,68 @@ def test_an_integer_argument_that_grows_replays_natively():
     assert native.generic_counts().get("arange", 0) >= 25 and native.generic_counts().get("zeros", 0) >= 25
 
 
+@pytest.fixture
+def gpu_copy_block(monkeypatch):
+    """cat with the GPU's copy block (1024 elements at every size; the interpreter's grows with the size up to
+    65536); the plans recorded with it are dropped afterwards."""
+    from gems.ops.shape import cat
+
+    monkeypatch.setattr(cat, "pointwise_config", lambda numel, itemsize: (1024, 4))
+    yield
+    native.invalidate()
+
+
+def test_a_kv_cache_append_replays_natively(gpu_copy_block):
+    # A decode step appends the new key row and value row to their caches: torch.cat along dim -2 of [b, heads, L, d]
+    # and [b, heads, 1, d], L growing by one. The value row is a transposed view of the projection (another stride on
+    # its size-one dim): the two appends are one family, and each must be derived from its own kind's calls.
+    gen = torch.Generator().manual_seed(0)
+    keys, values = torch.randn(1, 2, 137, 64, generator=gen), torch.randn(1, 137, 2, 64, generator=gen)
+    lengths = [*range(1, 10), *range(14, 19), *range(120, 137)]
+    python = {"key": [], "value": []}
+    for n in lengths:
+        with gems.aten_only():
+            appends = {"key": (keys[:, :, :n].contiguous(), keys[:, :, n:n + 1].contiguous()),
+                       "value": (values[:, :n].transpose(1, 2).contiguous(), values[:, n:n + 1].transpose(1, 2))}
+        for kind, (cache, row) in appends.items():
+            before = python_calls("cat")
+            joined = torch.cat([cache, row], dim=-2)
+            assert torch.equal(joined, aten(torch.cat, [cache, row], dim=-2)), (kind, n)
+            if python_calls("cat") != before:
+                python[kind].append(n)
+    # Python: the first call; 2, 3, 4 (below the smallest bucket); the first of each bucket: 5, 9, 17, 65..128 (at
+    # 120), 129; 16, where 16 rows of 64 fill the 1024-element block (whole-row tiles become element tiles); 121,
+    # where the first input's program count (16) changes Triton's specialization class.
+    assert python == {kind: [1, 2, 3, 4, 5, 9, 16, 17, 120, 121, 129] for kind in python}
+    assert native.generic_counts()["cat"] == 2 * (len(lengths) - 11)
+
+
+def test_a_growing_python_int_replays_natively():
+    # A decode step's positions: cache_position = arange(new tokens) + past length, a Python int (a wrapped number)
+    # that grows by one each step. The kernel takes it as an integer argument, as it takes a size.
+    with gems.aten_only():
+        positions = torch.arange(2)
+    steps = range(5, 80)
+    for past in steps:
+        assert torch.equal(positions + past, aten(torch.add, positions, past)), past
+    assert python_calls("add.Tensor") == expected_python_calls(steps) == 9
+    assert native.generic_counts()["add.Tensor"] == len(steps) - 9
+
+
+def test_operators_of_a_growing_python_int_give_atens_answers():
+    # A float operand's kernel takes the int as float64 bits, affine in it over a power-of-two bucket (where exact):
+    # replayed or not, every call gives ATen's answer.
+    gen = torch.Generator().manual_seed(0)
+    x, i = torch.randn(37, generator=gen), torch.randint(-1000, 1000, (37,), generator=gen)
+    calls = {"mul": lambda n: x * n, "bf16 add": lambda n: x.bfloat16() + n, "floor_divide": lambda n: i // n,
+             "remainder": lambda n: i % n}
+    for name, call in calls.items():
+        for n in [*range(5, 70, 3), (1 << 24) + 1, (1 << 53) + 1]:
+            assert torch.equal(call(n), aten(call, n)), (name, n)
+    counts = native.generic_counts()
+    assert all(counts.get(op, 0) >= 12 for op in ("mul.Tensor", "add.Tensor", "floor_divide", "remainder.Scalar"))
+
+
 def test_generic_plans_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("GEMS_NATIVE_GENERIC", "0")
     for n in range(20, 40):

@@ -187,3 +187,23 @@ def test_lists_the_native_check_refuses_take_the_per_row_path(change):
         a, b = [], []
     assert not mt.uniform([a, b]) and mt.uniform_table([a, b], [0] * len(a)) is None
     assert mt.uniform([a, [t.clone() for t in a]]) == (change not in ("integer", "empty-lists"))  # a itself is fine
+
+
+@pytest.mark.usefixtures("native_lists", "served")
+def test_functional_results_of_uniform_lists_are_fresh_tensors_laid_out_as_atens():
+    # Allocated by the native layer's list helper: each its own storage, with empty_like's layout (a size-one dim
+    # keeps its input's stride), as ATen's CUDA foreach kernels allocate them (its CPU path, an operator per
+    # tensor, gives that one a contiguous (4, 1)).
+    with gems.aten_only():
+        wide_stride = torch.empty_strided((1, 4), (9, 1)).copy_(torch.rand(1, 4))
+        a = [torch.rand(3, 5), wide_stride, torch.rand(0), torch.rand(2, 2)]
+        b = [torch.rand_like(t) for t in a]
+    assert mt.uniform([a, b])
+    for call in (lambda: torch._foreach_sqrt(a), lambda: torch._foreach_add(a, b, alpha=2.0)):
+        got, expected = call(), _aten(call)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e)
+        assert [g.stride() for g in got] == [t.stride() for t in a]
+        storages = {t.untyped_storage().data_ptr() for t in got if t.numel()}
+        assert len(storages) == 3 and not storages & {t.untyped_storage().data_ptr() for t in a + b}
+    assert gems.call_counts()["gems"].get("_foreach_sqrt") == gems.call_counts()["gems"].get("_foreach_add.List") == 1

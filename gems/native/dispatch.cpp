@@ -243,7 +243,8 @@ inline uint32_t desc(WordKind kind, size_t where, size_t item = 0) {
   return uint32_t(kind) | (uint32_t(where) << 4) | (uint32_t(item) << 16);
 }
 
-void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable) {
+// `arg`: the tensor's argument index, -1 for an item of a tensor list.
+void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable, int arg) {
   if (!t.defined()) {
     k.add(tag(kUndefined));
     return;
@@ -283,7 +284,10 @@ void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable) {
     const size_t size = impl->itemsize();
     if (size > 16 || addr == 0) return k.fail(kWhyTensorKind);
     std::memcpy(v, impl->data(), size);
-    k.add(v[0]);
+    // A wrapped integer reaches the Python implementation as the Python int it was (`cache_position + past`,
+    // whose value grows each decode step): keyed as that integer argument, which a size-generic plan may vary.
+    const bool python_int = wrapped && arg >= 0 && impl->dtype().toScalarType() == at::kLong;
+    k.add(v[0], python_int ? desc(kIntWord, size_t(arg)) : kFixedWord);
     if (size > 8) k.add(v[1]);
   }
   k.mutable_tensor[index] = is_mutable;
@@ -297,7 +301,7 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
   for (size_t i = 0; i < s.nargs && k.ok; ++i) {
     const c10::IValue& a = args[i];
     if (a.isTensor()) {
-      add_tensor(k, s, a.toTensor(), s.mutable_arg[i]);
+      add_tensor(k, s, a.toTensor(), s.mutable_arg[i], int(i));
     } else if (a.isNone()) {
       k.add(tag(kNone));
     } else if (a.isInt()) {
@@ -328,7 +332,7 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
     } else if (a.isTensorList()) {
       auto list = a.toListRef();  // references into the stack's list: valid while the call runs
       k.add(tag(kTensorList, list.size()));
-      for (size_t j = 0; j < list.size() && k.ok; ++j) add_tensor(k, s, list[j].toTensor(), s.mutable_arg[i]);
+      for (size_t j = 0; j < list.size() && k.ok; ++j) add_tensor(k, s, list[j].toTensor(), s.mutable_arg[i], -1);
     } else if (a.isString()) {
       auto str = a.toStringRef();
       if (str.size() > 24) return k.fail(kWhyArgument);
@@ -969,6 +973,7 @@ void invalidate() {
 
 // lists.cpp
 bool lists_uniform(const py::list& lists);
+py::list empty_like_list(const py::list& tensors);
 py::object uniform_table(const py::list& operands, const py::list& tails, const std::vector<int64_t>& words,
                          int64_t chunk, bool flat_flag);
 
@@ -984,4 +989,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("invalidate", &invalidate);
   m.def("lists_uniform", &lists_uniform);
   m.def("uniform_table", &uniform_table);
+  m.def("empty_like_list", &empty_like_list);
 }

@@ -60,10 +60,12 @@ _EXTRA_PROBES, _PER_ROUND = 48, 8
 _TEST_POINTS = 1 << 16
 _PROBE_BYTES = 1 << 30
 _MAX_FAMILIES = 4096
+_MEMBERS = 4  # recent calls kept per family: a decode step records its key and value cache appends alike
 # dispatch.cpp's TargetKind
 _GRID, _PARAM, _PATCH, _OUT_SIZE, _OUT_STRIDE, _TEMP, _OUT_INT = 0, 3, 4, 5, 6, 7, 8
 
-_families: dict = {}  # (overload, key with its variable words left out) -> the latest recorded call's words
+# (overload, key with its variable words left out) -> the words of its latest recorded calls, newest first
+_families: dict = {}
 # (family, variable, relations) -> [(lo, hi, why)]: ranges where a derivation failed, not tried again (each try
 # runs the implementation dozens of times)
 _failures: dict = {}
@@ -93,12 +95,13 @@ def observe(overload, call, plan, args, kwargs, primitive):
     words = struct.unpack(f"<{n}q", words_bytes)
     descs = struct.unpack(f"<{n}I", descs_bytes)
     family = (overload, tuple(w if d & 15 == _FIXED else None for w, d in zip(words, descs)))
-    previous = _families.pop(family, None)
+    members = _families.pop(family, [])
     if len(_families) >= _MAX_FAMILIES:
         forget()
-    _families[family] = words
-    if previous is None or not enabled():
+    _families[family] = [words, *members[:_MEMBERS - 1]]
+    if not members or not enabled():
         return None, record.NEW_SIGNATURE
+    previous = _partner(words, descs, members)
     try:
         spec = _derive(family, overload, call[0], words, descs, previous, plan, args, kwargs, primitive)
         return spec, record.NEW_SIGNATURE
@@ -106,6 +109,18 @@ def observe(overload, call, plan, args, kwargs, primitive):
         return None, f"a new size of a family with no size-generic plan: {why}"
     except Exception as exc:  # the call itself succeeded: a failed derivation only costs the plan
         return None, f"a new size of a family with no size-generic plan: a gems bug ({type(exc).__name__}: {exc})"
+
+
+def _partner(words, descs, members):
+    """The member of the family (newest first) that a new call is derived with: the one whose varying words
+    include a size, differing from the call in the fewest words, the newest of those. Calls of one family can
+    differ in a size-one dim's stride (a decode step appends a fresh key row and a transposed view of the value
+    projection: both [b, heads, 1, d]): a call paired with such a neighbour would vary that stride alone."""
+    def rank(age):
+        free = [i for i, (w, p) in enumerate(zip(words, members[age])) if w != p]
+        return (not free, all(descs[i] & 15 == _STRIDE for i in free), len(free), age)
+
+    return members[min(range(len(members)), key=rank)]
 
 
 def _derive(family, overload, tensors, words, descs, previous, plan, args, kwargs, primitive):

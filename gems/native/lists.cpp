@@ -94,3 +94,15 @@ py::object uniform_table(const py::list& operands, const py::list& tails, const 
   py::bytes table(reinterpret_cast<const char*>(firsts.data()), firsts.size() * sizeof(int64_t));
   return py::make_tuple(table, programs, n_rows, (address_bits & 15) == 0);
 }
+
+// ATen's functional foreach results for a list that `uniform` accepted: a fresh at::empty_like of each tensor (its
+// own storage, the tensor's layout), as a Python list, where Python took a frame per tensor.
+py::list empty_like_list(const py::list& tensors) {
+  const Py_ssize_t n = PyList_GET_SIZE(tensors.ptr());
+  py::list out(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const at::Tensor& t = THPVariable_Unpack(PyList_GET_ITEM(tensors.ptr(), i));
+    PyList_SET_ITEM(out.ptr(), i, THPVariable_Wrap(at::empty_like(t)));
+  }
+  return out;
+}

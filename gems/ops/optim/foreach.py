@@ -15,9 +15,9 @@ Python floats reach the kernel as float64 bits, and are rounded to the compute d
 and dtype grouping).
 
 Host work per call is what the lists need: a call whose lists hold one floating dtype on one device,
-contiguous tensors and equal shapes row by row (every optimizer step's) is checked and its table written in
-one C++ loop of the native layer (gems/native/lists.cpp); any other call, or any call where the native layer
-is not built, takes the per-row Python path.
+contiguous tensors and equal shapes row by row (every optimizer step's) is checked, its functional results
+allocated and its table written in C++ loops of the native layer (gems/native/lists.cpp); any other call, or
+any call where the native layer is not built, takes the per-row Python path.
 """
 
 from __future__ import annotations
@@ -288,6 +288,8 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
                 _shape_of(row, True)
         if inplace:
             outs = lists[0]
+        elif uniform and (keeps_dtype or kind != TENSOR or value.dtype is lists[0][0].dtype):  # one dtype throughout
+            outs = mt.empty_like_all(lists[0])
         elif keeps_dtype:
             outs = [torch.empty_like(t) for t in lists[0]]
         elif same_shapes and _one_dtype([lists[k] for k in inputs] + ([[value]] if kind == TENSOR else [])):

@@ -138,6 +138,12 @@ def uniform(lists) -> bool:
     return ext is not None and ext.lists_uniform(lists)
 
 
+def empty_like_all(tensors) -> list:
+    """``[torch.empty_like(t) for t in tensors]`` (ATen's functional foreach results: a fresh tensor each, with
+    its input's layout) for a :func:`uniform` list, allocated in one C++ loop."""
+    return native.extension().empty_like_list(tensors)
+
+
 def uniform_table(operands, words=(), tails=(), flat_flag=True) -> tuple | None:
     """For :func:`uniform` lists ``operands``: (the table's int64 words as bytes, programs, rows, every operand
     address 16-byte aligned), or None for other lists or without the native layer. A row's words: numel, a 0 if

@@ -7,6 +7,12 @@ SLOTS inputs, never one per input; a Llama decode step's KV-cache cats take two 
 rows or columns cannot be walked with one stride each (a transposed input joined along dim 0) is copied
 by the family's strided copy kernel into its band instead, one launch for it.
 
+Tiles: an input narrower than the block is copied a few whole rows per program; a wider one in tiles of
+BLOCK consecutive elements of its row-major order, each crossing at most one row end. Either way an
+input's program count is affine-floor in its sizes (cdiv(rows, rows per program), cdiv(rows * columns,
+BLOCK)), never rows x column tiles: a decode loop's growing KV cache then replays from one size-generic
+plan (gems/native/generic.py), and no program is left mostly empty at the end of each row.
+
 ATen's rules kept: a 1-d empty tensor (the legacy ``torch.empty(0)``) is skipped whatever its shape and
 takes no part in the checks, but in the dtype; the output is channels-last when every input suggests it;
 out= accepts any dtype the result can be cast to (TypeError otherwise) and may not overlap an input.
@@ -30,16 +36,25 @@ SLOTS = 8  # inputs per launch: a kernel argument list of 8 x 6 values stays sho
 @triton.jit
 def _copy_slot(pid, start, end, x_ptr, out_ptr, n_rows, n_cols, stride_r, stride_c, offset, stride_out,
                BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """Programs start..end-1 copy x (n_rows x n_cols, strides stride_r, stride_c) to out + offset."""
+    """Programs start..end-1 copy x (n_rows x n_cols, strides stride_r, stride_c) to out + offset. Each program
+    copies BLOCK_R whole rows (BLOCK_C >= n_cols), or for BLOCK_R == 0 the next BLOCK_C elements of x in
+    row-major order (n_cols >= BLOCK_C: a tile crosses at most one row end)."""
     if (pid >= start) & (pid < end):
         tile = pid - start
-        tiles_c = tl.cdiv(n_cols, BLOCK_C)
-        rows = (tile // tiles_c) * BLOCK_R + tl.arange(0, BLOCK_R)
-        cols = (tile % tiles_c) * BLOCK_C + tl.arange(0, BLOCK_C)
-        mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
-        x = tl.load(x_ptr + rows[:, None] * stride_r + cols[None, :] * stride_c, mask=mask)
-        tl.store(out_ptr + offset + rows[:, None] * stride_out + cols[None, :], x.to(out_ptr.dtype.element_ty),
-                 mask=mask)
+        if BLOCK_R == 0:
+            first = tile * BLOCK_C
+            row = first // n_cols
+            cols = first - row * n_cols + tl.arange(0, BLOCK_C)
+            wrapped = cols >= n_cols
+            rows = tl.where(wrapped, row + 1, row)
+            cols = tl.where(wrapped, cols - n_cols, cols)
+            mask = rows < n_rows
+        else:
+            rows = (tile * BLOCK_R + tl.arange(0, BLOCK_R))[:, None]
+            cols = tl.arange(0, BLOCK_C)[None, :]
+            mask = (rows < n_rows) & (cols < n_cols)
+        x = tl.load(x_ptr + rows * stride_r + cols * stride_c, mask=mask)
+        tl.store(out_ptr + offset + rows * stride_out + cols, x.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -188,9 +203,13 @@ def _launch(out, n_rows, stride_out, slots, block, num_warps, int64):
     args, blocks, end = [], [], 0
     rows_pow2 = next_power_of_2(n_rows)
     for x, n_cols, stride_r, stride_c, offset in slots:
-        block_c = min(next_power_of_2(n_cols), block)
-        block_r = min(max(1, block // block_c), rows_pow2)
-        end += cdiv(n_rows, block_r) * cdiv(n_cols, block_c)
+        if n_cols >= block:  # tiles of `block` elements in row-major order: none half empty at a row's end
+            block_r, block_c = 0, block
+            end += cdiv(n_rows * n_cols, block)
+        else:  # whole rows
+            block_c = next_power_of_2(n_cols)
+            block_r = min(max(1, block // block_c), rows_pow2)
+            end += cdiv(n_rows, block_r)
         args += (x, n_cols, stride_r, stride_c, offset, end)
         blocks += (block_r, block_c)
     for _ in range(SLOTS - len(slots)):
