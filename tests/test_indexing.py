@@ -94,6 +94,34 @@ def test_calls_replay_natively_where_kernels_are_compiled(enabled, compiled_side
 
 
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler for the native layer")
+def test_advanced_indexing_replays_natively_where_kernels_are_compiled(enabled, compiled_side):
+    # index.Tensor's and index_put's indices are an optional-tensor list (Tensor?[]), keyed item by item: a loop
+    # of the same signature replays after its first call, a None gap (x[:, cols]) included.
+    native.invalidate()
+    gems.reset_counts()
+    table = torch.randn(16, 8)
+    for _ in range(3):
+        rows, cols = torch.randint(-16, 16, (5,)), torch.randint(0, 8, (3,))
+        values = torch.randint(-4, 5, (5, 8)).float()  # small integers: exact sums in any order
+        with registration.aten_only():
+            expected = (table[rows], table[:, cols], table.clone().index_put_((rows,), values, accumulate=True))
+        x = table.clone()
+        got = (x[rows], x[:, cols], x.index_put_((rows,), values, accumulate=True))
+        for g, e in zip(got, expected):
+            assert torch.equal(g, e)
+    counts = native.call_counts()
+    assert counts.get("index.Tensor", 0) == 4, native.python_reasons().get("index.Tensor")
+    assert counts.get("index_put_", 0) == 2, native.python_reasons().get("index_put_")
+    # Index lists of a growing length: a size-generic plan serves the lengths after the first two.
+    for n in range(9, 17):
+        ids = torch.randint(0, 16, (n,))
+        with registration.aten_only():
+            expected = table[ids]
+        assert torch.equal(table[ids], expected)
+    assert native.generic_counts().get("index.Tensor", 0) == 6, native.python_reasons().get("index.Tensor")
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler for the native layer")
 def test_the_interpreters_host_check_keeps_calls_in_python(enabled):
     native.invalidate()
     gems.reset_counts()
