@@ -149,6 +149,24 @@ def test_sums_of_indexed_rows_chained_and_scanned(enabled, monkeypatch, scan_max
     assert got[:, 0].tolist() == [False, True, False, False, True] and not got[:, 1:].any()
 
 
+@pytest.mark.parametrize("scan_max", [0, 512], ids=["sorted", "scanned"])
+def test_embedding_backward_sorted_and_scanned(enabled, monkeypatch, scan_max):
+    # Few tokens take one launch that scans all indices, many the sorted sums: both add each row's tokens in
+    # token order (the same bits), skip padding_idx, divide by the count with scale_grad_by_freq, and ignore
+    # indices out of range.
+    monkeypatch.setattr(segments, "SCAN_MAX", scan_max)
+    ids = torch.tensor([[3, 0, 3, 9], [5, 3, -2, 0]])
+    for padding, scale in ((-1, False), (3, True)):
+        with registration.aten_only():
+            grad = torch.randn(2, 4, 37).mul(4).round()  # small integers: exact in sums of any order
+            kept = (ids >= 0) & (ids < 7) & (ids != padding)
+            want = torch.zeros(7, 37, dtype=torch.float64).index_add_(0, ids[kept], grad[kept].double())
+            if scale:
+                want /= torch.bincount(ids[kept], minlength=7).clamp(min=1)[:, None]
+        got = torch.ops.aten.embedding_dense_backward(grad, ids, 7, padding, scale)
+        torch.testing.assert_close(got.double(), want, rtol=1e-6, atol=0)
+
+
 @pytest.mark.parametrize("n", [5000, 9000], ids=["one-program", "counts-and-cumsum"])
 def test_block_ends_of_few_and_many_blocks(enabled, n):
     # Masks of up to FEW_BLOCKS blocks get their ends from one program, longer ones from counts and a cumsum.
