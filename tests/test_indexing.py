@@ -94,6 +94,34 @@ def test_calls_replay_natively_where_kernels_are_compiled(enabled, compiled_side
 
 
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler for the native layer")
+def test_advanced_indexing_replays_natively_where_kernels_are_compiled(enabled, compiled_side):
+    # index.Tensor's and index_put's indices are an optional-tensor list (Tensor?[]), keyed item by item: a loop
+    # of the same signature replays after its first call, a None gap (x[:, cols]) included.
+    native.invalidate()
+    gems.reset_counts()
+    table = torch.randn(16, 8)
+    for _ in range(3):
+        rows, cols = torch.randint(-16, 16, (5,)), torch.randint(0, 8, (3,))
+        values = torch.randint(-4, 5, (5, 8)).float()  # small integers: exact sums in any order
+        with registration.aten_only():
+            expected = (table[rows], table[:, cols], table.clone().index_put_((rows,), values, accumulate=True))
+        x = table.clone()
+        got = (x[rows], x[:, cols], x.index_put_((rows,), values, accumulate=True))
+        for g, e in zip(got, expected):
+            assert torch.equal(g, e)
+    counts = native.call_counts()
+    assert counts.get("index.Tensor", 0) == 4, native.python_reasons().get("index.Tensor")
+    assert counts.get("index_put_", 0) == 2, native.python_reasons().get("index_put_")
+    # Index lists of a growing length: a size-generic plan serves the lengths after the first two.
+    for n in range(9, 17):
+        ids = torch.randint(0, 16, (n,))
+        with registration.aten_only():
+            expected = table[ids]
+        assert torch.equal(table[ids], expected)
+    assert native.generic_counts().get("index.Tensor", 0) == 6, native.python_reasons().get("index.Tensor")
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler for the native layer")
 def test_the_interpreters_host_check_keeps_calls_in_python(enabled):
     native.invalidate()
     gems.reset_counts()
@@ -119,6 +147,24 @@ def test_sums_of_indexed_rows_chained_and_scanned(enabled, monkeypatch, scan_max
     flags, marks = torch.zeros(5, 3, dtype=torch.bool), torch.tensor([[True, False, False]] * 4)
     got = torch.index_add(flags, 0, torch.tensor([1, 1, 4, 1]), marks)
     assert got[:, 0].tolist() == [False, True, False, False, True] and not got[:, 1:].any()
+
+
+@pytest.mark.parametrize("scan_max", [0, 512], ids=["sorted", "scanned"])
+def test_embedding_backward_sorted_and_scanned(enabled, monkeypatch, scan_max):
+    # Few tokens take one launch that scans all indices, many the sorted sums: both add each row's tokens in
+    # token order (the same bits), skip padding_idx, divide by the count with scale_grad_by_freq, and ignore
+    # indices out of range.
+    monkeypatch.setattr(segments, "SCAN_MAX", scan_max)
+    ids = torch.tensor([[3, 0, 3, 9], [5, 3, -2, 0]])
+    for padding, scale in ((-1, False), (3, True)):
+        with registration.aten_only():
+            grad = torch.randn(2, 4, 37).mul(4).round()  # small integers: exact in sums of any order
+            kept = (ids >= 0) & (ids < 7) & (ids != padding)
+            want = torch.zeros(7, 37, dtype=torch.float64).index_add_(0, ids[kept], grad[kept].double())
+            if scale:
+                want /= torch.bincount(ids[kept], minlength=7).clamp(min=1)[:, None]
+        got = torch.ops.aten.embedding_dense_backward(grad, ids, 7, padding, scale)
+        torch.testing.assert_close(got.double(), want, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("n", [5000, 9000], ids=["one-program", "counts-and-cumsum"])

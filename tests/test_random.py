@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import types
@@ -26,6 +27,9 @@ from gems.testing.samples_random import dropout_law, permutation_law
 
 REPO = Path(__file__).resolve().parents[1]
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the lead's GPU run)")
+# Decided before any test enables gems (native_status() says "not started" until then): a compiler builds it.
+NATIVE = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                            reason="no C++ compiler: the native layer cannot be built here")
 
 
 @pytest.fixture(autouse=True)
@@ -294,7 +298,7 @@ def _next_cpu_keys(n: int) -> list[int]:
     return keys
 
 
-@pytest.mark.skipif(not gems.native_status()["active"], reason="the native layer is not built here (no compiler)")
+@NATIVE
 def test_warm_random_calls_replay_natively_each_with_the_next_key():
     """A replayed draw takes its key from the generator as the Python path does: the i-th call gets the i-th key,
     so the numbers are those of the reference Philox at that key, and a reseeded generator repeats them."""
@@ -390,6 +394,72 @@ def test_cuda_graph_capture_of_a_dropout_draws_anew_on_each_replay():
         eager = torch.native_dropout(x, 0.5, True)[1]
         assert torch.equal(eager, masks[-1])
     assert not torch.equal(masks[0], masks[1])
+
+
+# --------------------------------------------------------------------------- checks of values: host or device
+
+
+def test_interpreted_kernels_check_values_on_the_host_and_raise_atens_error():
+    gems.enable()
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1 to be true"):
+        torch.bernoulli(torch.tensor([0.5, 1.5]))
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        torch.multinomial(torch.tensor([[1.0, -1.0]]), 1)
+    with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
+        torch.multinomial(torch.zeros(2, 3), 1)
+
+
+@NATIVE
+def test_calls_with_device_asserted_values_replay_natively(monkeypatch):
+    """Where kernels are compiled, bernoulli's p and multinomial's weights are asserted on the device (no flag to
+    fill, no read back): such calls only allocate and launch, so their warm calls replay natively."""
+    from gems import native
+
+    monkeypatch.setattr(philox, "_interpreted", [False])
+    gems.enable()
+    p, weights = torch.rand(4, 300, dtype=torch.float64), torch.rand(3, 20)
+    weights[:, 5] = 0.0
+    calls = {"bernoulli": lambda: torch.bernoulli(p),
+             "bernoulli_.Tensor": lambda: torch.empty(4, 300, dtype=torch.float16).bernoulli_(p),
+             "multinomial": lambda: torch.multinomial(weights, 4),
+             "multinomial.out": lambda: torch.multinomial(weights, 6, True, out=torch.empty(3, 6, dtype=torch.int64))}
+    for overload, call in calls.items():
+        call()  # recorded
+        before = native.call_counts().get(overload, 0)
+        for _ in range(2):
+            out = call()
+            if overload.startswith("bernoulli"):
+                assert set(out.unique().tolist()) == {0.0, 1.0}
+            else:
+                assert out.min() >= 0 and out.max() < 20 and not (out == 5).any()
+        assert native.call_counts().get(overload, 0) == before + 2, native.python_reasons().get(overload)
+
+
+@CUDA
+def test_cuda_checks_of_values_never_synchronize_the_host():
+    p = torch.rand(4096, device="cuda")
+    weights = torch.rand(8, 100, device="cuda")
+    gems.enable()
+    for _ in range(2):  # the first calls compile and record
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            draws_ = [torch.bernoulli(p), torch.empty(4096, device="cuda").bernoulli_(p),
+                      torch.multinomial(weights, 5), torch.multinomial(weights, 5, replacement=True)]
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    assert set(draws_[0].unique().tolist()) <= {0.0, 1.0} and draws_[2].max() < 100
+
+
+@CUDA
+@pytest.mark.parametrize("call", ["torch.bernoulli(torch.tensor([0.5, 1.5], device='cuda'))",
+                                  "torch.multinomial(torch.tensor([[1.0, -1.0]], device='cuda'), 1)"])
+def test_cuda_values_out_of_range_are_a_device_side_assert(call):
+    """As ATen's CUDA kernels; a device-side assert ends the process's CUDA context, so it runs in a child."""
+    script = f"import torch, gems; gems.enable(); {call}; torch.cuda.synchronize()"
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert child.returncode != 0
+    assert "device-side assert" in child.stderr, child.stderr[-2000:]
 
 
 # --------------------------------------------------------------------------- the simulated device

@@ -60,7 +60,7 @@ enum Why : uint8_t { kWhyNone = 0, kWhyArgument, kWhyTensors, kWhyLong, kWhyTens
                      kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyCount };
 const char* const kWhyText[kWhyCount] = {
     "",
-    "an argument the key does not cover (a generator, an optional-tensor list, a symbolic size, a long string)",
+    "an argument the key does not cover (a generator, a list of Scalars, a symbolic size, a long string)",
     "more than 8 tensors in one call",
     "a signature longer than 128 words",
     "a tensor that is not strided, has the conj/neg bit, has no storage, or a number of more than 16 bytes",
@@ -229,7 +229,7 @@ struct Key {
 };
 
 enum Tag : uint64_t { kNone = 1, kInt, kDouble, kBool, kComplex, kTensor, kIntList, kDoubleList, kBoolList,
-                      kTensorList, kString, kDevice, kUndefined };
+                      kTensorList, kString, kDevice, kUndefined, kOptionalTensorList };
 
 inline uint64_t tag(Tag t, uint64_t low = 0) { return (uint64_t(t) << 56) | (low & ((uint64_t(1) << 56) - 1)); }
 
@@ -333,6 +333,20 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
       auto list = a.toListRef();  // references into the stack's list: valid while the call runs
       k.add(tag(kTensorList, list.size()));
       for (size_t j = 0; j < list.size() && k.ok; ++j) add_tensor(k, s, list[j].toTensor(), s.mutable_arg[i], -1);
+    } else if (a.isList()) {
+      // An optional-tensor list (index.Tensor's and index_put's indices): a tag per item, its tensors keyed
+      // in stack order, as the Python recorder sees them (toPyObject makes the list of tensors and Nones).
+      auto list = a.toListRef();
+      k.add(tag(kOptionalTensorList, list.size()));
+      for (size_t j = 0; j < list.size() && k.ok; ++j) {
+        if (list[j].isNone()) {
+          k.add(tag(kNone));
+        } else if (list[j].isTensor()) {
+          add_tensor(k, s, list[j].toTensor(), s.mutable_arg[i], -1);
+        } else {
+          return k.fail(kWhyArgument);  // a list of another kind (scalars): Python decides
+        }
+      }
     } else if (a.isString()) {
       auto str = a.toStringRef();
       if (str.size() > 24) return k.fail(kWhyArgument);
@@ -344,7 +358,7 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
       auto d = a.toDevice();
       k.add(tag(kDevice, (uint64_t(d.type()) << 8) | uint64_t(d.index() + 1)));
     } else {
-      return k.fail(kWhyArgument);  // generators, optional-tensor lists, symbolic values...: Python decides
+      return k.fail(kWhyArgument);  // generators, symbolic values...: Python decides
     }
   }
   if (!k.ok) return;

@@ -6,7 +6,11 @@ What embedding_dense_backward computes, and index_put with accumulate / index_ad
 without atomics (fp16, bf16, 8/16-bit integers, bool), where walk.py's scratch would cost three passes over
 all of self.
 
-Every row of the result (:func:`sum_rows`, embedding_dense_backward): deterministic sorted sums.
+Every row of the result (:func:`sum_rows`, embedding_dense_backward): deterministic sums in token order.
+
+Up to SCAN_MAX tokens, one launch (``_scan_rows_kernel``): every program reads all the indices and adds, for
+each row of its tile, the src rows of the tokens naming it in token order (small calls are bound by their
+launches). More tokens, sorted sums:
 
 1. gems' stable sort of the indices (gems/ops/sorting): each row's tokens together, in token order;
 2. ``_bounds_kernel``: where each row's tokens start among the sorted indices (a binary search per row);
@@ -44,10 +48,10 @@ from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
 BOUNDS_BLOCK = 1024  # rows whose start one program searches (a few binary searches per thread)
 MAX_BLOCK_D = 512  # columns per tile of _rows_kernel: the src rows a step adds are BLOCK_W runs of this many
-# Tokens up to which add_to_rows scans all indices in each program (one launch, a few KB read from L2 per
-# program) rather than chaining them (three launches): small calls are bound by their launches.
+# Tokens up to which add_to_rows and sum_rows scan all indices in each program (one launch, a few KB read from
+# L2 per program) rather than chaining (three launches) or sorting them: small calls are bound by their launches.
 SCAN_MAX = 512
-SCAN_TILE = 8192  # (tokens of a tile) x (all tokens) compared at once in the scan
+SCAN_TILE = 8192  # (tokens or rows of a tile) x (all tokens) compared at once in the scan
 LINK_BLOCK = 1024  # tokens per program of _link_kernel
 _ACC = {torch.float64: (torch.float64, tl.float64), torch.float32: (torch.float32, tl.float32),
         torch.float16: (torch.float32, tl.float32), torch.bfloat16: (torch.float32, tl.float32)}
@@ -96,6 +100,34 @@ def _rows_kernel(src_ptr, order_ptr, starts_ptr, out_ptr, n_rows, n_cols, col_bl
         acc = acc / tl.maximum(count, 1).to(ACC)
     tl.store(out_ptr + w * stride_on + cols[None, :] * stride_od, acc.to(out_ptr.dtype.element_ty),
              mask=(w < n_rows) & col_mask[None, :])
+
+
+@triton.jit
+def _scan_rows_kernel(src_ptr, index_ptr, out_ptr, n, n_rows, n_cols, col_blocks, stride_i, stride_sn, stride_sd,
+                      stride_on, stride_od, skip_row, ACC: tl.constexpr, SCALE: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_W: tl.constexpr, BLOCK_D: tl.constexpr):
+    """out[w, :] for this tile's rows from all n (<= BLOCK_N) indices: the sum of the src rows of the tokens
+    naming w, in token order (the sorted sums' order), zeros for none and for row ``skip_row``; SCALE divides by
+    the row's count. Rows stay (BLOCK_W, 1) columns, as in _rows_kernel."""
+    pid = tl.program_id(0).to(tl.int64)
+    w = ((pid // col_blocks) * BLOCK_W + tl.arange(0, BLOCK_W))[:, None]
+    cols = (pid % col_blocks) * BLOCK_D + tl.arange(0, BLOCK_D)
+    col_mask = cols[None, :] < n_cols
+    every = tl.arange(0, BLOCK_N)[None, :]
+    named = tl.load(index_ptr + every.to(tl.int64) * stride_i, mask=every < n, other=-1).to(tl.int64)
+    match = (named == w) & (w != skip_row) & (every < n)
+    count = tl.sum(match.to(tl.int32), 1, keep_dims=True)
+    acc = tl.zeros([BLOCK_W, BLOCK_D], ACC)
+    while tl.max(tl.max(match.to(tl.int32), 1), 0) > 0:
+        j = tl.min(tl.where(match, every, BLOCK_N), 1, keep_dims=True)
+        more = j < BLOCK_N
+        acc += tl.load(src_ptr + j.to(tl.int64) * stride_sn + cols[None, :] * stride_sd, mask=more & col_mask,
+                       other=0).to(ACC)
+        match = match & (every != j)
+    if SCALE:
+        acc = acc / tl.maximum(count, 1).to(ACC)
+    tl.store(out_ptr + w * stride_on + cols[None, :] * stride_od, acc.to(out_ptr.dtype.element_ty),
+             mask=(w < n_rows) & col_mask)
 
 
 # --------------------------------------------------------------------------- kernels: the indexed rows
@@ -172,6 +204,7 @@ def _add_kernel(src_ptr, index_ptr, head_ptr, next_ptr, out_ptr, n, n_rows, n_co
 
 _bounds = Launcher(_bounds_kernel)
 _rows = Launcher(_rows_kernel)
+_scan_rows = Launcher(_scan_rows_kernel)
 _link = Launcher(_link_kernel)
 _add = Launcher(_add_kernel)
 
@@ -193,10 +226,21 @@ def _accumulator(dtype: torch.dtype):
 def sum_rows(out: torch.Tensor, index: torch.Tensor, src: torch.Tensor, *, skip_row: int = -1,
              scale: bool = False) -> torch.Tensor:
     """Every row of the 2-d ``out`` (n_rows, D) = the sum of the rows of the 2-d ``src`` (n, D) whose index
-    (1-d, n) names it (sorted sums, module docstring); indices outside [0, n_rows) add nothing."""
+    (1-d, n) names it (in token order, module docstring); indices outside [0, n_rows) add nothing."""
     n_rows, width = out.shape
     n = index.numel()
     if out.numel() == 0:
+        return out
+    acc, tl_acc = _accumulator(out.dtype)
+    block_d = min(next_power_of_2(width), MAX_BLOCK_D)
+    block_w = min(next_power_of_2(n_rows), max(1, TILE_BYTES // acc.itemsize // block_d))
+    col_blocks = cdiv(width, block_d)
+    if 0 < n <= SCAN_MAX:
+        block_n = next_power_of_2(n)
+        block_w = min(block_w, max(1, SCAN_TILE // block_n))
+        _scan_rows((cdiv(n_rows, block_w) * col_blocks,), src, index, out, n, n_rows, width, col_blocks,
+                   index.stride(0), src.stride(0), src.stride(1), out.stride(0), out.stride(1), skip_row, tl_acc, scale,
+                   block_n, block_w, block_d, num_warps=4)
         return out
     if n:
         keys, order = sort_values_indices(index, 0, stable=True)
@@ -205,10 +249,6 @@ def sum_rows(out: torch.Tensor, index: torch.Tensor, src: torch.Tensor, *, skip_
     starts = torch.empty(n_rows + 1, dtype=torch.int64, device=out.device)
     _bounds((cdiv(n_rows + 1, BOUNDS_BLOCK),), keys, starts, n, n_rows + 1, n.bit_length() + 1, BOUNDS_BLOCK,
             num_warps=4)
-    acc, tl_acc = _accumulator(out.dtype)
-    block_d = min(next_power_of_2(width), MAX_BLOCK_D)
-    block_w = min(next_power_of_2(n_rows), max(1, TILE_BYTES // acc.itemsize // block_d))
-    col_blocks = cdiv(width, block_d)
     _rows((cdiv(n_rows, block_w) * col_blocks,), src, order, starts, out, n_rows, width, col_blocks, src.stride(0),
           src.stride(1), out.stride(0), out.stride(1), skip_row, tl_acc, scale, block_w, block_d, num_warps=4)
     return out

@@ -55,6 +55,9 @@ statistical verdict (gems.testing.draws, gems.testing.samples_random) with a fal
 per case, and the runner adds the checks every random case gets (ATen's shapes, dtypes and strides; the
 same numbers under the same seed; other numbers, and an advanced generator, on the next call).
 
-Per call. A random call changes the generator's state, so the native layer never records it as a plan
-(gems/native/record.py): every call takes the Python path.
+Per call. A call that takes its key from the default generator is recorded by the native layer as a plan
+whose replays take fresh keys (gems/native/record.py, DrawnWord). Checks of values (bernoulli's p,
+multinomial's weights) assert on the device where kernels are compiled, as ATen's CUDA kernels do, so such
+calls never wait for the device and replay too; interpreted kernels read the values back instead
+(philox.host_checks).
 """

@@ -19,12 +19,19 @@ def _new(self):
     return torch.empty_like(self, memory_format=torch.contiguous_format)
 
 
+def _resized(out, shape):
+    """out= resized to ``shape`` where it differs (a resize_ that changes nothing is still an ATen call, which
+    keeps the call off the native layer's plans)."""
+    if out.shape != shape:
+        out.resize_(shape)
+    return out
+
+
 def bernoulli_out(self, *, generator=None, out):
     if self.dtype not in FLOATS:
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
                                   f"'{ATEN_NAMES.get(self.dtype, self.dtype)}'")
-    out.resize_(self.shape)
-    return bernoulli_tensor(out, self, generator=generator)
+    return bernoulli_tensor(_resized(out, self.shape), self, generator=generator)
 
 
 def bernoulli(self, *, generator=None):
@@ -36,8 +43,7 @@ def bernoulli_p(self, p, *, generator=None):
 
 
 def bernoulli_float_out(self, p=0.5, *, generator=None, out):
-    out.resize_(self.shape)
-    return bernoulli_float(out, p, generator=generator)
+    return bernoulli_float(_resized(out, self.shape), p, generator=generator)
 
 
 def bernoulli_p_tensor(self, p, *, generator=None):
@@ -45,8 +51,7 @@ def bernoulli_p_tensor(self, p, *, generator=None):
 
 
 def bernoulli_tensor_out(self, p, *, generator=None, out):
-    out.resize_(self.shape)
-    return bernoulli_tensor(out, p, generator=generator)
+    return bernoulli_tensor(_resized(out, self.shape), p, generator=generator)
 
 
 SPECS = [

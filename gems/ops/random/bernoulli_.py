@@ -3,8 +3,10 @@ p and 0 otherwise, ``u < p`` for u uniform in [0, 1) (distributions.py), in ``se
 integers, bool). ``p`` is a number, or a floating tensor broadcastable to ``self`` read per element.
 
 ATen checks p in [0, 1] (NaN fails): a number on the host; a tensor's values on the CPU before drawing,
-while its CUDA kernel asserts on the device (which ends the process). gems checks a tensor's values
-with one small kernel and one read back before any draw, on every device.
+while its CUDA kernel asserts on the device (which ends the process). gems does the same on each side
+(philox.host_checks): compiled kernels assert in the draw itself (one launch, no host synchronisation, so
+the native layer replays the call); where kernels are interpreted (their asserts are off), one small kernel
+and one read back check the values before the draw and the call raises ATen's CPU error.
 """
 
 import torch
@@ -12,7 +14,7 @@ import triton.language as tl  # noqa: F401 (the interpreter runs a module's kern
 
 from gems.dtypes import ALL, ATEN_NAMES, FLOATS
 from gems.ops.random.distributions import BERNOULLI, draw
-from gems.ops.random.philox import SEED_DRAW, any_outside, draws_perf, random_samples
+from gems.ops.random.philox import SEED_DRAW, any_outside, draws_perf, host_checks, random_samples
 from gems.spec import OpSpec
 
 
@@ -23,12 +25,13 @@ def check_p(p: float) -> None:
 
 def checked_p_tensor(p: torch.Tensor, shape) -> torch.Tensor:
     """``p`` expanded to ``shape`` (RuntimeError as ATen's expand when it does not broadcast), after
-    checking its dtype and that its values are in [0, 1]."""
+    checking its dtype and, where kernels are interpreted, that its values are in [0, 1] (compiled kernels
+    assert it as they draw)."""
     if p.dtype not in FLOATS:
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
                                   f"'{ATEN_NAMES.get(p.dtype, p.dtype)}'")
     expanded = p.expand(shape)
-    if any_outside(p, 0.0, 1.0):
+    if host_checks() and any_outside(p, 0.0, 1.0):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     return expanded
 
@@ -40,7 +43,7 @@ def bernoulli_float(self, p=0.5, *, generator=None):
 
 def bernoulli_tensor(self, p, *, generator=None):
     p = checked_p_tensor(p, self.shape)
-    return draw(self, BERNOULLI, generator, a_tensor=p)
+    return draw(self, BERNOULLI, generator, a_tensor=p, assert_p=not host_checks())
 
 
 SPECS = [

@@ -71,8 +71,7 @@ def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
     return side_by_side(d0, d1, d2, d3, PER_LANE)
 
 
-@triton.jit(do_not_specialize=["seed", "offset", "graph"])
-def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+def _draw_values(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, offset: tl.int64, graph: tl.int32,
                  a, b, low, span, n, DIST: tl.constexpr, A_TENSOR: tl.constexpr, B_TENSOR: tl.constexpr,
                  PER_LANE: tl.constexpr, F64_SCALARS: tl.constexpr, INT64: tl.constexpr, LANES: tl.constexpr):
     """out (a dense block of n elements) drawn from distribution DIST with parameters a, b (numbers, or
@@ -118,8 +117,17 @@ def _draw_kernel(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, of
             log_v = tl.where(v >= 1.0 - half_eps, 0.0 - half_eps, tl.log(v))
             y = ((-1.0 / a) * log_v).to(out_ty)
         else:
+            if A_TENSOR:  # compiled only in _checked_draw_kernel (debug): ATen's CUDA kernel asserts the same
+                tl.device_assert(((a >= 0) & (a <= 1)) | (mask == 0), "Expected p_in >= 0 && p_in <= 1 to be true")
             y = tl.where(x < a, 1.0, 0.0).to(out_ty)
     tl.store(out_ptr + offs, y, mask=mask)
+
+
+# The same kernel twice: plain, and with device asserts (Triton keeps tl.device_assert only in a debug build,
+# which also checks int32 arithmetic for overflow: a few instructions per element, paid only by bernoulli's
+# tensor p where kernels are compiled).
+_draw_kernel = triton.jit(do_not_specialize=["seed", "offset", "graph"])(_draw_values)
+_checked_draw_kernel = triton.jit(do_not_specialize=["seed", "offset", "graph"], debug=True)(_draw_values)
 
 
 @triton.jit
@@ -128,6 +136,7 @@ def _same(x):
 
 
 _draw = Launcher(_draw_kernel)
+_checked_draw = Launcher(_checked_draw_kernel)
 # Values written into a tensor of another dtype or layout (randperm's indices, dropout's copy of x).
 _store = PointwiseOp("random_store", _same, operands=1)
 
@@ -137,10 +146,12 @@ def store_as(src: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     return _store(src, out=out)
 
 
-def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tensor=None, low=0, span=0):
+def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tensor=None, low=0, span=0,
+         assert_p=False):
     """Fill ``out`` with draws of ``dist`` (UNIFORM: a=from, b=to; NORMAL: a=mean, b=std; EXPONENTIAL:
     a=lambda; BERNOULLI: a=p; INTEGERS: low, span) from ``generator`` (None: the device's default).
-    ``a_tensor`` / ``b_tensor`` replace a / b element by element (broadcastable to ``out``)."""
+    ``a_tensor`` / ``b_tensor`` replace a / b element by element (broadcastable to ``out``). ``assert_p``
+    (BERNOULLI with ``a_tensor``): the kernel asserts 0 <= p <= 1 on the device (compiled kernels)."""
     numel = out.numel()
     if numel == 0:
         return out
@@ -158,9 +169,10 @@ def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tens
     f64 = out.dtype == torch.float64 and dist is not INTEGERS
     a, b = (float64_bits(float(a)), float64_bits(float(b))) if f64 else (float(a), float(b))
     span_bits = span - 2**64 if span >= 2**63 else span
-    _draw((programs,), target, a_src, b_src, *key.kernel_args(out.device), a, b, low, span_bits, numel,
-          dist.value, a_tensor is not None, b_tensor is not None, per_lane, f64,
-          numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
+    launcher = _checked_draw if assert_p else _draw
+    launcher((programs,), target, a_src, b_src, *key.kernel_args(out.device), a, b, low, span_bits, numel,
+             dist.value, a_tensor is not None, b_tensor is not None, per_lane, f64,
+             numel + lanes * per_lane > INT32_LIMIT, lanes, num_warps=num_warps)
     if target is not out:
         out.copy_(target)
     return out

@@ -11,9 +11,11 @@ Philox block (philox.py) at lane ``row * n + j``.
   rounding puts past the last positive weight takes that category.
 
 ATen's checks come first: 1 or 2 dims, floating weights, num_samples > 0, no more samples than
-categories without replacement, at most 2^24 categories; then the values: one small kernel flags a
-negative, infinite or NaN weight and a row of zeros, read back once before drawing (ATen reads its
-min, max and sums back too; with replacement its CUDA kernel asserts on the device instead).
+categories without replacement, at most 2^24 categories; then the values: one small kernel before the
+draw finds a negative, infinite or NaN weight and a row of zeros. Where kernels are compiled it asserts
+on the device, as ATen's CUDA kernels do (with replacement in the kernel, without through _assert_async),
+so the call never waits for the device and the native layer replays it; where they are interpreted
+(asserts off: philox.host_checks) it raises flags that are read back once, and the call raises ATen's error.
 """
 
 import torch
@@ -21,7 +23,15 @@ import triton
 import triton.language as tl
 
 from gems.dtypes import ATEN_NAMES, FLOATS
-from gems.ops.random.philox import SEED_DRAW, philox_key, philox_words, random_samples, uniform24, uniform53
+from gems.ops.random.philox import (
+    SEED_DRAW,
+    host_checks,
+    philox_key,
+    philox_words,
+    random_samples,
+    uniform24,
+    uniform53,
+)
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 from gems.spec import OpSpec
 
@@ -44,10 +54,11 @@ def _exp_key(p, seed, offset, graph, lane, seed_ptr, offset_ptr, WIDE: tl.conste
     return tl.where(p > 0, p / e, 0.0)
 
 
-@triton.jit
-def _check_kernel(p_ptr, flags_ptr, n_rows, n_cols, stride_row, stride_col, BLOCK_R: tl.constexpr,
-                  BLOCK_K: tl.constexpr):
-    """flags[0] = 1 if a weight is negative, infinite or NaN; flags[1] = 1 if a row sums to 0."""
+@triton.jit(debug=True)
+def _check_kernel(p_ptr, flags_ptr, n_rows, n_cols, stride_row, stride_col, ASSERT: tl.constexpr,
+                  BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
+    """flags[0] = 1 if a weight is negative, infinite or NaN; flags[1] = 1 if a row sums to 0. ASSERT: assert
+    both on the device instead (flags is not touched)."""
     rows = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
     row_ok = rows < n_rows
     bad = tl.zeros([BLOCK_R, BLOCK_K], tl.int32)
@@ -59,9 +70,13 @@ def _check_kernel(p_ptr, flags_ptr, n_rows, n_cols, stride_row, stride_col, BLOC
                     other=0).to(tl.float64)
         bad = tl.maximum(bad, tl.where((p >= 0) & (p < float("inf")), 0, 1))
         total += p
-    tl.atomic_max(flags_ptr, tl.max(tl.max(bad, axis=1), axis=0))
     zero_rows = tl.where(row_ok & (tl.sum(total, axis=1) == 0), 1, 0)
-    tl.atomic_max(flags_ptr + 1, tl.max(zero_rows, axis=0))
+    if ASSERT:
+        tl.device_assert(bad == 0, "probability tensor contains either `inf`, `nan` or element < 0")
+        tl.device_assert(zero_rows == 0, "invalid multinomial distribution (sum of probabilities <= 0)")
+    else:
+        tl.atomic_max(flags_ptr, tl.max(tl.max(bad, axis=1), axis=0))
+        tl.atomic_max(flags_ptr + 1, tl.max(zero_rows, axis=0))
 
 
 @triton.jit(do_not_specialize=["seed", "offset", "graph"])
@@ -152,6 +167,20 @@ def _checked(self, num_samples, replacement):
         raise RuntimeError("number of categories cannot exceed 2^24")
 
 
+def _check_weights(rows_view, rows, categories, strides, block_r, block_k):
+    """The weights' values: asserted on the device by compiled kernels, else read back (module docstring)."""
+    on_host = host_checks()
+    flags = torch.zeros(2, dtype=torch.int32, device=rows_view.device) if on_host else rows_view
+    _check((cdiv(rows, block_r),), rows_view, flags, rows, categories, *strides, not on_host, block_r, block_k)
+    if not on_host:
+        return
+    bad, zero_row = flags.tolist()
+    if bad:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if zero_row:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
 def multinomial_out(self, num_samples, replacement=False, *, generator=None, out):
     _checked(self, num_samples, replacement)
     rows_view = self if self.dim() == 2 else self.unsqueeze(0)
@@ -164,13 +193,7 @@ def multinomial_out(self, num_samples, replacement=False, *, generator=None, out
     block_k = min(next_power_of_2(max(categories, 1)), MAX_BLOCK_K)
     block_r = max(1, TILE // block_k)
     strides, wide = (rows_view.stride(0), rows_view.stride(1)), self.dtype == torch.float64
-    flags = torch.zeros(2, dtype=torch.int32, device=self.device)
-    _check((cdiv(rows, block_r),), rows_view, flags, rows, categories, *strides, block_r, block_k)
-    bad, zero_row = flags.tolist()
-    if bad:
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if zero_row:
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    _check_weights(rows_view, rows, categories, strides, block_r, block_k)
     target = out if out.is_contiguous() else torch.empty(shape, dtype=torch.int64, device=out.device)
     key = philox_key(self.device, generator)
     philox_args = key.kernel_args(self.device)

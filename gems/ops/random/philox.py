@@ -295,9 +295,22 @@ def dense_like(t: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return copy.copy_(t.expand(target.shape))
 
 
+_interpreted = []
+
+
+def host_checks() -> bool:
+    """Whether checks of values (bernoulli's p, multinomial's weights) read the device on the host and raise
+    ATen's CPU error: where kernels are interpreted (the interpreter vendor, the simulated device), whose
+    device asserts are off. Compiled kernels assert on the device instead, as ATen's CUDA kernels do: no host
+    synchronisation, and a call that only allocates and launches, which the native layer replays."""
+    if not _interpreted:
+        _interpreted.append(bool(triton.knobs.runtime.interpret))
+    return _interpreted[0]
+
+
 def any_outside(x: torch.Tensor, low: float, high: float) -> bool:
     """Whether an element of ``x`` is outside [low, high] or NaN: one launch and one read back (ATen's
-    own checks of std >= 0 and p in [0, 1] read the device too)."""
+    CPU checks of std >= 0 and p in [0, 1], and its CUDA check of std, read the values too)."""
     if x.numel() == 0:
         return False
     dense = x if x.is_contiguous() else x.contiguous()
