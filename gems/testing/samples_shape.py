@@ -204,6 +204,8 @@ def flip_samples(dtype, device, quick):
         Sample("all-dims", lambda: (make((3, 5, 7)), (0, 1, 2))),
         Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (-1,))),
         Sample("special-values", lambda: (_specials_2d(dtype, device), (1,))),
+        # Whole 16-byte groups of columns: the copy kernel loads them forward and reverses them in registers.
+        Sample("last-dim-groups", lambda: (make((5, 64)), (-1,))),
         Sample("out", lambda: (make((rows, cols)), (1,)), expects="flip.out",
                call=lambda x, dims: torch.ops.aten.flip.out(x, dims, out=_fresh(x))),
     ]

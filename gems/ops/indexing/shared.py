@@ -38,6 +38,16 @@ INDEX_DTYPES = (torch.int64, torch.int32)
 # Data per program: 16 KB keeps several vector loads per thread in flight at 4-8 warps (the copy kernels of
 # this family are bound by memory latency), and makes few programs under the interpreter (~1.5 ms each).
 TILE_BYTES = 16384
+# A tile of rows of 2 KB or more gives each thread four 16-byte vectors in at most two rows: each more row a
+# thread costs a 64-bit address and an index, and registers decide how many warps an SM holds. sm_90 (ptxas
+# of triton 3.6): a [2, 1024] bf16 tile on 2 warps takes 26 registers, 64 warps an SM, so the 4096 programs
+# of 8192 rows of 1024 run in one wave; the [8, 1024] tile on 8 warps took 46 registers, 40 warps an SM, 1.55
+# waves (0.94x ATen on an H200 where [2, 4096] on 8 warps, 26 registers, made 1.02-1.05x).
+VECTORS_PER_THREAD = 4
+# A tile whose index varies along its columns (gather, scatter) carries a 64-bit index and a 64-bit address
+# per element: at most 8 elements a thread. sm_90: 40 registers at 8 (48 warps an SM; 48 for scatter) where
+# the 16 KB tile's 32 a thread took 123 (180 for scatter: one 8-warp program an SM).
+ELEMENTS_PER_THREAD = 8
 MAX_DIMS = 4  # walk.py's kernels take up to four dims after merging
 
 
@@ -202,13 +212,22 @@ class Walk(NamedTuple):
     size2: int
     strides: tuple
 
-    def tile(self, itemsize: int) -> tuple[int, int, int, int, int]:
-        """(programs, column blocks, BLOCK_R, BLOCK_C, num_warps): TILE_BYTES of data per program."""
+    def tile(self, itemsize: int, index_per_element: bool = False) -> tuple[int, int, int, int, int]:
+        """(programs, column blocks, BLOCK_R, BLOCK_C, num_warps): up to TILE_BYTES of data per program, fewer
+        where registers would limit the warps an SM holds (VECTORS_PER_THREAD, ELEMENTS_PER_THREAD)."""
         elems = max(TILE_BYTES // itemsize, 1)
+        if index_per_element:
+            elems = min(elems, ELEMENTS_PER_THREAD * 32 * 8)
         block_c = min(next_power_of_2(self.n_cols), elems)
-        block_r = min(next_power_of_2(self.n_rows), max(elems // block_c, 1))
+        # Triton lays a thread's 16-byte vector along the columns, a warp's 32 threads next, then the warps.
+        warp_spans = block_c * itemsize // (16 * 32)  # a warp's vectors across the tile's columns
+        if not index_per_element and warp_spans >= 4:
+            warps = min(warp_spans // 2, 8)
+            block_r = min(next_power_of_2(self.n_rows), VECTORS_PER_THREAD * warps // warp_spans)
+        else:
+            block_r = min(next_power_of_2(self.n_rows), max(elems // block_c, 1))
+            warps = 8 if block_r * block_c > (1024 if index_per_element else 4096) else 4
         col_blocks = cdiv(self.n_cols, block_c)
-        warps = 8 if block_r * block_c > 4096 else 4
         return cdiv(self.n_rows, block_r) * col_blocks, col_blocks, block_r, block_c, warps
 
 

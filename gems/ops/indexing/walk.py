@@ -150,8 +150,8 @@ def _scatter_kernel(
     ty = dest_ptr.dtype.element_ty
     if VALUE_BITS:  # a float64 value travels as its bits (Triton passes Python floats as fp32)
         value = tl.cast(tl.cast(value, tl.int64), tl.float64, bitcast=True)
-    if HAS_SRC:
-        v = tl.load(src_ptr + _offsets(c0, c1, c2, cols, ss0, ss1, ss2, ss3), mask=ok, other=0).to(ty)
+    if HAS_SRC:  # masked by the tile alone, not by the index: a contiguous src loads in 16-byte vectors
+        v = tl.load(src_ptr + _offsets(c0, c1, c2, cols, ss0, ss1, ss2, ss3), mask=mask, other=0).to(ty)
         if SCALE:
             v = v * value.to(ty)
     else:
@@ -276,8 +276,8 @@ def gather(src: torch.Tensor, src_strides, out: torch.Tensor, indices: Indices) 
     if out.numel() == 0:
         return out
     walk = plan_walk(out.shape, src_strides, out.stride(), indices.strides)
-    programs, col_blocks, block_r, block_c, warps = walk.tile(out.element_size())
     (ss, so, si), (tensors, limits) = walk.strides, indices.args()
+    programs, col_blocks, block_r, block_c, warps = walk.tile(out.element_size(), si[3] != 0)
     _gather((programs,), src, out, *tensors, walk.n_rows, walk.n_cols, col_blocks, walk.size1, walk.size2,
             *ss, *so, *si, *limits, len(indices.tensors), indices.wrap, si[3] == 0, block_r, block_c,
             num_warps=warps)
@@ -291,8 +291,8 @@ def scatter(dest, dest_strides, indices: Indices, sizes, src, src_strides, mode=
     if 0 in sizes:
         return
     walk = plan_walk(sizes, dest_strides, src_strides if src is not None else (0,) * len(sizes), indices.strides)
-    programs, col_blocks, block_r, block_c, warps = walk.tile(dest.element_size())
     (sd, ss, si), (tensors, limits) = walk.strides, indices.args()
+    programs, col_blocks, block_r, block_c, warps = walk.tile(dest.element_size(), si[3] != 0)
     bits = dest.dtype is torch.float64 and isinstance(value, float)
     value = float64_bits(value) if bits else (int(value) if isinstance(value, bool) else value)
     _scatter((programs,), dest, dest if src is None else src, dest if count is None else count, *tensors, value,
