@@ -115,9 +115,35 @@ def test_few_row_products_take_the_skinny_kernel_and_split_k_when_columns_give_t
         want = a.double().mm(b.double()).float()
     torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-5)
     assert finished == [2]  # 3 steps over at most 3 runs: a power of two, 2
-    assert not skinny.takes(1, 4096, torch.float32) and skinny.takes(1, 4096, torch.bfloat16)
-    assert skinny.takes(16, 4096, torch.float32) and not skinny.takes(17, 4096, torch.float16)
-    assert not skinny.takes(1, 4096, torch.float16, along_k=True) and skinny.takes(4, 4096, torch.float16, True)
+    def takes(m, n, dtype, along_k=False):  # a (m, 8) @ b (8, n) product, both row-major
+        return skinny.takes(torch.empty(m, 8), torch.empty(8, n), dtype, along_k)
+
+    assert not takes(1, 4096, torch.float32) and takes(1, 4096, torch.bfloat16)
+    assert takes(16, 4096, torch.float32) and not takes(17, 4096, torch.float16)
+    assert not takes(1, 4096, torch.float16, along_k=True) and takes(4, 4096, torch.float16, True)
+    # A vendor's SKINNY_MAX_ROWS raises the limit, up to the 64 rows one tile holds.
+    monkeypatch.setitem(skinny._ROUTE, "SKINNY_MAX_ROWS", lambda args: 1 << 20 if args["B_K_MAJOR"] else 48)
+    assert takes(48, 4096, torch.float16) and not takes(49, 4096, torch.float16)
+    assert skinny.takes(torch.empty(64, 8), torch.empty(4096, 8).t(), torch.float16)
+    assert not skinny.takes(torch.empty(65, 8), torch.empty(4096, 8).t(), torch.float16)
+
+
+def test_products_of_17_to_64_rows_take_the_skinny_kernel_in_tiles_of_32_and_64_rows(monkeypatch):
+    # The interpreter's SKINNY_MAX_ROWS: 64 rows from K = 128 up (16 below it, as for the GEMM's samples).
+    monkeypatch.setenv("GEMS_NATIVE_GENERIC", "0")  # no size-generic dry runs: only these calls launch
+    seen = _counting(monkeypatch, skinny._skinny_kernel)
+    tiles = []
+    meta = skinny._skinny_kernel.meta
+    monkeypatch.setattr(skinny._skinny_kernel, "meta",
+                        lambda c, named: tiles.append(named["BLOCK_M"]) or meta(c, named))
+    cases = [(torch.randn(24, 128), torch.randn(128, 40)),  # 24 rows: a 32-row tile
+             (torch.randn(72, 128), torch.randn(40, 128).t()),  # 40 columns (linear's layout): computed transposed
+             (torch.randn(20, 100), torch.randn(100, 40))]  # K under 128: not here
+    for a, b in cases:
+        with gems.aten_only():
+            want = a.double().mm(b.double()).float()
+        torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-4)
+    assert seen["tuning"] + seen["plain"] == 2 and sorted(set(tiles)) == [32, 64]
 
 
 def test_one_fp16_row_takes_the_gemv_when_its_matrix_is_read_along_k(monkeypatch):

@@ -167,8 +167,9 @@ HEURISTICS_KEYS = {
               for r, c in ((1, 1), (13, 17), (114688, 56), (1568, 2048), (1, 1 << 20), (1 << 20, 3))
               for size in (2, 4, 8) for cl in (False, True))),
     "gemm_route": HeuristicsKey(
-        "gems/ops/blas/persistent.py (mode: which GEMM a product takes, by its 2*M*N*K flops and operand layouts)",
-        ("PERSISTENT_MIN_FLOPS", "TMA_MIN_FLOPS"), (), False,
+        "gems/ops/blas/persistent.py (mode: which GEMM a product takes, by its 2*M*N*K flops and operand layouts) "
+        "and skinny.py (max_rows: the most rows of its few-row product)",
+        ("PERSISTENT_MIN_FLOPS", "TMA_MIN_FLOPS"), ("SKINNY_MAX_ROWS",), False,
         tuple({"M": m, "N": n, "K": k, "A_K_MAJOR": a_k, "B_K_MAJOR": b_k}
               for m, n, k in ((1, 1, 1), (13, 19, 11), (4096, 4096, 4096))
               for a_k in (False, True) for b_k in (False, True))),

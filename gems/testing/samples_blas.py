@@ -28,6 +28,10 @@ FULL_LONG_K = 1031
 PERSISTENT_TMA = (40, 72, 48)
 PERSISTENT_POINTER = (40, 36, 48)
 PERSISTENT_SPLIT = (24, 100, 20)
+# (M, K, N) of few-row products past 16 rows that skinny.py's kernel takes under the interpreter vendor's
+# SKINNY_MAX_ROWS (K of at least 128): its 32-row tile, and its 64-row tile (M > N: computed transposed).
+SKINNY_32 = (24, 128, 40)
+SKINNY_64 = (72, 128, 40)
 ALPHA, BETA = 0.5, 2.0  # exact in every dtype, so scaling itself adds no rounding
 
 
@@ -105,6 +109,9 @@ def mm_samples(dtype, device, quick):
         Sample("linear-no-bias", lambda: (mk((m, k)), mk((n, k))), call=torch.nn.functional.linear,
                reduction_size=k),
         *_persistent_mm_samples(mk),
+        Sample("skinny-32-rows", lambda: (mk(SKINNY_32[:2]), mk(SKINNY_32[1:])), reduction_size=SKINNY_32[1]),
+        Sample("skinny-64-rows-linear", lambda: (mk(SKINNY_64[:2]), mk(SKINNY_64[:0:-1])),
+               call=torch.nn.functional.linear, reduction_size=SKINNY_64[1]),
     ]
     cases += _errors("mm", dtype, device, [
         ("shape-mismatch", lambda: (mk((m, k)), mk((k + 1, n)))),
@@ -202,6 +209,8 @@ def addmm_samples(dtype, device, quick):
         Sample("linear-bias", lambda: (mk((2, m, k)), mk((n, k)), mk((n,))), call=torch.nn.functional.linear,
                reduction_size=k),
         *_persistent_addmm_samples(mk, ab),
+        Sample("skinny-64-rows-linear-bias", lambda: (mk(SKINNY_64[:2]), mk(SKINNY_64[:0:-1]), mk(SKINNY_64[2:])),
+               call=torch.nn.functional.linear, reduction_size=SKINNY_64[1]),
     ]
     return cases + _errors("addmm", dtype, device, [
         ("shape-mismatch", lambda: (mk((m, n)), mk((m, k)), mk((k + 1, n)))),

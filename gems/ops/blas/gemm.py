@@ -19,9 +19,9 @@ A large single fp16/bf16 product (a linear layer's, prefill or training) goes to
 GEMM (:func:`persistent.mode`: its TMA mode above the vendor's TMA_MIN_FLOPS, pointer loads above
 PERSISTENT_MIN_FLOPS); this kernel keeps batches, fp32, fp64 and the smaller products.
 
-A single product with at most 16 output rows or columns (an LLM's decode step; one row or column only
-in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skinny.py's kernel instead
-(:func:`skinny.takes`).
+A single product with at most 16 output rows or columns (a vendor may raise it to 64: a decode batch's; one row
+or column only in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skinny.py's kernel
+instead (:func:`skinny.takes`).
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
@@ -227,7 +227,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1
     has_bias = bias is not None and beta != 0
     # A one-row (or one-column) product reads its matrix along K when b's columns (a's rows) are contiguous.
     along_k = (m == 1 and b.stride(1) == 1) or (n == 1 and a.stride(2) == 1)
-    if batches == 1 and skinny.takes(m, n, out.dtype, along_k):
+    if batches == 1 and skinny.takes(a[0], b[0], out.dtype, along_k):
         skinny.product(a[0], b[0], out[0], bias[0] if has_bias else None, alpha, beta)
         return out
     if batches == 1 and (m == 1 or n == 1):

@@ -1,7 +1,8 @@
-"""Products with few output rows (an LLM's decode step: x (M, K) @ W (K, N), M = 1..16).
+"""Products with few output rows (an LLM's decode step: x (M, K) @ W (K, N), M = 1..16, or up to the vendor's
+SKINNY_MAX_ROWS: a decode batch).
 
-out = alpha * (a @ b) + beta * bias with M <= MAX_ROWS. Memory-bound on ``b``: each program owns BLOCK_N
-output columns for all M rows (one 16-row tensor-core tile, rows past M masked to zero) and reads its
+out = alpha * (a @ b) + beta * bias with few rows M. Memory-bound on ``b``: each program owns BLOCK_N
+output columns for all M rows (one tensor-core tile of 16, 32 or 64 rows, rows past M masked to zero) and reads its
 columns of ``b`` once, BLOCK_K rows a step with wide loads along whichever of b's dimensions is contiguous,
 accumulating in fp32 (fp64 for fp64). N / BLOCK_N programs are too few to fill a device (4096 columns
 in 128-wide blocks: 32 programs for 132 multiprocessors), so K is split over SPLIT_K programs per column
@@ -21,10 +22,11 @@ from gems.ops.blas.tuning import Tuned, multiprocessors
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
 
-# At most this many output rows take this path: one tile of _TILE_ROWS rows holds them.
+# At most this many output rows take this path unless the vendor's gemm_route rules give SKINNY_MAX_ROWS (at
+# most _MAX_TILE_ROWS): one tile holds them.
 MAX_ROWS = 16
-# The rows of the tensor-core tile (tl.dot needs 16 at least); rows past M are masked to zero.
-_TILE_ROWS = 16
+# The rows of the tensor-core tile: M rounded up to a power of two, at least 16 (tl.dot's least), at most this.
+_MAX_TILE_ROWS = 64
 # At most this many programs share a column block (partial sums: SPLIT_K x M x N accumulator values).
 _MAX_SPLIT = 32
 # Each program's run of K spans at least this many BLOCK_K steps, so its pipelined loads overlap.
@@ -51,6 +53,10 @@ def _split(args) -> int:
     return 1 << (max(split, 1).bit_length() - 1)
 
 
+# The vendor's product routing rules (persistent.py reads its thresholds; this module SKINNY_MAX_ROWS).
+_ROUTE = selection.current().heuristics("gemm_route")
+
+
 def _tuned(kernel):
     return Tuned(selection.current().autotune(
         "skinny", ["M", "N", "K", "stride_ak", "stride_bk", "stride_bn", "PRECISION"], restore_value=["c_ptr"],
@@ -68,7 +74,7 @@ def _skinny_kernel(
     ACC: tl.constexpr, INT64: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
 ):
-    """c[m, n] = alpha * sum_k a[m, k] * b[k, n] + beta * bias[m, n], M <= 16. Grid (column blocks,
+    """c[m, n] = alpha * sum_k a[m, k] * b[k, n] + beta * bias[m, n], M <= BLOCK_M. Grid (column blocks,
     SPLIT_K): program (j, s) sums columns j*BLOCK_N.. over the s-th of SPLIT_K runs of BLOCK_K steps;
     with SPLIT_K > 1 it writes that partial sum to part[s, m, n] (ACC) and :func:`_finish_kernel`
     completes c."""
@@ -136,13 +142,26 @@ def _finish_kernel(
 _finish = Launcher(_finish_kernel).flat
 
 
-def takes(m: int, n: int, dtype: torch.dtype, along_k: bool = False) -> bool:
-    """Whether a single product of m x n outputs takes this path (else gemm.py's GEMM or GEMV): a few
-    rows or columns, more than one of each; one row or column of fp16/bf16 too (tensor cores keep the
-    16-row padding free; an fp32 or fp64 one stays on the FMA GEMV, which does not pay 16x the math)
-    unless its matrix is read ``along_k`` (contiguous along K), which the GEMV reads faster."""
+def max_rows(args: dict) -> int:
+    """The most rows (or columns) a product of ``args`` (gemm_route's: M, N, K, A_K_MAJOR, B_K_MAJOR) may have
+    to take this path: the vendor's SKINNY_MAX_ROWS rule, else MAX_ROWS."""
+    rule = _ROUTE.get("SKINNY_MAX_ROWS")
+    return MAX_ROWS if rule is None else min(rule(args), _MAX_TILE_ROWS)
+
+
+def takes(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, along_k: bool = False) -> bool:
+    """Whether the single product a (M, K) @ b (K, N) takes this path (else gemm.py's GEMM or GEMV): a few
+    rows or columns (:func:`max_rows`), more than one of each; one row or column of fp16/bf16 too (tensor
+    cores keep the 16-row padding free; an fp32 or fp64 one stays on the FMA GEMV, which does not pay 16x the
+    math) unless its matrix is read ``along_k`` (contiguous along K), which the GEMV reads faster."""
+    (m, k), n = a.shape, b.shape[1]
     few = min(m, n)
-    return few <= MAX_ROWS and (few > 1 or (dtype in (torch.float16, torch.bfloat16) and not along_k))
+    if few == 1:
+        return dtype in (torch.float16, torch.bfloat16) and not along_k
+    if few > _MAX_TILE_ROWS:
+        return False
+    args = {"M": m, "N": n, "K": k, "A_K_MAJOR": a.stride(1) == 1, "B_K_MAJOR": b.stride(0) == 1}
+    return few <= max_rows(args)
 
 
 def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
@@ -158,7 +177,7 @@ def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alph
     int64 = max(span(t) for t in (a, b, out, bias)) > INT32_SAFE or 32 * m * n > INT32_SAFE
     acc = TL_ACC[out.dtype]
     args = (a, b, out, bias, None, m, n, k, *a.stride(), *b.stride(), *out.stride(), *bias.stride(), alpha, beta,
-            has_bias, scaled, fp64, dot_precision(a.dtype, a.device), acc, int64, _TILE_ROWS)
+            has_bias, scaled, fp64, dot_precision(a.dtype, a.device), acc, int64, max(16, triton.next_power_of_2(m)))
     named = dict(zip(_skinny_kernel.names, args))
     config = _skinny_kernel.chosen.get(_skinny_kernel.key(named))
     # Room for the partial sums of the chosen config's split, or, before tuning, of any config's.

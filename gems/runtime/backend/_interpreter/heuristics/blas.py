@@ -5,7 +5,8 @@ The thresholds are far below the nvidia vendor's so that the quick conformance s
 path in CI (samples_blas' "persistent-*" variants, more than 16 rows and columns, or skinny.py takes them):
 24x100x20 (96,000 flops) takes the pointer mode with K split in two, 40x36x48 the pointer mode on four
 tiles (its rows are not 16-byte aligned for TMA), 40x72x48 (276,480 flops) the TMA mode; products under
-2^14 flops (13x19x11) stay on gemm.py's GEMM.
+2^14 flops (13x19x11) stay on gemm.py's GEMM. Few-row products of 17-64 rows take skinny.py's kernel only with
+K of at least 128 (samples_blas' "skinny-*" variants), so that the samples above keep their paths.
 """
 
 from gems.runtime.launch import cdiv
@@ -19,6 +20,7 @@ def _split(args):
 
 
 HEURISTICS_CONFIGS = {
-    "gemm_route": {"PERSISTENT_MIN_FLOPS": lambda args: 1 << 14, "TMA_MIN_FLOPS": lambda args: 1 << 17},
+    "gemm_route": {"PERSISTENT_MIN_FLOPS": lambda args: 1 << 14, "TMA_MIN_FLOPS": lambda args: 1 << 17,
+                   "SKINNY_MAX_ROWS": lambda args: 64 if args["K"] >= 128 else 16},
     "gemm_persistent": {"SPLIT_K": _split},
 }

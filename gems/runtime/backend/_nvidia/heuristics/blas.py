@@ -13,6 +13,12 @@ Measured on an H200 (tools/gpu_gemm.sh, bf16, cuBLAS / gems device time, 2026-11
   GEMM (tuned per shape) serves it. Only for the forward layout (both operands K-major): on the backward
   products (g @ W, g^T @ x) gemm.py's GEMM was the faster in 10 of 12 shapes (e.g. 2048x4096 -> 4096:
   0.96 vs 0.87 and 0.88), so those never come here.
+- SKINNY_MAX_ROWS, 64 (skinny.py's few-row product, tiles of 32 and 64 rows; it was 16): a decode batch's
+  linear layers are memory-bound on the weight. Measured on an H200 (2026-11-27, runs of one process per route,
+  cuBLAS in each, triton do_bench, bf16 linear x[M, K] @ W[N, K]^T on Llama-7B's layers, M = 24/32/48/64):
+  ATen / gems 0.94-1.11 for 4096 -> 4096, 4096 -> 1024, 11008 -> 4096 and 4096 -> 32000 (persistent or
+  gemm.py's GEMM: 0.68-0.97), but 0.79-0.82 for 4096 -> 11008 (persistent: 0.83-0.87); geomean over the 20
+  shapes 0.938 (0.870 before). Llama decode at batch 32 (the models harness) went to 1.287x ATen.
 """
 
 from gems.ops.blas.tuning import multiprocessors
@@ -40,6 +46,7 @@ def _persistent_min_flops(args):
 
 
 HEURISTICS_CONFIGS = {
-    "gemm_route": {"PERSISTENT_MIN_FLOPS": _persistent_min_flops, "TMA_MIN_FLOPS": lambda args: 1 << 37},
+    "gemm_route": {"PERSISTENT_MIN_FLOPS": _persistent_min_flops, "TMA_MIN_FLOPS": lambda args: 1 << 37,
+                   "SKINNY_MAX_ROWS": lambda args: 64},
     "gemm_persistent": {"SPLIT_K": _split},
 }
