@@ -110,11 +110,16 @@ def test_few_row_products_take_the_skinny_kernel_and_split_k_when_columns_give_t
     # The interpreter's 32 x 32 config: 40 columns are 2 blocks, 70 / 32 is 3 steps -> one run each of K.
     assert finished == []
     monkeypatch.setattr(skinny, "_MIN_STEPS", 1)
-    a, b = torch.randn(16, 70), torch.randn(70, 20)
+    a, b = torch.randn(16, 300), torch.randn(300, 20)
     with gems.aten_only():
         want = a.double().mm(b.double()).float()
-    torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-5)
-    assert finished == [2]  # 3 steps over at most 3 runs: a power of two, 2
+    torch.testing.assert_close(torch.mm(a, b), want, rtol=1e-5, atol=1e-4)
+    # 10 steps, but the partial sums of 16 rows stay within a quarter of b's 300 x 4 bytes a column: at most
+    # 300 * 4 // (4 * 8 * 16) = 2 runs.
+    assert finished == [2]
+    a = torch.randn(4, 300)
+    torch.mm(a, b)
+    assert finished == [2, 8]  # 4 rows: at most 9 runs, 10 steps: a power of two, 8
     def takes(m, n, dtype, along_k=False):  # a (m, 8) @ b (8, n) product, both row-major
         return skinny.takes(torch.empty(m, 8), torch.empty(8, n), dtype, along_k)
 

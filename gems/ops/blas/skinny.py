@@ -40,16 +40,24 @@ _FINISH_BLOCK = 1024
 # skinny tile was slower under four for fp16 M = 1 and 4; mm fp16 M = 1/4/16 0.93/0.89/0.95x ATen, bf16
 # 0.91/0.91/0.95x.
 _PROGRAMS_PER_SM = 1
+# The partial sums (SPLIT_K x M x N fp32 values, written then read) stay within 1/_PARTIAL_SHARE of b's bytes.
+# The tuner times the first pass only, so without this bound it chose splits whose second pass cost more than
+# they saved (H200, bf16 linear 32 x 4096 -> 1024: 256-wide blocks in 32 runs, 17.7 us with the second pass,
+# against 11.7 us for 64-wide blocks in 8 runs).
+_PARTIAL_SHARE = 4
 
 
 def _split(args) -> int:
     """Programs per column block: the largest power of two (few compiled variants) that keeps all programs
-    within _PROGRAMS_PER_SM per multiprocessor, each run at least _MIN_STEPS BLOCK_K steps of K (1 on the
-    interpreter, one "multiprocessor": tests/test_blas_tuning.py sets an H100's count to reach the split)."""
+    within _PROGRAMS_PER_SM per multiprocessor, each run at least _MIN_STEPS BLOCK_K steps of K, and the
+    partial sums within _PARTIAL_SHARE of b's bytes (1 on the interpreter, one "multiprocessor":
+    tests/test_blas_tuning.py sets an H100's count to reach the split)."""
     programs = cdiv(args["N"], args["BLOCK_N"])
     steps = cdiv(args["K"], args["BLOCK_K"])
+    # Per output: split partial sums of 4 bytes, written and read, against K of b's elements.
+    thrifty = args["K"] * args["b_ptr"].element_size() // (_PARTIAL_SHARE * 8 * args["M"])
     split = min(_PROGRAMS_PER_SM * multiprocessors(args["a_ptr"].device) // programs, steps // _MIN_STEPS,
-                _MAX_SPLIT)
+                _MAX_SPLIT, thrifty)
     return 1 << (max(split, 1).bit_length() - 1)
 
 
