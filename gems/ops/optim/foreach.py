@@ -163,7 +163,7 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     # One dtype, contiguous tensors and equal shapes row by row (every optimizer step's lists): the native
     # layer writes the table in one C++ loop. Any other call, or no native layer: the per-row path.
     uniform = None if mode == SCALAR_TENSOR and scalar_tensor.dtype is not dtype else mt.uniform_table(
-        [*inputs, outs], words)
+        [*inputs, outs], words, words_from=scalars if mode == SCALAR_ROW else scalar_tensor)
     if uniform is not None:
         content, programs, n_rows, aligned = uniform
         if n_rows:

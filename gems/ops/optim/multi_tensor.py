@@ -39,6 +39,8 @@ import triton.language as tl
 
 from gems import native
 from gems.dtypes import ATEN_NAMES
+from gems.native import list_record
+from gems.runtime import registration
 from gems.runtime.registration import Fallback
 
 # Elements per program: ATen's multi_tensor_apply chunk (64K). A 1B-parameter model is about 16K programs.
@@ -127,8 +129,12 @@ def upload(words: list, device: torch.device) -> torch.Tensor:
 
 
 def upload_bytes(words: bytes, device: torch.device) -> torch.Tensor:
-    """:func:`upload` of int64 words given as their bytes (:func:`uniform_table`'s)."""
-    return _upload((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
+    """:func:`upload` of int64 words given as their bytes (:func:`uniform_table`'s); reported to the native layer's
+    list recording (gems/native/list_record.py) while a call is recorded."""
+    def make():
+        return _upload((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
+
+    return make() if registration.recording is None else list_record.upload(make)
 
 
 def uniform(lists) -> bool:
@@ -141,16 +147,27 @@ def uniform(lists) -> bool:
 def empty_like_all(tensors) -> list:
     """``[torch.empty_like(t) for t in tensors]`` (ATen's functional foreach results: a fresh tensor each, with
     its input's layout) for a :func:`uniform` list, allocated in one C++ loop."""
-    return native.extension().empty_like_list(tensors)
+    out = native.extension().empty_like_list(tensors)
+    if registration.recording is not None:
+        list_record.allocated_like(out, tensors)
+    return out
 
 
-def uniform_table(operands, words=(), tails=(), flat_flag=True) -> tuple | None:
+def uniform_table(operands, words=(), tails=(), flat_flag=True, words_from=None) -> tuple | None:
     """For :func:`uniform` lists ``operands``: (the table's int64 words as bytes, programs, rows, every operand
     address 16-byte aligned), or None for other lists or without the native layer. A row's words: numel, a 0 if
     ``flat_flag`` (the foreach kernel's flat walk), the operands' addresses, the row's entry of ``words`` if any,
-    then the addresses of its tensors in ``tails`` (lists of any tensors: a fused optimizer's step counts)."""
+    then the addresses of its tensors in ``tails`` (lists of any tensors: a fused optimizer's step counts).
+    ``words_from``: what non-zero ``words`` are made of (a ScalarList argument's values as float64 bits, or a
+    tensor argument's address in every row), which the native layer's list plans read per call."""
     ext = native.extension()
-    return None if ext is None else ext.uniform_table(operands, list(tails), list(words), CHUNK, flat_flag)
+    if ext is None:
+        return None
+    words = list(words)
+    answer = ext.uniform_table(operands, list(tails), words, CHUNK, flat_flag)
+    if registration.recording is not None and answer is not None:
+        list_record.table_written(operands, words, words_from, tails, flat_flag, CHUNK, answer)
+    return answer
 
 
 def _upload(key, make_host, device: torch.device) -> torch.Tensor:
