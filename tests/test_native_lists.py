@@ -68,7 +68,7 @@ def test_a_foreach_loop_replays_after_its_first_call_with_the_python_paths_bits(
         torch.testing.assert_close(prod, torch._foreach_mul(xs, ys), rtol=0, atol=0)
 
 
-def test_scalar_lists_are_read_per_call_and_scalars_are_keyed():
+def test_scalar_lists_and_scalars_are_read_per_call():
     xs = lists(1, 0)[0]
     for step in range(3):
         scalars = [1.0 + step + i / 8 for i in range(len(xs))]
@@ -76,14 +76,22 @@ def test_scalar_lists_are_read_per_call_and_scalars_are_keyed():
             want = torch._foreach_div(xs, scalars)
         same(torch._foreach_div(xs, scalars), want)
     assert replays("_foreach_div.ScalarList") == 2  # new values every call, one plan
-    for lr in (0.1, 0.1, 0.2, 0.2):  # a changed Scalar is a new signature: recorded, then replayed
+    for lr in (0.1, 0.1, 0.2, 0.3, 2):  # a changed Scalar gives the new answer from the same plan
         ys = [x.clone() for x in xs]
         want = [x.clone() for x in xs]
         with python_path():
             torch._foreach_mul_(want, 1 - lr)
         torch._foreach_mul_(ys, 1 - lr)
         same(ys, want)
-    assert replays("_foreach_mul_.Scalar") == 2
+    assert replays("_foreach_mul_.Scalar") == 3  # 1 - 2 is an int: another signature (recorded)
+    ys, zs = lists(2, 6)
+    for alpha in (0.5, -2.0):
+        want = [y.clone() for y in ys]
+        with python_path():
+            torch._foreach_add_(want, zs, alpha=alpha)
+        torch._foreach_add_(ys, zs, alpha=alpha)
+        same(ys, want)
+    assert replays("_foreach_add_.List") == 1
 
 
 def test_a_scalar_tensor_operand_is_read_at_its_address():
@@ -105,6 +113,8 @@ def test_torch_adamw_steps_replay_natively_and_match_atens(kind):
     ref, mine = copy.deepcopy(model), copy.deepcopy(model)
     options = {"lr": 1e-2, "weight_decay": 0.1, "amsgrad": kind == "fused", kind: True}
     opt_ref, opt = torch.optim.AdamW(ref.parameters(), **options), torch.optim.AdamW(mine.parameters(), **options)
+    # an lr schedule: the lr (a Scalar of _foreach_mul_'s weight decay, the fused step's float lr) changes every step
+    schedules = [torch.optim.lr_scheduler.LambdaLR(o, lambda step: 1 / (1 + step)) for o in (opt_ref, opt)]
     for _ in range(4):
         for p, q in zip(ref.parameters(), mine.parameters()):
             p.grad = torch.randn_like(p)
@@ -114,11 +124,12 @@ def test_torch_adamw_steps_replay_natively_and_match_atens(kind):
         opt.step()
         for p, q in zip(ref.parameters(), mine.parameters()):
             torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6)
+        for schedule in schedules:
+            schedule.step()
     served = ["_fused_adamw_"] if kind == "fused" else [
         "_foreach_lerp_.Scalar", "_foreach_mul_.Scalar", "_foreach_addcmul_.Scalar", "_foreach_sqrt",
         "_foreach_div_.ScalarList", "_foreach_add_.Scalar", "_foreach_addcdiv_.ScalarList"]
-    # every step after the first replays (_foreach_mul_ scales params by 1 - lr * wd and exp_avg_sq by beta2,
-    # both 0.999 here: one signature)
+    # every step after the first replays (_foreach_mul_ scales params by 1 - lr * wd and exp_avg_sq by beta2)
     assert {o: replays(o) for o in served} == {o: 7 if o == "_foreach_mul_.Scalar" else 3 for o in served}
     assert {o: native.python_calls()[o] for o in served} == {o: {NEW_SIGNATURE: 1} for o in served}
 

@@ -204,6 +204,7 @@ struct Slot {
   size_t nargs = 0;
   bool autograd = false;  // registered at an Autograd<key>: only calls that need no graph replay
   bool lists = false;     // a multi-tensor overload: tensor lists keyed by summary, served by list plans
+  std::vector<uint8_t> per_call;  // list overloads: Scalar arguments keyed by type, their values read per call
   uint64_t generation = 0;
   std::atomic<Plan*> table[kTableSize];
   std::atomic<Generic*> generic[kMaxGeneric];
@@ -326,6 +327,8 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
       add_tensor(k, s, a.toTensor(), s.mutable_arg[i], int(i));
     } else if (a.isNone()) {
       k.add(tag(kNone));
+    } else if (s.lists && s.per_call[i] && (a.isInt() || a.isDouble() || a.isBool())) {
+      k.add(tag(a.isInt() ? kInt : a.isDouble() ? kDouble : kBool));  // the value is a kernel word, read per call
     } else if (a.isInt()) {
       k.add(tag(kInt));
       k.add(uint64_t(a.toInt()), desc(kIntWord, i));
@@ -918,7 +921,7 @@ int64_t new_slot(const std::string& overload) {
 }
 
 int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve,
-                        bool keep_plans, bool lists) {
+                        bool keep_plans, bool lists, const std::vector<int64_t>& per_call) {
   Slot& s = *g_slots.at(slot_id);
   auto dot = overload.find('.');
   std::string name = overload.substr(0, dot);
@@ -935,6 +938,8 @@ int64_t register_kernel(int64_t slot_id, const std::string& overload, const std:
   const auto& arguments = op.schema().arguments();
   s.nargs = arguments.size();
   s.mutable_arg.assign(s.nargs, 0);
+  s.per_call.assign(s.nargs, 0);
+  for (int64_t i : per_call) s.per_call.at(size_t(i)) = 1;
   for (size_t i = 0; i < s.nargs; ++i) {
     const auto* alias = arguments[i].alias_info();
     s.mutable_arg[i] = alias != nullptr && alias->isWrite();

@@ -28,6 +28,7 @@ struct ListInfo {
   int64_t n_rows = 0;            // as recorded: the key fixes them (kernel constexprs depend on them)
   bool aligned = false;
   std::vector<int16_t> results;  // per result list: the list argument it is allocated like (at::empty_like)
+  std::vector<int16_t> scalars;  // Scalar arguments passed per call as float64 bits: the plan's numbers 1, 2...
 };
 
 // Key words of one tensor list of a list call: its length, then one word of what the Python path's decision reads.
@@ -122,7 +123,8 @@ at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
 // ------------------------------------------------------------------------------------- recording and replay
 
 // A list plan from its Python spec: (plan spec, operands, tails, words kind, words index, flat flag, chunk, n_rows,
-// aligned, results). The plan has one launch, the table its temp 0, its grid x the table's programs (number 0).
+// aligned, results, per-call scalars, CUDA targets). The plan has one launch, the table its temp 0, its grid x the
+// table's programs (number 0), the per-call scalars' bits numbers 1, 2... (CUDA: kernel parameters by targets).
 Plan* build_list_plan(const py::object& spec) {
   if (py::isinstance<py::str>(spec)) return build_plan(spec);
   auto t = spec.cast<py::tuple>();
@@ -140,6 +142,13 @@ Plan* build_list_plan(const py::object& spec) {
   info->n_rows = t[7].cast<int64_t>();
   info->aligned = t[8].cast<bool>();
   info->results = t[9].cast<std::vector<int16_t>>();
+  info->scalars = t[10].cast<std::vector<int16_t>>();
+  TORCH_CHECK(info->scalars.size() < size_t(kMaxValues), "gems native: too many per-call scalars");
+  for (auto target : t[11].cast<py::list>()) {
+    auto item = target.cast<py::tuple>();
+    plan->targets.push_back({item[0].cast<uint8_t>(), item[1].cast<uint8_t>(), item[2].cast<uint16_t>(),
+                             item[3].cast<uint16_t>(), item[4].cast<uint16_t>()});
+  }
   TORCH_CHECK(!info->operands.empty() && info->chunk > 0 && plan->launches.size() == 1,
               "gems native: a list plan needs operands, a chunk and one launch");
   plan->targets.push_back({kGridX, 0, 0, 0, 0});
@@ -194,8 +203,10 @@ bool replay_list(Slot& s, const Plan& plan, const Key& k, const c10::IValue* arg
   std::vector<int64_t> table;
   int64_t n_rows = 0;
   bool aligned = true;
-  int64_t programs = write_table(operands, tails, words.empty() ? nullptr : words.data(), info.chunk, info.flat_flag,
-                                 table, n_rows, aligned);
+  int64_t values[kMaxValues];  // the table's programs, then the per-call scalars' bits
+  values[0] = write_table(operands, tails, words.empty() ? nullptr : words.data(), info.chunk, info.flat_flag, table,
+                          n_rows, aligned);
+  for (size_t j = 0; j < info.scalars.size(); ++j) values[1 + j] = int64_t(bits(scalar_value(args[info.scalars[j]])));
   if (n_rows != info.n_rows || aligned != info.aligned) return false;
   const c10::Device device = operands[0][0]->device();
   std::vector<at::Tensor> temps{device_table(table, device)};
@@ -203,11 +214,13 @@ bool replay_list(Slot& s, const Plan& plan, const Key& k, const c10::IValue* arg
   inputs.reserve(k.nt);
   for (int i = 0; i < k.nt; ++i) inputs.push_back(*k.tensors[i]);
   if (g_primitive == kCuda) {
-    launch_cuda(s, plan, device, inputs, {}, temps, &programs, nullptr);
+    launch_cuda(s, plan, device, inputs, {}, temps, values, nullptr);
   } else {
     py::gil_scoped_acquire gil;
+    py::tuple numbers(1 + info.scalars.size());
+    for (size_t i = 0; i < numbers.size(); ++i) numbers[i] = py::int_(values[i]);
     py::handle fn(g_replay);
-    fn(py::handle(plan.py_plan), as_tuple(inputs), py::tuple(0), as_tuple(temps), py::make_tuple(programs));
+    fn(py::handle(plan.py_plan), as_tuple(inputs), py::tuple(0), as_tuple(temps), numbers);
   }
   s.hits.fetch_add(1, std::memory_order_relaxed);
   s.launches.fetch_add(1, std::memory_order_relaxed);

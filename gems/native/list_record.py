@@ -11,9 +11,14 @@ call's other tensors, no ATen op that computes (the recording's dispatch mode, a
 that are the lists it allocated. Anything else (a non-uniform list takes the per-row path; a scalar read on
 the host) keeps the call's key in Python, with the reason in ``gems.native.python_reasons()``.
 
+Scalars an overload declares read per call (its implementation's ``per_call_scalars``: arguments that reach
+nothing but a kernel's float64 words, through ``multi_tensor.scalar_word``) are keyed by type, not value, and
+a replay passes their bits: an lr schedule does not make every step a new signature.
+
 Plan spec handed to C++: ``(plan spec, operands, tails, words kind, words index, flat flag, chunk, n_rows,
-aligned, results)``, the plan spec as :meth:`gems.native.record.Plan.spec` makes it with the table as temporary
-buffer 0 and the grid's x as the call's number 0 (the table's programs).
+aligned, results, per-call scalars, CUDA targets)``, the plan spec as :meth:`gems.native.record.Plan.spec` makes
+it with the table as temporary buffer 0, the grid's x as the call's number 0 (the table's programs) and the
+per-call scalars' words as numbers 1, 2...
 """
 
 from __future__ import annotations
@@ -26,13 +31,25 @@ from gems.native import record
 from gems.runtime import registration
 
 NO_WORDS, ZERO_WORDS, SCALAR_LIST_WORDS, ADDRESS_WORDS = 0, 1, 2, 3  # list_plans.h ListWords
+K_PARAM = 3  # dispatch.cpp TargetKind: a kernel parameter
+per_call: dict = {}  # overload -> schema indices of the Scalars its implementation declares read per call
+
+
+class ScalarWord(int):
+    """A kernel argument that is a Scalar argument's float64 bits (``arg``: its schema position or name)."""
+
+    def __new__(cls, bits: int, arg):
+        word = super().__new__(cls, bits)
+        word.arg = arg
+        return word
 
 
 class ListRecording(record.Recording):
     """A :class:`gems.native.record.Recording` that also takes the implementation's table reports."""
 
-    def __init__(self, tensors: tuple, primitive: str):
+    def __init__(self, tensors: tuple, primitive: str, schema_names=(), per_call=()):
         super().__init__(tensors, primitive)
+        self.schema_names, self.per_call = list(schema_names), per_call
         self.tables = []  # (operands, words, words_from, tails, flat_flag, chunk, uniform_table's answer)
         self.uploads = []  # the device tables
         self.like = []  # (result list, the list it was allocated like)
@@ -76,10 +93,35 @@ class ListRecording(record.Recording):
         launcher, compiled, grid, options, args = self.launches[0]
         if tuple(grid) != (programs, 1, 1):
             raise record.NotRecordable("the launch's grid is not the table's programs")
+        scalars, refs = self._scalars(args, values)
         self._returns, self._fresh, self._temps = (), {}, {}
         launches = [(launcher, compiled, grid, options, [self._arg(a) for a in args], args)]
-        spec = record.Plan([], [], launches).spec(self.primitive, {("grid", 0, 0): 0})
-        return spec, specs, tail_args, kind, index, flat_flag, chunk, n_rows, aligned, results
+        plan = record.Plan([], [], launches)
+        spec = plan.spec(self.primitive, {("grid", 0, 0): 0, **refs})
+        targets = []
+        if self.primitive == "cuda":  # unreached on the interpreter: the CUDA primitive
+            fields = plan.cuda_fields(0)
+            targets = [(K_PARAM, fields[p][2], 0, fields[p][1], v) for (_, _, p), v in refs.items()]
+        return (spec, specs, tail_args, kind, index, flat_flag, chunk, n_rows, aligned, results, scalars,
+                targets)
+
+    def _scalars(self, args, values) -> tuple:
+        """(the per-call Scalars' schema indices, {("arg", 0, kernel argument position): number}) of the launch;
+        every declared Scalar given as a number must reach the kernel that way."""
+        names = self.schema_names
+        scalars, refs = [], {}
+        for p, a in enumerate(args):
+            if isinstance(a, ScalarWord) and (isinstance(a.arg, int) or a.arg in names):  # else a default
+                i = a.arg if isinstance(a.arg, int) else names.index(a.arg)
+                if i not in self.per_call:
+                    raise record.NotRecordable(f"argument {names[i]} reached a kernel as a word it does not declare")
+                if i not in scalars:
+                    scalars.append(i)
+                refs[("arg", 0, p)] = 1 + scalars.index(i)
+        declared = {i for i in self.per_call if type(values[i]) in (float, int, bool)}
+        if declared - set(scalars):
+            raise record.NotRecordable("a Scalar it declares read per call reached no kernel word")
+        return scalars, refs
 
     def _words(self, words, words_from, argument) -> tuple:
         if words_from is None:
@@ -101,6 +143,11 @@ class ListRecording(record.Recording):
 def _recording() -> ListRecording | None:
     rec = registration.recording
     return rec if isinstance(rec, ListRecording) else None
+
+
+def scalar_word(bits: int, arg) -> int:
+    """multi_tensor.scalar_word: ``bits`` marked as argument ``arg``'s while a list call is recorded."""
+    return bits if _recording() is None else ScalarWord(bits, arg)
 
 
 def table_written(operands, words, words_from, tails, flat_flag, chunk, answer) -> None:
@@ -129,10 +176,17 @@ def upload(make):
     return table
 
 
-def _schema_values(overload: str, args: tuple, kwargs: dict) -> list:
+def schema_arguments(overload: str) -> list:
     name, _, variant = overload.partition(".")
-    schema = getattr(getattr(torch.ops.aten, name), variant or "default")._schema
-    return [args[i] if i < len(args) else kwargs.get(a.name) for i, a in enumerate(schema.arguments)]
+    return getattr(getattr(torch.ops.aten, name), variant or "default")._schema.arguments
+
+
+def declare(overload: str, names) -> list:
+    """The schema indices of the Scalars ``overload``'s implementation reads per call (positions or names)."""
+    arguments = [a.name for a in schema_arguments(overload)]
+    per_call[overload] = [n if isinstance(n, int) else arguments.index(n) for n in names if n in arguments
+                          or isinstance(n, int)]
+    return per_call[overload]
 
 
 def record_list_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
@@ -142,13 +196,15 @@ def record_list_call(impl, keyset, args, kwargs, call, calls, primitive, overloa
         record.note(overload, "a new signature during CUDA graph capture (recorded outside capture only)")
         return impl(keyset, *args, **kwargs), None
     served = calls[0] + 1
-    recording = ListRecording(call[0], primitive)
+    arguments = schema_arguments(overload)
+    recording = ListRecording(call[0], primitive, [a.name for a in arguments], per_call.get(overload, ()))
     with recording:
         result = impl(keyset, *args, **kwargs)
     if calls[0] != served:
         return result, record._python_only(overload, "ATen served it (a fallback)")
+    values = [args[i] if i < len(args) else kwargs.get(a.name, a.default_value) for i, a in enumerate(arguments)]
     try:
-        spec = recording.list_spec(result, _schema_values(overload, args, kwargs))
+        spec = recording.list_spec(result, values)
     except record.NotRecordable as exc:
         return result, record._python_only(overload, str(exc))
     record.note(overload, record.NEW_SIGNATURE)

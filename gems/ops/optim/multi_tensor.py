@@ -38,6 +38,7 @@ import triton
 import triton.language as tl
 
 from gems import native
+from gems.codegen.pointwise import float64_bits
 from gems.dtypes import ATEN_NAMES
 from gems.native import list_record
 from gems.runtime import registration
@@ -122,6 +123,13 @@ def table(rows: list, numels: list, device) -> tuple[torch.Tensor, int]:
         words.append(numel)
         words += row
     return upload(words, torch.device(device)), programs
+
+
+def scalar_word(value, arg) -> int:
+    """``value`` (a Scalar argument of the call: ``arg`` its schema position or name) as the float64 bits a kernel
+    takes; while the native layer records a list call, marked as that argument's, which a replay reads per call
+    (the overload declares it in ``per_call_scalars``: a value that reaches nothing but such kernel words)."""
+    return list_record.scalar_word(float64_bits(float(value)), arg)
 
 
 def upload(words: list, device: torch.device) -> torch.Tensor:
