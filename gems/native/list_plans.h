@@ -187,6 +187,7 @@ bool replay_list(Slot& s, const Plan& plan, const Key& k, const c10::IValue* arg
   }
   for (int16_t a : info.tails) tails.push_back(tensors_of(args[a].toListRef()));
   const size_t n = operands[0].size();
+  if (n == 0) return false;
   for (const auto& list : tails)
     if (list.size() != n) return false;
   std::vector<int64_t> words;

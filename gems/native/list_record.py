@@ -201,11 +201,16 @@ def record_list_call(impl, keyset, args, kwargs, call, calls, primitive, overloa
     with recording:
         result = impl(keyset, *args, **kwargs)
     if calls[0] != served:
-        return result, record._python_only(overload, "ATen served it (a fallback)")
+        return result, _python_only(overload, "ATen served it (a fallback)")
     values = [args[i] if i < len(args) else kwargs.get(a.name, a.default_value) for i, a in enumerate(arguments)]
     try:
         spec = recording.list_spec(result, values)
     except record.NotRecordable as exc:
-        return result, record._python_only(overload, str(exc))
+        return result, _python_only(overload, str(exc))
     record.note(overload, record.NEW_SIGNATURE)
     return result, spec
+
+
+def _python_only(overload: str, why: str) -> str:
+    record.note(overload, why)
+    return why
