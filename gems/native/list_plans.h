@@ -76,10 +76,19 @@ struct TableEntry {
 };
 
 constexpr size_t kTableCache = 256;  // tables per process; an optimizer step uses a few dozen
-std::mutex g_tables_mutex;
-std::unordered_map<std::string, TableEntry> g_tables;
-std::list<std::string> g_table_order;  // least recently used first
-std::vector<at::Tensor> g_kept_tables;  // read by a captured CUDA graph: never freed
+
+struct TableCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, TableEntry> tables;
+  std::list<std::string> order;  // least recently used first
+  std::vector<at::Tensor> kept;  // read by a captured CUDA graph: never freed
+};
+
+// Never destroyed: its tensors must not be freed at exit, after the device runtime may be gone.
+TableCache& table_cache() {
+  static TableCache* cache = new TableCache();
+  return *cache;
+}
 
 bool stream_capturing(c10::Device device) {
   if (g_primitive != kCuda || g_driver.is_capturing == nullptr) return false;
@@ -95,11 +104,12 @@ at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
   std::string key(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(int64_t));
   key.append(reinterpret_cast<const char*>(&device), sizeof(device));
   const bool capturing = stream_capturing(device);
-  std::lock_guard<std::mutex> lock(g_tables_mutex);
-  auto found = g_tables.find(key);
-  if (found != g_tables.end()) {
-    g_table_order.splice(g_table_order.end(), g_table_order, found->second.order);
-    if (capturing) g_kept_tables.push_back(found->second.device);
+  TableCache& c = table_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto found = c.tables.find(key);
+  if (found != c.tables.end()) {
+    c.order.splice(c.order.end(), c.order, found->second.order);
+    if (capturing) c.kept.push_back(found->second.device);
     return found->second.device;
   }
   const int64_t n = int64_t(words.size());
@@ -108,14 +118,14 @@ at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
   std::memcpy(host.data_ptr(), words.data(), words.size() * sizeof(int64_t));
   at::Tensor on_device = device.is_cpu() ? host : host.to(device, /*non_blocking=*/g_primitive == kCuda);
   if (capturing) {
-    g_kept_tables.push_back(on_device);
-    g_kept_tables.push_back(host);
+    c.kept.push_back(on_device);
+    c.kept.push_back(host);
   }
-  g_table_order.push_back(key);
-  g_tables.emplace(std::move(key), TableEntry{on_device, host, std::prev(g_table_order.end())});
-  if (g_tables.size() > kTableCache) {
-    g_tables.erase(g_table_order.front());
-    g_table_order.pop_front();
+  c.order.push_back(key);
+  c.tables.emplace(std::move(key), TableEntry{on_device, host, std::prev(c.order.end())});
+  if (c.tables.size() > kTableCache) {
+    c.tables.erase(c.order.front());
+    c.order.pop_front();
   }
   return on_device;
 }
