@@ -355,5 +355,5 @@ def test_an_existing_build_is_loaded_without_compiling(monkeypatch):
     monkeypatch.setattr(cpp_extension, "load", no_build)
     ext, reason = native._build()
     assert ext is not None and reason == ""
-    sources = b"\0".join(path.read_bytes() for path in (native.SOURCE, native.LISTS_SOURCE))
+    sources = b"\0".join(path.read_bytes() for path in native.sources())
     assert Path(gems.native_status()["build_dir"]).name == native._build_tag(sources)

@@ -32,6 +32,7 @@ import torch
 
 SOURCE = Path(__file__).with_name("dispatch.cpp")  # the module; it binds lists.cpp's functions too
 LISTS_SOURCE = Path(__file__).with_name("lists.cpp")
+LIST_PLANS_HEADER = Path(__file__).with_name("list_plans.h")  # included by dispatch.cpp
 _CFLAGS = ["-O2"]
 # The launch primitive per device type: a C++ cuLaunchKernel of the Triton-compiled function, or a
 # call back into Python (the interpreter, and any device without a native primitive yet).
@@ -68,10 +69,15 @@ def _build_tag(source: bytes) -> str:
     return hashlib.sha256(b"\0".join(p if isinstance(p, bytes) else p.encode() for p in parts)).hexdigest()[:12]
 
 
+def sources() -> tuple:
+    """What the build hashes (all) and compiles (the .cpp files)."""
+    return SOURCE, LISTS_SOURCE, LIST_PLANS_HEADER
+
+
 def _build():
     cxx = os.environ.get("CXX", "c++")
-    sources = {path.name: path.read_bytes() for path in (SOURCE, LISTS_SOURCE)}
-    tag = _build_tag(b"\0".join(sources.values()))
+    files = {path.name: path.read_bytes() for path in sources()}
+    tag = _build_tag(b"\0".join(files.values()))
     name = f"gems_native_{tag}"
     build_dir = _cache_dir() / tag
     library, stamp = build_dir / f"{name}.so", build_dir / "built"
@@ -92,7 +98,7 @@ def _build():
     # ninja rebuilds when the compile command changes, and the command names the source: compiling a copy
     # in the build directory lets every checkout of the same source (worktrees, CI's scratch copy of the
     # simulated-device example) share one build instead of rebuilding for its own path.
-    for file_name, source in sources.items():
+    for file_name, source in files.items():
         staged = build_dir / file_name
         if not staged.is_file() or staged.read_bytes() != source:
             partial = staged.with_name(f"{staged.name}.{os.getpid()}.tmp")
@@ -103,7 +109,7 @@ def _build():
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            ext = load(name, [str(build_dir / n) for n in sources], extra_cflags=_CFLAGS,
+            ext = load(name, [str(build_dir / n) for n in files if n.endswith(".cpp")], extra_cflags=_CFLAGS,
                        build_directory=str(build_dir), verbose=False)
     except Exception as exc:  # a compiler error, a missing header, an ABI mismatch: all mean "Python path"
         log.write_text(f"{output.getvalue()}\n{type(exc).__name__}: {exc}\n")
@@ -177,7 +183,14 @@ def register(overload: str, dispatch_key: str, device: str, serve, implementatio
         slot = _slots[overload] = ext.new_slot(overload)
     same = implementation is not None and _registered_as.get(overload) == (implementation, dispatch_key)
     _registered_as[overload] = (implementation, dispatch_key)
-    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve, same))
+    # Multi-tensor overloads key their tensor lists by summary and replay list plans (list_plans.h).
+    lists = overload.startswith(("_foreach_", "_fused_"))
+    per_call = []
+    if lists:
+        from gems.native import list_record
+
+        per_call = list_record.declare(overload, getattr(implementation, "per_call_scalars", ()))
+    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve, same, lists, per_call))
 
 
 def record_call(impl, keyset, args, kwargs, call, calls, overload):
@@ -186,6 +199,10 @@ def record_call(impl, keyset, args, kwargs, call, calls, overload):
     from gems.native import generic, record
 
     primitive = status()["primitive"]
+    if call[3]:  # a call over tensor lists (list_plans.h)
+        from gems.native import list_record
+
+        return list_record.record_list_call(impl, keyset, args, kwargs, call, calls, primitive, overload)
     outcome = record.record_call(impl, keyset, args, kwargs, call, calls, primitive, overload)
     if len(outcome) == 2:
         return outcome

@@ -22,9 +22,17 @@
 
 #include <atomic>
 #include <cstring>
+#include <list>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
+
+// lists.cpp: a uniform launch's table (the first program of each row, then the rows); returns the programs.
+int64_t write_table(const std::vector<std::vector<const at::Tensor*>>& operands,
+                    const std::vector<std::vector<const at::Tensor*>>& tails, const int64_t* words, int64_t chunk,
+                    bool flat_flag, std::vector<int64_t>& table, int64_t& n_rows, bool& aligned);
 
 namespace {
 
@@ -57,7 +65,7 @@ enum WordKind : uint32_t { kFixedWord = 0, kSizeWord = 1, kStrideWord = 2, kIntW
 
 // Why a call left the native path without a new signature to record (gems.native.python_reasons()).
 enum Why : uint8_t { kWhyNone = 0, kWhyArgument, kWhyTensors, kWhyLong, kWhyTensorKind, kWhyOverlap, kWhyOff,
-                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyCount };
+                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyList, kWhyListTable, kWhyCount };
 const char* const kWhyText[kWhyCount] = {
     "",
     "an argument the key does not cover (a generator, a list of Scalars, a symbolic size, a long string)",
@@ -71,6 +79,9 @@ const char* const kWhyText[kWhyCount] = {
     "a tensor subclass, mode or transform is active (torch.compile tracing, fake or functional tensors, vmap): "
     "ATen's composite runs",
     "it draws random numbers while a CUDA graph is captured (the graph-safe Philox state is taken in Python)",
+    "a tensor list that is not uniform (mixed dtypes or devices, a non-contiguous or non-strided tensor) or a "
+    "list of Scalars with a complex value: the per-row Python path serves it",
+    "its table's rows or alignment differ from those of the recorded call with its key",
 };
 
 struct Driver {
@@ -142,6 +153,8 @@ struct Target {
   uint16_t value;  // index into the computed numbers
 };
 
+struct ListInfo;  // list_plans.h
+
 struct Plan {
   uint64_t generation;
   int nkey;
@@ -155,6 +168,7 @@ struct Plan {
   std::vector<uint64_t> draw_increments;  // Philox words each of the call's draws takes from the generator
   std::vector<DrawParam> draw_params;      // CUDA primitive: where the keys' words go
   PyObject* py_plan = nullptr;  // strong reference, never released (plans are never freed)
+  const ListInfo* list = nullptr;  // a list plan's table (list_plans.h)
 };
 
 struct Formula {  // floor((a * v + b) / d), d >= 1
@@ -189,6 +203,8 @@ struct Slot {
   std::vector<uint8_t> mutable_arg;
   size_t nargs = 0;
   bool autograd = false;  // registered at an Autograd<key>: only calls that need no graph replay
+  bool lists = false;     // a multi-tensor overload: tensor lists keyed by summary, served by list plans
+  std::vector<uint8_t> per_call;  // list overloads: Scalar arguments keyed by type, their values read per call
   uint64_t generation = 0;
   std::atomic<Plan*> table[kTableSize];
   std::atomic<Generic*> generic[kMaxGeneric];
@@ -214,6 +230,8 @@ struct Key {
   const at::Tensor* tensors[kMaxTensors];
   bool mutable_tensor[kMaxTensors];
   int nt = 0;
+  c10::ArrayRef<c10::IValue> first_list;  // list calls: the first tensor list (rows' sizes are compared with it)
+  bool has_first_list = false;
   inline void add(uint64_t v, uint32_t d = kFixedWord) {
     if (n < kMaxKey) {
       desc[n] = d;
@@ -294,16 +312,23 @@ void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable, int
   k.tensors[k.nt++] = &t;
 }
 
+void add_tensor_list(Key& k, c10::ArrayRef<c10::IValue> list);  // list_plans.h
+void add_scalar_list(Key& k, c10::ArrayRef<c10::IValue> list);
+
 // The signature of one call: everything the Python implementation's decision read.
 void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device current) {
   k.add(uint64_t(c10::typeMetaToScalarType(c10::get_default_dtype())) | (uint64_t(current.index() + 1) << 8) |
         (global_state() << 32));
   for (size_t i = 0; i < s.nargs && k.ok; ++i) {
     const c10::IValue& a = args[i];
-    if (a.isTensor()) {
+    if (s.lists && a.isList()) {  // a list call: lists keyed by summary, a ScalarList's values read per call
+      a.isTensorList() ? add_tensor_list(k, a.toListRef()) : add_scalar_list(k, a.toListRef());
+    } else if (a.isTensor()) {
       add_tensor(k, s, a.toTensor(), s.mutable_arg[i], int(i));
     } else if (a.isNone()) {
       k.add(tag(kNone));
+    } else if (s.lists && s.per_call[i] && (a.isInt() || a.isDouble() || a.isBool())) {
+      k.add(tag(a.isInt() ? kInt : a.isDouble() ? kDouble : kBool));  // the value is a kernel word, read per call
     } else if (a.isInt()) {
       k.add(tag(kInt));
       k.add(uint64_t(a.toInt()), desc(kIntWord, i));
@@ -738,6 +763,8 @@ void insert_generic(Slot& s, Generic* g) {
   s.ngeneric.store(n + 1, std::memory_order_release);
 }
 
+#include "list_plans.h"
+
 // The Python kernel convention (as torch's own Python kernels get their arguments): positional
 // arguments up to the keyword-only ones, trailing defaults dropped; keyword-only ones unless default.
 std::pair<py::tuple, py::dict> to_python(const c10::OperatorHandle& op, std::vector<c10::IValue>& arguments) {
@@ -795,13 +822,14 @@ py::bytes as_bytes(const void* data, size_t n) { return py::bytes(static_cast<co
 // A call the plan tables do not serve: the Python implementation, recording when the key is new (`k` given);
 // `why` (a str, or None for a new key) says why it left the native path.
 void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack,
-                  const Key* k, uint64_t h, PyObject* why) {
+                  const Key* k, uint64_t h, PyObject* why, bool list_call = false) {
   py::gil_scoped_acquire gil;
   py::object call = py::none();
   if (k != nullptr) {  // before the stack is popped: the key points into it
     py::tuple t(k->nt);
     for (int i = 0; i < k->nt; ++i) t[i] = py::cast(*k->tensors[i]);
-    call = py::make_tuple(t, as_bytes(k->w, sizeof(uint64_t) * k->n), as_bytes(k->desc, sizeof(uint32_t) * k->n));
+    call = py::make_tuple(t, as_bytes(k->w, sizeof(uint64_t) * k->n), as_bytes(k->desc, sizeof(uint32_t) * k->n),
+                          list_call);
   }
   std::vector<c10::IValue> arguments = torch::jit::pop(*stack, s.nargs);
   auto args_kwargs = to_python(op, arguments);
@@ -810,7 +838,7 @@ void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks
   py::tuple res = serve(ks, args_kwargs.first, args_kwargs.second, call, reason).cast<py::tuple>();
   push_result(op, stack, res[0]);
   if (k == nullptr || res[1].is_none()) return;
-  insert(s, *k, h, build_plan(res[1]));
+  insert(s, *k, h, list_call ? build_list_plan(res[1]) : build_plan(res[1]));
   if (res.size() > 2 && !res[2].is_none()) insert_generic(s, build_generic(res[2].cast<py::tuple>(), *k));
 }
 
@@ -857,11 +885,17 @@ struct GemsKernel : public c10::OperatorKernel {
       uint64_t keys[2 * kMaxDraws];
       if (plan->python_only) {
         serve_python(s, op, ks, stack, nullptr, h, plan->why);
+      } else if (plan->list != nullptr) {
+        if (!replay_list(s, *plan, k, args, stack)) serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyListTable]);
       } else if (g_primitive == kCuda && !plan->draw_increments.empty() && !take_keys(*plan, current, keys)) {
         serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCaptureDraw]);
       } else {
         replay(s, *plan, current, k, stack, nullptr, 0, keys);
       }
+      return;
+    }
+    if (s.lists) {  // list calls get exact plans only
+      serve_python(s, op, ks, stack, &k, h, nullptr, true);
       return;
     }
     int64_t values[kMaxValues];
@@ -887,7 +921,7 @@ int64_t new_slot(const std::string& overload) {
 }
 
 int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve,
-                        bool keep_plans) {
+                        bool keep_plans, bool lists, const std::vector<int64_t>& per_call) {
   Slot& s = *g_slots.at(slot_id);
   auto dot = overload.find('.');
   std::string name = overload.substr(0, dot);
@@ -900,9 +934,12 @@ int64_t register_kernel(int64_t slot_id, const std::string& overload, const std:
     s.original.reset();
   }
   s.autograd = c10::isIncludedInAlias(dispatch_key, c10::DispatchKey::Autograd);
+  s.lists = lists;
   const auto& arguments = op.schema().arguments();
   s.nargs = arguments.size();
   s.mutable_arg.assign(s.nargs, 0);
+  s.per_call.assign(s.nargs, 0);
+  for (int64_t i : per_call) s.per_call.at(size_t(i)) = 1;
   for (size_t i = 0; i < s.nargs; ++i) {
     const auto* alias = arguments[i].alias_info();
     s.mutable_arg[i] = alias != nullptr && alias->isWrite();

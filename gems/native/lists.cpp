@@ -51,6 +51,37 @@ bool lists_uniform(const py::list& lists) {
   return uniform(lists, tensors);
 }
 
+// The table of a uniform launch (see uniform_table below) written into `table`: the first program of each row,
+// then the rows. Returns the programs; `n_rows` and `aligned` (every operand address 16-byte aligned) are set.
+// `words`: one word per row, or nullptr. Shared by the Python path and the native replay of list plans.
+int64_t write_table(const std::vector<std::vector<const at::Tensor*>>& operands,
+                    const std::vector<std::vector<const at::Tensor*>>& tails, const int64_t* words, int64_t chunk,
+                    bool flat_flag, std::vector<int64_t>& table, int64_t& n_rows, bool& aligned) {
+  const size_t n = operands[0].size(), lists = operands.size();
+  std::vector<int64_t> rows;
+  table.clear();
+  table.reserve(n);
+  rows.reserve(n * (lists + tails.size() + 3));
+  int64_t programs = 0;
+  uint64_t address_bits = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t l = 0; l < lists; ++l) address_bits |= reinterpret_cast<uint64_t>(operands[l][i]->data_ptr());
+    const int64_t numel = operands[0][i]->numel();
+    if (numel == 0) continue;
+    table.push_back(programs);
+    programs += (numel + chunk - 1) / chunk;
+    rows.push_back(numel);
+    if (flat_flag) rows.push_back(0);
+    for (size_t l = 0; l < lists; ++l) rows.push_back(int64_t(reinterpret_cast<uint64_t>(operands[l][i]->data_ptr())));
+    if (words != nullptr) rows.push_back(words[i]);
+    for (const auto& tail : tails) rows.push_back(int64_t(reinterpret_cast<uint64_t>(tail[i]->data_ptr())));
+  }
+  n_rows = int64_t(table.size());
+  table.insert(table.end(), rows.begin(), rows.end());
+  aligned = (address_bits & 15) == 0;
+  return programs;
+}
+
 // The table of a uniform launch over `operands` (lists: the kernel's operands, checked by `uniform`): None when
 // they are not uniform, else (table words as bytes, programs, rows, whether every operand address is 16-byte
 // aligned). A row's words: numel; a 0 when `flat_flag` (the foreach kernel's flat walk); each operand's address;
@@ -61,38 +92,26 @@ py::object uniform_table(const py::list& operands, const py::list& tails, const 
                          int64_t chunk, bool flat_flag) {
   std::vector<std::vector<const at::Tensor*>> tensors;
   if (!uniform(operands, tensors)) return py::none();
-  const size_t n = tensors[0].size(), lists = tensors.size();
+  const size_t n = tensors[0].size();
   if (!words.empty() && words.size() != n) return py::none();
-  std::vector<PyObject*> tail_lists;
+  std::vector<std::vector<const at::Tensor*>> tail_tensors;
   for (py::handle list : tails) {
     if (!PyList_Check(list.ptr()) || size_t(PyList_GET_SIZE(list.ptr())) != n) return py::none();
-    tail_lists.push_back(list.ptr());
-  }
-  std::vector<int64_t> firsts, rows;
-  firsts.reserve(n);
-  rows.reserve(n * (lists + tail_lists.size() + 3));
-  int64_t programs = 0;
-  uint64_t address_bits = 0;
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t l = 0; l < lists; ++l) address_bits |= reinterpret_cast<uint64_t>(tensors[l][i]->data_ptr());
-    const int64_t numel = tensors[0][i]->numel();
-    if (numel == 0) continue;
-    firsts.push_back(programs);
-    programs += (numel + chunk - 1) / chunk;
-    rows.push_back(numel);
-    if (flat_flag) rows.push_back(0);
-    for (size_t l = 0; l < lists; ++l) rows.push_back(int64_t(reinterpret_cast<uint64_t>(tensors[l][i]->data_ptr())));
-    if (!words.empty()) rows.push_back(words[i]);
-    for (PyObject* list : tail_lists) {
-      PyObject* item = PyList_GET_ITEM(list, i);
+    std::vector<const at::Tensor*> items(n);
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* item = PyList_GET_ITEM(list.ptr(), i);
       if (!THPVariable_Check(item)) return py::none();
-      rows.push_back(int64_t(reinterpret_cast<uint64_t>(THPVariable_Unpack(item).data_ptr())));
+      items[i] = &THPVariable_Unpack(item);
     }
+    tail_tensors.push_back(std::move(items));
   }
-  const int64_t n_rows = int64_t(firsts.size());
-  firsts.insert(firsts.end(), rows.begin(), rows.end());
-  py::bytes table(reinterpret_cast<const char*>(firsts.data()), firsts.size() * sizeof(int64_t));
-  return py::make_tuple(table, programs, n_rows, (address_bits & 15) == 0);
+  std::vector<int64_t> table;
+  int64_t n_rows = 0;
+  bool aligned = true;
+  const int64_t programs = write_table(tensors, tail_tensors, words.empty() ? nullptr : words.data(), chunk, flat_flag,
+                                       table, n_rows, aligned);
+  py::bytes content(reinterpret_cast<const char*>(table.data()), table.size() * sizeof(int64_t));
+  return py::make_tuple(content, programs, n_rows, aligned);
 }
 
 // ATen's functional foreach results for a list that `uniform` accepted: a fresh at::empty_like of each tensor (its

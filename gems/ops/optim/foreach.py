@@ -150,10 +150,13 @@ def _row_words(inputs, out, scalar_word):
     return [1, *addresses, scalar_word, *sizes, *(s for st in strides_list for s in st)], True
 
 
-def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, alpha=1.0):
+def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, alpha=1.0, scalar_arg=None):
     """Launch ``body`` over every row: inputs are lists of tensors (row i = their i-th tensors), outs the
     output tensors (allocated by the caller, or the first input list for in-place forms). The scalar comes
-    from ``scalars`` (one per row), else a 0-d ``scalar_tensor`` on the lists' device, else ``scalar``."""
+    from ``scalars`` (one per row), else a 0-d ``scalar_tensor`` on the lists' device, else ``scalar``
+    (``scalar_arg``: the schema position of the Scalar argument it is, for the native layer's list plans)."""
+    scalar = float64_bits(float(scalar)) if scalar_arg is None else mt.scalar_word(scalar, scalar_arg)
+    alpha = mt.scalar_word(alpha, "alpha")
     mode = SCALAR_ROW if scalars is not None else SCALAR_TENSOR if scalar_tensor is not None else SCALAR_ARG
     words = (float64_bits_list(scalars) if mode == SCALAR_ROW
              else [scalar_tensor.data_ptr()] * len(outs) if mode == SCALAR_TENSOR else [0] * len(outs))
@@ -163,7 +166,7 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     # One dtype, contiguous tensors and equal shapes row by row (every optimizer step's lists): the native
     # layer writes the table in one C++ loop. Any other call, or no native layer: the per-row path.
     uniform = None if mode == SCALAR_TENSOR and scalar_tensor.dtype is not dtype else mt.uniform_table(
-        [*inputs, outs], words)
+        [*inputs, outs], words, words_from=scalars if mode == SCALAR_ROW else scalar_tensor)
     if uniform is not None:
         content, programs, n_rows, aligned = uniform
         if n_rows:
@@ -185,7 +188,7 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
 def _launch_rows(body, in_dtypes, out_dtype, compute, table, n_rows, programs, has_strided, aligned, width, mode,
                  scalar_dtype, scalar, alpha):
     tl_in = [mt.TL_DTYPES[d] for d in in_dtypes] + [tl.float32] * (3 - len(in_dtypes))
-    _launch((programs,), table, n_rows, float64_bits(float(scalar)), float64_bits(float(alpha)), body,
+    _launch((programs,), table, n_rows, scalar, alpha, body,
             len(in_dtypes), *tl_in, mt.TL_DTYPES[out_dtype], mt.TL_DTYPES[compute], mode, scalar_dtype, has_strided,
             aligned, width, mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
 
@@ -298,7 +301,8 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
             promoted = [value] if kind == TENSOR else []
             outs = [_new_out(row[0], _shape_of(row, False), result_dtype([row[k] for k in inputs] + promoted))
                     for row in zip(*lists)]
-        apply(body, [lists[k] for k in inputs], outs, alpha=check_scalar(alpha_value), **extra)
+        apply(body, [lists[k] for k in inputs], outs, alpha=check_scalar(alpha_value),
+              scalar_arg=n_lists if kind == SCALAR else None, **extra)
         return outs
 
     def new(*args, alpha=1):
@@ -306,6 +310,9 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
 
     def in_place(*args, alpha=1):
         run(args, alpha, True)
+
+    # Scalars that reach the kernel only as float64 bits (apply): list plans read them per call, not by value.
+    new.per_call_scalars = in_place.per_call_scalars = (n_lists, "alpha") if kind == SCALAR else ("alpha",)
 
     dot = f".{suffix}" if suffix else ""
     return {f"{name}{dot}": new, f"{name}_{dot}": in_place} if functional else {f"{name}_{dot}": in_place}

@@ -159,9 +159,10 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps
         return
     lr_tensor = isinstance(lr, torch.Tensor)
     _launch((programs,), table, lr if lr_tensor else table, table if grad_scale is None else grad_scale,
-            table if found_inf is None else found_inf, n_rows, float64_bits(0.0 if lr_tensor else float(lr)),
-            float64_bits(float(beta1)), float64_bits(float(beta2)), float64_bits(float(weight_decay)),
-            float64_bits(float(eps)), mt.TL_DTYPES[dtype], mt.TL_DTYPES[state_steps[0].dtype],
+            table if found_inf is None else found_inf, n_rows,
+            float64_bits(0.0) if lr_tensor else mt.scalar_word(lr, "lr"), mt.scalar_word(beta1, "beta1"),
+            mt.scalar_word(beta2, "beta2"), float64_bits(float(weight_decay)), mt.scalar_word(eps, "eps"),
+            mt.TL_DTYPES[dtype], mt.TL_DTYPES[state_steps[0].dtype],
             tl.float64 if dtype == torch.float64 else tl.float32, adamw, amsgrad, maximize, weight_decay != 0,
             lr_tensor, grad_scale is not None, found_inf is not None, aligned,
             mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
@@ -171,6 +172,11 @@ def fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps
                 weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None):
     adam_step(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps,
               amsgrad, maximize, grad_scale, found_inf, adamw=False)
+
+
+# What reaches the kernel only as float64 bits (list plans read them per call; weight_decay != 0 is a constexpr).
+PER_CALL_SCALARS = ("lr", "beta1", "beta2", "eps")
+fused_adam_.per_call_scalars = PER_CALL_SCALARS
 
 
 SPECS = [

@@ -5,7 +5,7 @@ float or a 0-d tensor (``.tensor_lr``). ``torch.optim.AdamW(fused=True)`` dispat
 import torch
 
 from gems.dtypes import FLOATS
-from gems.ops.optim.fused_adam import adam_step
+from gems.ops.optim.fused_adam import PER_CALL_SCALARS, adam_step
 from gems.spec import OpSpec, lazy, lazy_perf
 
 
@@ -13,6 +13,9 @@ def fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
                  weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None):
     adam_step(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps,
               amsgrad, maximize, grad_scale, found_inf, adamw=True)
+
+
+fused_adamw_.per_call_scalars = PER_CALL_SCALARS
 
 
 SPECS = [

@@ -38,7 +38,10 @@ import triton
 import triton.language as tl
 
 from gems import native
+from gems.codegen.pointwise import float64_bits
 from gems.dtypes import ATEN_NAMES
+from gems.native import list_record
+from gems.runtime import registration
 from gems.runtime.registration import Fallback
 
 # Elements per program: ATen's multi_tensor_apply chunk (64K). A 1B-parameter model is about 16K programs.
@@ -122,13 +125,24 @@ def table(rows: list, numels: list, device) -> tuple[torch.Tensor, int]:
     return upload(words, torch.device(device)), programs
 
 
+def scalar_word(value, arg) -> int:
+    """``value`` (a Scalar argument of the call: ``arg`` its schema position or name) as the float64 bits a kernel
+    takes; while the native layer records a list call, marked as that argument's, which a replay reads per call
+    (the overload declares it in ``per_call_scalars``: a value that reaches nothing but such kernel words)."""
+    return list_record.scalar_word(float64_bits(float(value)), arg)
+
+
 def upload(words: list, device: torch.device) -> torch.Tensor:
     return _upload((device, tuple(words)), lambda: torch.tensor(words, dtype=torch.int64), device)
 
 
 def upload_bytes(words: bytes, device: torch.device) -> torch.Tensor:
-    """:func:`upload` of int64 words given as their bytes (:func:`uniform_table`'s)."""
-    return _upload((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
+    """:func:`upload` of int64 words given as their bytes (:func:`uniform_table`'s); reported to the native layer's
+    list recording (gems/native/list_record.py) while a call is recorded."""
+    def make():
+        return _upload((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
+
+    return make() if registration.recording is None else list_record.upload(make)
 
 
 def uniform(lists) -> bool:
@@ -141,16 +155,27 @@ def uniform(lists) -> bool:
 def empty_like_all(tensors) -> list:
     """``[torch.empty_like(t) for t in tensors]`` (ATen's functional foreach results: a fresh tensor each, with
     its input's layout) for a :func:`uniform` list, allocated in one C++ loop."""
-    return native.extension().empty_like_list(tensors)
+    out = native.extension().empty_like_list(tensors)
+    if registration.recording is not None:
+        list_record.allocated_like(out, tensors)
+    return out
 
 
-def uniform_table(operands, words=(), tails=(), flat_flag=True) -> tuple | None:
+def uniform_table(operands, words=(), tails=(), flat_flag=True, words_from=None) -> tuple | None:
     """For :func:`uniform` lists ``operands``: (the table's int64 words as bytes, programs, rows, every operand
     address 16-byte aligned), or None for other lists or without the native layer. A row's words: numel, a 0 if
     ``flat_flag`` (the foreach kernel's flat walk), the operands' addresses, the row's entry of ``words`` if any,
-    then the addresses of its tensors in ``tails`` (lists of any tensors: a fused optimizer's step counts)."""
+    then the addresses of its tensors in ``tails`` (lists of any tensors: a fused optimizer's step counts).
+    ``words_from``: what non-zero ``words`` are made of (a ScalarList argument's values as float64 bits, or a
+    tensor argument's address in every row), which the native layer's list plans read per call."""
     ext = native.extension()
-    return None if ext is None else ext.uniform_table(operands, list(tails), list(words), CHUNK, flat_flag)
+    if ext is None:
+        return None
+    words = list(words)
+    answer = ext.uniform_table(operands, list(tails), words, CHUNK, flat_flag)
+    if registration.recording is not None and answer is not None:
+        list_record.table_written(operands, words, words_from, tails, flat_flag, CHUNK, answer)
+    return answer
 
 
 def _upload(key, make_host, device: torch.device) -> torch.Tensor:

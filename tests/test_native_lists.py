@@ -1,0 +1,184 @@
+"""List plans of the native layer (gems/native/list_plans.h, list_record.py): calls over tensor lists
+(``_foreach_*``, ``_fused_adam(w)_``, torch.optim's foreach and fused steps) replay from C++ after their first
+call, with the same bits as the Python path; lists the key does not cover stay on the Python path, which
+raises ATen's errors. Interpreter vendor (its launch primitive is Python; keying, tables and allocation are C++)."""
+
+import contextlib
+import copy
+import os
+import shutil
+
+import pytest
+import torch
+
+import gems
+from gems import native
+from gems.native.record import NEW_SIGNATURE
+
+pytestmark = [pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
+                                 reason="no C++ compiler: the native layer cannot be built here"),
+              pytest.mark.skipif(gems.vendor().name != "interpreter", reason="CPU tensors: the interpreter vendor"),
+              pytest.mark.usefixtures("gems_enabled")]
+
+SHAPES = [(i % 5 + 1, 3 + i % 4) for i in range(19)] + [(0,)]  # 20 tensors of mixed sizes, one empty
+
+
+@contextlib.contextmanager
+def python_path():
+    """The native layer steps aside: every call runs the Python implementation (the answers to match)."""
+    native.extension().set_enabled(False)
+    try:
+        yield
+    finally:
+        native.extension().set_enabled(True)
+
+
+def lists(n, seed, shapes=SHAPES):
+    g = torch.Generator().manual_seed(seed)
+    return [[torch.randn(s, generator=g) for s in shapes] for _ in range(n)]
+
+
+def same(got, want):
+    assert len(got) == len(want)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+def replays(overload):
+    return native.call_counts().get(overload, 0)
+
+
+def test_a_foreach_loop_replays_after_its_first_call_with_the_python_paths_bits():
+    for step in range(3):
+        xs, ys, zs = lists(3, step)
+        want_xs, want_zs = [x.clone() for x in xs], [z.clone() for z in zs]
+        with python_path():
+            torch._foreach_add_(want_xs, 0.5)
+            want_prod = torch._foreach_mul(want_xs, ys)
+            torch._foreach_addcmul_(want_zs, want_xs, ys, value=-0.25)
+        torch._foreach_add_(xs, 0.5)
+        prod = torch._foreach_mul(xs, ys)
+        torch._foreach_addcmul_(zs, xs, ys, value=-0.25)
+        same(xs, want_xs), same(prod, want_prod), same(zs, want_zs)
+        # functional results: fresh tensors laid out as their inputs
+        assert all(p.data_ptr() != x.data_ptr() and p.shape == x.shape for p, x in zip(prod[:-1], xs))
+    assert (replays("_foreach_add_.Scalar"), replays("_foreach_mul.List"), replays("_foreach_addcmul_.Scalar")) == \
+        (2, 2, 2)
+    assert native.launch_counts()["_foreach_mul.List"] == 2
+    with gems.aten_only():
+        torch.testing.assert_close(prod, torch._foreach_mul(xs, ys), rtol=0, atol=0)
+
+
+def test_scalar_lists_and_scalars_are_read_per_call():
+    xs = lists(1, 0)[0]
+    for step in range(3):
+        scalars = [1.0 + step + i / 8 for i in range(len(xs))]
+        with python_path():
+            want = torch._foreach_div(xs, scalars)
+        same(torch._foreach_div(xs, scalars), want)
+    assert replays("_foreach_div.ScalarList") == 2  # new values every call, one plan
+    for lr in (0.1, 0.1, 0.2, 0.3, 2):  # a changed Scalar gives the new answer from the same plan
+        ys = [x.clone() for x in xs]
+        want = [x.clone() for x in xs]
+        with python_path():
+            torch._foreach_mul_(want, 1 - lr)
+        torch._foreach_mul_(ys, 1 - lr)
+        same(ys, want)
+    assert replays("_foreach_mul_.Scalar") == 3  # 1 - 2 is an int: another signature (recorded)
+    ys, zs = lists(2, 6)
+    for alpha in (0.5, -2.0):
+        want = [y.clone() for y in ys]
+        with python_path():
+            torch._foreach_add_(want, zs, alpha=alpha)
+        torch._foreach_add_(ys, zs, alpha=alpha)
+        same(ys, want)
+    assert replays("_foreach_add_.List") == 1
+
+
+def test_a_scalar_tensor_operand_is_read_at_its_address():
+    xs = lists(1, 1)[0]
+    for value in (2.0, -3.0):  # the same signature: the kernel reads the new value
+        s = torch.tensor(value)
+        with python_path():
+            want = torch._foreach_add(xs, s, alpha=0.5)
+        same(torch._foreach_add(xs, s, alpha=0.5), want)
+    assert replays("_foreach_add.Tensor") == 1
+
+
+@pytest.mark.parametrize("kind", ["foreach", "fused"])
+def test_torch_adamw_steps_replay_natively_and_match_atens(kind):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 12),
+                                torch.nn.LayerNorm(12), torch.nn.Linear(12, 8), torch.nn.LayerNorm(8))
+    assert len(list(model.parameters())) == 12
+    ref, mine = copy.deepcopy(model), copy.deepcopy(model)
+    options = {"lr": 1e-2, "weight_decay": 0.1, "amsgrad": kind == "fused", kind: True}
+    opt_ref, opt = torch.optim.AdamW(ref.parameters(), **options), torch.optim.AdamW(mine.parameters(), **options)
+    # an lr schedule: the lr (a Scalar of _foreach_mul_'s weight decay, the fused step's float lr) changes every step
+    schedules = [torch.optim.lr_scheduler.LambdaLR(o, lambda step: 1 / (1 + step)) for o in (opt_ref, opt)]
+    for _ in range(4):
+        for p, q in zip(ref.parameters(), mine.parameters()):
+            p.grad = torch.randn_like(p)
+            q.grad = p.grad.clone()
+        with gems.aten_only():
+            opt_ref.step()
+        opt.step()
+        for p, q in zip(ref.parameters(), mine.parameters()):
+            torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6)
+        for schedule in schedules:
+            schedule.step()
+    served = ["_fused_adamw_"] if kind == "fused" else [
+        "_foreach_lerp_.Scalar", "_foreach_mul_.Scalar", "_foreach_addcmul_.Scalar", "_foreach_sqrt",
+        "_foreach_div_.ScalarList", "_foreach_add_.Scalar", "_foreach_addcdiv_.ScalarList"]
+    # every step after the first replays (_foreach_mul_ scales params by 1 - lr * wd and exp_avg_sq by beta2)
+    assert {o: replays(o) for o in served} == {o: 7 if o == "_foreach_mul_.Scalar" else 3 for o in served}
+    assert {o: native.python_calls()[o] for o in served} == {o: {NEW_SIGNATURE: 1} for o in served}
+
+
+def test_fused_adam_reads_lr_grad_scale_and_found_inf_per_call():
+    params, grads, m, v = lists(4, 2, [(5, 3), (7,), (2, 2, 2)])
+    steps = [torch.tensor(1.0) for _ in params]
+    state = [params, grads, m, [x.abs() for x in v]]
+    for lr, scale, inf in ((0.1, 2.0, 0.0), (0.3, 4.0, 0.0), (0.3, 4.0, 1.0)):
+        args = [[t.clone() for t in ts] for ts in state]
+        want = [[t.clone() for t in ts] for ts in state]
+        options = dict(lr=torch.tensor(lr), beta1=0.9, beta2=0.99, weight_decay=0.01, eps=1e-8, amsgrad=False,
+                       maximize=False, grad_scale=torch.tensor(scale), found_inf=torch.tensor(inf))
+        with python_path():
+            torch._fused_adam_(*want, [], steps, **options)
+        torch._fused_adam_(*args, [], steps, **options)
+        for got, expected in zip(args, want):
+            same(got, expected)
+    assert replays("_fused_adam_.tensor_lr") == 2
+
+
+@pytest.mark.parametrize("change", ["dtype", "non-contiguous"])
+def test_lists_the_key_does_not_cover_stay_in_python_and_work(change):
+    xs, ys = lists(2, 3)
+    if change == "dtype":
+        xs[4] = xs[4].double()
+    else:
+        xs[4] = torch.randn(3, 5).t()  # SHAPES[4] transposed
+    for _ in range(2):
+        with gems.aten_only():
+            want = torch._foreach_mul(xs, ys)
+        torch.testing.assert_close(torch._foreach_mul(xs, ys), want, rtol=0, atol=0)
+    assert replays("_foreach_mul.List") == 0
+    assert "not uniform" in native.python_reasons()["_foreach_mul.List"]
+
+
+def test_lists_of_unequal_length_raise_atens_error_every_call():
+    xs, ys = lists(2, 4)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="same number of tensors"):
+            torch._foreach_add_(xs, ys[:-1])
+    torch._foreach_add_(xs, ys)
+    torch._foreach_add_(xs, ys)
+    assert replays("_foreach_add_.List") == 1
+
+
+def test_a_call_the_table_cannot_serve_stays_in_python_with_its_reason():
+    xs = lists(1, 5)[0]
+    torch._foreach_addcmul_(xs, xs, xs, torch.ones(len(xs)))  # a CPU tensor of scalars, read on the host
+    torch._foreach_addcmul_(xs, xs, xs, torch.ones(len(xs)))
+    assert replays("_foreach_addcmul_.Tensor") == 0
+    assert "ScalarList argument" in native.python_reasons()["_foreach_addcmul_.Tensor"]
