@@ -28,8 +28,9 @@ FULL_LONG_K = 1031
 PERSISTENT_TMA = (40, 72, 48)
 PERSISTENT_POINTER = (40, 36, 48)
 PERSISTENT_SPLIT = (24, 100, 20)
-# (M, K, N) of few-row products past 16 rows that skinny.py's kernel takes under the interpreter vendor's
-# SKINNY_MAX_ROWS (K of at least 128): its 32-row tile, and its 64-row tile (M > N: computed transposed).
+# (M, K, N) of few-row products past 16 rows that skinny.py's kernel takes in fp16/bf16 under the interpreter
+# vendor's SKINNY_MAX_ROWS (K of at least 128): its 32-row tile, and its 64-row tile (M > N: computed
+# transposed). fp32 and fp64 take gemm.py's GEMM there.
 SKINNY_32 = (24, 128, 40)
 SKINNY_64 = (72, 128, 40)
 ALPHA, BETA = 0.5, 2.0  # exact in every dtype, so scaling itself adds no rounding

@@ -159,17 +159,18 @@ def max_rows(args: dict) -> int:
 
 def takes(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, along_k: bool = False) -> bool:
     """Whether the single product a (M, K) @ b (K, N) takes this path (else gemm.py's GEMM or GEMV): a few
-    rows or columns (:func:`max_rows`), more than one of each; one row or column of fp16/bf16 too (tensor
-    cores keep the 16-row padding free; an fp32 or fp64 one stays on the FMA GEMV, which does not pay 16x the
-    math) unless its matrix is read ``along_k`` (contiguous along K), which the GEMV reads faster."""
+    rows or columns (:func:`max_rows`; more than MAX_ROWS only in fp16/bf16), more than one of each; one row or
+    column of fp16/bf16 too (tensor cores keep the 16-row padding free; an fp32 or fp64 one stays on the FMA
+    GEMV, which does not pay 16x the math) unless its matrix is read ``along_k`` (contiguous along K), which the
+    GEMV reads faster."""
     (m, k), n = a.shape, b.shape[1]
     few = min(m, n)
+    half = dtype in (torch.float16, torch.bfloat16)
     if few == 1:
-        return dtype in (torch.float16, torch.bfloat16) and not along_k
-    if few > _MAX_TILE_ROWS:
-        return False
-    args = {"M": m, "N": n, "K": k, "A_K_MAJOR": a.stride(1) == 1, "B_K_MAJOR": b.stride(0) == 1}
-    return few <= max_rows(args)
+        return half and not along_k
+    limit = max_rows({"M": m, "N": n, "K": k, "A_K_MAJOR": a.stride(1) == 1, "B_K_MAJOR": b.stride(0) == 1})
+    # Wider tiles only where measured: fp16/bf16 (an fp64 tile of 32 rows outgrows shared memory).
+    return few <= (limit if half else min(limit, MAX_ROWS))
 
 
 def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alpha=1, beta=0) -> torch.Tensor:
