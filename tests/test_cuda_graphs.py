@@ -101,7 +101,9 @@ def test_an_untuned_shape_class_runs_a_compiled_config_during_capture():
         return (torch.randn(m, 96, device="cuda", dtype=torch.float16),
                 torch.randn(96, 80, device="cuda", dtype=torch.float16))
 
-    torch.mm(*operands(40))  # tunes the class M 64 and compiles its config for these dtypes and alignments
+    # More than 64 rows and columns: gemm.py's GEMM (fewer take the few-row kernel on nvidia). Tunes the class
+    # M 128 and compiles its config for these dtypes and alignments.
+    torch.mm(*operands(80))
     a, b = operands(300)  # the class M 512, never tuned: nothing may be benchmarked during capture
     graph = torch.cuda.CUDAGraph()
     with pytest.warns(RuntimeWarning, match="no tuned config for shape class"):
