@@ -92,6 +92,19 @@ def test_gemv_splits_k_over_more_programs_when_its_rows_give_too_few(monkeypatch
     assert finished == [8, 8]
 
 
+def test_gemv_tunes_only_one_pass_configs_of_a_matrix_read_along_k_where_any_runs_one_pass(monkeypatch):
+    # The tuner times a config's first pass only: a split config would look faster than it runs.
+    monkeypatch.setattr(gemm, "multiprocessors", lambda device: 132)  # an H100
+    configs = [triton.Config({"BLOCK_M": bm, "BLOCK_K": bk}) for bm, bk in ((4, 512), (16, 256), (128, 32))]
+    matrix = torch.empty(1024, 4096)
+    def kept(rows, stride_am, stride_ak):
+        named = {"a_ptr": matrix, "M": rows, "K": 4096, "stride_am": stride_am, "stride_ak": stride_ak}
+        return [c.kwargs["BLOCK_M"] for c in gemm._one_pass_configs(configs, named)]
+    assert kept(1024, 4096, 1) == [4, 16]  # 128-row blocks: 8 programs, fewer than a quarter of 132
+    assert kept(16, 4096, 1) == [4, 16, 128]  # every config splits: all compared
+    assert kept(1024, 1, 1024) == [4, 16, 128]  # read along its rows: splits are that layout's fast path
+
+
 def test_few_row_products_take_the_skinny_kernel_and_split_k_when_columns_give_too_few(monkeypatch):
     monkeypatch.setattr(skinny, "multiprocessors", lambda device: 132)  # an H100
     seen = _counting(monkeypatch, skinny._skinny_kernel)
