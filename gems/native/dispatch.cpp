@@ -1003,6 +1003,25 @@ py::list counts() {
   return out;
 }
 
+// (overload, calls replayed, kernels launched by replays) of the slots that replayed since the last reset: what
+// the conformance harness reads around every call, so it skips the idle slots that counts() lists.
+py::list active_counts() {
+  py::list out;
+  for (auto& s : g_slots) {
+    const int64_t hits = s->hits.load(), launches = s->launches.load();
+    if (hits || launches) out.append(py::make_tuple(s->overload, hits, launches));
+  }
+  return out;
+}
+
+// Calls of one overload replayed since the last reset (every registration of it).
+int64_t hits_of(const std::string& overload) {
+  int64_t hits = 0;
+  for (auto& s : g_slots)
+    if (s->overload == overload) hits += s->hits.load();
+  return hits;
+}
+
 void reset_counts() {
   for (auto& s : g_slots) {
     s->hits.store(0);
@@ -1036,6 +1055,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("aten_only_add", &aten_only_add);
   m.def("set_enabled", &set_enabled);
   m.def("counts", &counts);
+  m.def("active_counts", &active_counts);
+  m.def("hits_of", &hits_of);
   m.def("reset_counts", &reset_counts);
   m.def("invalidate", &invalidate);
   m.def("lists_uniform", &lists_uniform);

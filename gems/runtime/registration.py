@@ -49,7 +49,7 @@ class _CallCounts(Mapping):
 
     def __getitem__(self, overload):
         python = self._cells[overload][0] if overload in self._cells else 0
-        return python + self._native().get(overload, 0)
+        return python + (native_layer.calls_of(overload) if native_layer is not None else 0)
 
     def __iter__(self):
         native = self._native()
