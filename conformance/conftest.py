@@ -20,7 +20,7 @@ from gems.perf import matrix
 from gems.report import conformance_report, environment
 from gems.runtime import registration, selection
 from gems.testing import compare
-from gems.testing.conformance import dtype_name, list_cases
+from gems.testing.cases import dtype_name, list_cases
 from gems.testing.worker_restart import pytest_runtest_protocol  # noqa: F401  (a lost device: a fresh worker)
 from gems.testing.xdist_groups import (
     keep_collection_order,

@@ -1,7 +1,8 @@
 """One test per (operator, dtype, variant) case; see conftest.py for options and reports."""
 
 from gems import ops
-from gems.testing.conformance import CaseResult, dtype_name, run_case
+from gems.testing.cases import CaseResult, dtype_name
+from gems.testing.conformance import run_case
 
 
 def test_case(case, conformance, request, report_case):

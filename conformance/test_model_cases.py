@@ -3,7 +3,7 @@
 import importlib.util
 
 from gems.models import conformance as model_cases
-from gems.testing.conformance import CaseResult, dtype_name
+from gems.testing.cases import CaseResult, dtype_name
 
 
 def test_model_case(model_case, conformance, request, report_case):

@@ -8,7 +8,8 @@ from gems import ops
 from gems.ops.pointwise.abs import abs_op
 from gems.runtime import registration
 from gems.spec import OpSpec
-from gems.testing.conformance import Case, list_cases, run_case
+from gems.testing.cases import Case, list_cases
+from gems.testing.conformance import run_case
 from gems.testing.samples import unary_samples
 
 DEVICE = "cpu"

@@ -11,7 +11,8 @@ from gems.ops.pointwise.add import add_op
 from gems.ops.pointwise.isnan import isnan_op
 from gems.runtime import registration
 from gems.spec import OpSpec, Sample
-from gems.testing.conformance import Case, copy_args, oracle_dtype, run_case
+from gems.testing.cases import Case, copy_args, oracle_dtype
+from gems.testing.conformance import run_case
 from gems.testing.samples_harness import harness_samples, numbers_changed
 
 

@@ -11,7 +11,8 @@ from gems import ops
 from gems.codegen.pointwise import PointwiseOp
 from gems.runtime import registration
 from gems.runtime.launch import Launcher
-from gems.testing.conformance import Case, run_case
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
 
 pytestmark = pytest.mark.skipif(gems.vendor().name != "interpreter", reason="checks the interpreter vendor")
 

@@ -13,7 +13,8 @@ from gems import ops
 from gems.runtime import launch, registration
 from gems.runtime.launch import Launcher
 from gems.testing import launch_memo
-from gems.testing.conformance import Case, run_case
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
 
 pytestmark = pytest.mark.skipif(gems.vendor().name != "interpreter", reason="memoises interpreter launches")
 

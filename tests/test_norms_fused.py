@@ -10,7 +10,8 @@ from gems import ops
 from gems.ops.fused import silu_and_mul as silu_module
 from gems.runtime import registration
 from gems.spec import OpSpec
-from gems.testing.conformance import Case, run_case
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
 
 DEVICE = "cpu"
 

@@ -22,8 +22,10 @@ from gems import ops
 from gems.ops.random import distributions, native_dropout, philox
 from gems.runtime import registration
 from gems.testing import draws
-from gems.testing.conformance import Case, run_case
-from gems.testing.samples_random import dropout_law, permutation_law
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
+from gems.testing.samples_random_integers import permutation_law
+from gems.testing.samples_random_nn import dropout_law
 
 REPO = Path(__file__).resolve().parents[1]
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the lead's GPU run)")

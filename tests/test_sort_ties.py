@@ -9,7 +9,8 @@ import torch
 import gems
 from gems import ops
 from gems.runtime import registration
-from gems.testing.conformance import Case, run_case
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
 from gems.testing.samples_sort import tie_check
 
 

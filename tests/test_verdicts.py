@@ -17,7 +17,8 @@ from gems.ops.pointwise.div import _floor_div
 from gems.runtime import registration
 from gems.spec import OpSpec, Sample
 from gems.testing import compare
-from gems.testing.conformance import Case, run_case
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
 
 
 @pytest.fixture(autouse=True)

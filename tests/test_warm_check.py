@@ -9,7 +9,8 @@ import gems
 from gems.runtime import registration
 from gems.spec import OpSpec
 from gems.testing import proof
-from gems.testing.conformance import Case, run_case
+from gems.testing.cases import Case
+from gems.testing.conformance import run_case
 from gems.testing.samples import unary_samples
 
 

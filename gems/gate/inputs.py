@@ -20,7 +20,7 @@ from gems.perf import STATUSES as PERF_STATUSES
 from gems.perf import row_speedup
 from gems.perf.results import OPTIONAL_COLUMNS
 from gems.report import conformance_report
-from gems.testing.conformance import STATUSES as CASE_STATUSES
+from gems.testing.cases import STATUSES as CASE_STATUSES
 
 CONFORMANCE_FILE = conformance_report.FILE
 COMPACT_FILE = conformance_report.COMPACT_FILE

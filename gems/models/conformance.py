@@ -21,7 +21,7 @@ import time
 import torch
 
 from gems.models import answers, build, presets
-from gems.testing.conformance import Case, CaseResult, dtype_name
+from gems.testing.cases import Case, CaseResult, dtype_name
 
 PREFIX = "model_"
 PATCHED = "_patched"

@@ -16,7 +16,7 @@ import torch
 
 from gems.runtime import registration
 from gems.testing import compare
-from gems.testing.conformance import copy_tensor, layout_differs, map_tensors, oracle_dtype, tensors_of
+from gems.testing.cases import copy_tensor, layout_differs, map_tensors, oracle_dtype, tensors_of
 
 
 def load_overrides(backend) -> dict:

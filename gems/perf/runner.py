@@ -28,7 +28,8 @@ from gems.report import environment
 from gems.runtime import registration, selection
 from gems.runtime.vendor import known_vendors
 from gems.spec import OpSpec
-from gems.testing.conformance import dtype_name, expected_overloads
+from gems.testing.cases import dtype_name
+from gems.testing.conformance import expected_overloads
 
 # A device where ATen has no kernels (the simulated one): there is nothing to compare speed with.
 NO_ATEN = "ATen has no kernels on this device: gems timed alone, no speedup"

@@ -329,13 +329,14 @@ C_NAMES = {torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16", torch.fl
 
 
 def inplace_samples(method: str, kind: str, **fields):
-    """gems.testing.samples_random.InplaceDraws(method, kind, **fields), made on first use (trimmed in quick
+    """gems.testing.samples_random_tensors.InplaceDraws(method, kind, **fields), made on first use (trimmed in quick
     mode)."""
     return lazy("gems.testing.samples_random", "quick_trimmed", "InplaceDraws", method, kind, **fields)
 
 
 def random_samples(name: str, *args, **kwargs):
-    """gems.testing.samples_random.<name>(*args, **kwargs), made on first use (trimmed in quick mode)."""
+    """The sample generator <name>(*args, **kwargs) of gems.testing.samples_random_*, made on first use (trimmed in
+    quick mode)."""
     return lazy("gems.testing.samples_random", "quick_trimmed", name, *args, **kwargs)
 
 
