@@ -14,7 +14,7 @@ from gems.ops.indexing import segments, shared, walk
 from gems.ops.indexing.masked_scatter import _masked_scatter_kernel
 from gems.runtime import launch, registration
 from gems.runtime.registration import Fallback
-from gems.testing.samples_indexing import _scatter_targets, one_of_written
+from gems.testing.samples_indexing import one_of_written, scatter_targets
 
 
 @pytest.fixture
@@ -180,7 +180,7 @@ def test_block_ends_of_few_and_many_blocks(enabled, n):
 
 
 def test_one_of_written_accepts_any_written_value_and_nothing_else():
-    check = one_of_written(_scatter_targets)
+    check = one_of_written(scatter_targets)
     self, index, src = torch.zeros(3), torch.tensor([1, 1, 2]), torch.tensor([5.0, 6.0, 7.0])
     args = (self, 0, index, src)
     assert check(args, {}, [torch.tensor([0.0, 5.0, 7.0])]) == ""

@@ -8,7 +8,7 @@ shapes; full mode (a real device) larger.
 Generators are lazy: each :class:`Sample` carries a builder (``args=lambda: (...)``) and only the case
 that runs calls it, under its own seed, so listing an operator's variants makes no tensors. A family's
 behaviour is a small frozen record (:class:`UnarySamples`, :class:`BackwardSamples`; the binary one in
-gems.testing.samples_extra) whose fields say what the operator takes; the record is the generator.
+gems.testing.samples_extra_binary) whose fields say what the operator takes; the record is the generator.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import torch
 
 from gems.spec import Sample
 from gems.testing.samples import REJECT_HOST_DTYPE, _with_out, make_tensor, shape_for, special_values
-from gems.testing.samples_extra import _INPLACE_WIDER, _WIDER, _refused_out_dtype, _strided_empty, other_device
+from gems.testing.samples_extra_common import INPLACE_WIDER, WIDER, other_device, refused_out_dtype, strided_empty
 
 
 def integer_input_error_samples(call, operands=2):
@@ -96,15 +96,15 @@ class TernarySamples:
             plain = three(shape, shape, shape)
             with_out = lambda x, a, b, o: fn(x, a, b, out=o)
             add("out", plain, expects=out, call=_with_out)
-            add("out-noncontiguous", lambda: (*plain(), _strided_empty(shape, dtype, device)), {}, out, with_out)
+            add("out-noncontiguous", lambda: (*plain(), strided_empty(shape, dtype, device)), {}, out, with_out)
             add("out-resize", lambda: (*plain(), torch.empty((3,), dtype=dtype, device=device)), {}, out, with_out)
             add("out-wrong-device", plain, {}, call=lambda x, a, b: fn(x, a, b, out=torch.empty(
                 0, dtype=dtype, device=other_device(x.device))))
             add("out-overlap-error", three(square, square, square), {}, call=lambda x, a, b: fn(x, a, b, out=x.t()))
-            if _WIDER.get(dtype) is not None:
-                add("out-wider-dtype", lambda: (*plain(), torch.empty(0, dtype=_WIDER[dtype], device=device)), {},
+            if WIDER.get(dtype) is not None:
+                add("out-wider-dtype", lambda: (*plain(), torch.empty(0, dtype=WIDER[dtype], device=device)), {},
                     out, with_out)
-            refused = _refused_out_dtype(dtype)
+            refused = refused_out_dtype(dtype)
             if refused is not None:
                 add("out-wrong-dtype", plain, {}, call=lambda x, a, b: fn(x, a, b, out=torch.empty(
                     0, dtype=refused, device=x.device)))
@@ -117,7 +117,7 @@ class TernarySamples:
             add("inplace-broadcast-error", three((1, cols), shape, shape), call=inplace_call)
             add("inplace-overlap-error", three(square, square, square),
                 call=lambda x, a, b, **kw: inplace_call(x, x.t(), b, **kw))
-            wider = _INPLACE_WIDER.get(dtype)
+            wider = INPLACE_WIDER.get(dtype)
             if wider is not None:
                 add("inplace-promoted", lambda: (make[0](shape), make[1](shape, wider), make[2](shape, wider)),
                     expects=overload, call=inplace_call)
