@@ -13,7 +13,7 @@ the out= forms want out of self's dtype and resize it to self's shape.
 import torch
 
 from gems.checks import check_out, checked_scalar
-from gems.codegen.pointwise import is_dense
+from gems.codegen.pointwise_checks import is_dense
 from gems.dtypes import ALL
 from gems.ops.copy.shared import (
     check_copy,

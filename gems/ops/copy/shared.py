@@ -22,7 +22,8 @@ import triton
 import triton.language as tl
 
 from gems.checks import check_out
-from gems.codegen.pointwise import SUPPORTED_DTYPES, float64_bits, is_dense
+from gems.codegen.pointwise import SUPPORTED_DTYPES, float64_bits
+from gems.codegen.pointwise_checks import is_dense
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback

@@ -11,7 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import SUPPORTED_DTYPES, PointwiseOp, float64_bits, is_dense, pointwise_config
+from gems.codegen.pointwise import SUPPORTED_DTYPES, PointwiseOp, float64_bits, pointwise_config
+from gems.codegen.pointwise_checks import is_dense
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import Fallback

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import torch
 import triton
 
-from gems.codegen.pointwise import is_dense
+from gems.codegen.pointwise_checks import is_dense
 from gems.runtime import registration
 from gems.runtime.launch import cdiv, next_power_of_2
 from gems.runtime.registration import Fallback

@@ -28,7 +28,8 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import PointwiseOp, float64_bits, is_dense
+from gems.codegen.pointwise import PointwiseOp, float64_bits
+from gems.codegen.pointwise_checks import is_dense
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
     box_muller,

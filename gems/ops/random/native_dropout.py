@@ -16,7 +16,8 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.codegen.pointwise import float64_bits, is_dense
+from gems.codegen.pointwise import float64_bits
+from gems.codegen.pointwise_checks import is_dense
 from gems.dtypes import FLOATS
 from gems.ops.creation.fill import INT32_LIMIT, fill_dense
 from gems.ops.random.distributions import store_as

@@ -4,7 +4,8 @@ family's sample and perf generators (gems/testing/samples_shape.py, imported on 
 import torch
 
 from gems.checks import check_out
-from gems.codegen.pointwise import SUPPORTED_DTYPES, is_dense
+from gems.codegen.pointwise import SUPPORTED_DTYPES
+from gems.codegen.pointwise_checks import is_dense
 from gems.ops.reduction.planning import wrap_dim
 from gems.runtime.registration import Fallback
 from gems.spec import lazy, lazy_perf
