@@ -9,7 +9,9 @@ import shutil
 import pytest
 import torch
 import torch.nn.functional as F
+import triton.language as tl
 from torch.utils._python_dispatch import TorchDispatchMode
+from triton.runtime.jit import JITFunction
 
 import gems
 from gems import native
@@ -32,15 +34,23 @@ def _gems_on():
 
 @pytest.fixture
 def routes(monkeypatch):
-    """The modes persistent.product ran, in order."""
+    """The modes persistent.product ran, in order (not the native layer's dry runs at other sizes)."""
     seen = []
     real = persistent.product
 
     def product(*args, **kwargs):
-        seen.append(kwargs.get("how", args[6] if len(args) > 6 else "pointer"))
+        if registration.recording is None or not registration.recording.dry:
+            seen.append(kwargs.get("how", args[6] if len(args) > 6 else "pointer"))
         return real(*args, **kwargs)
     monkeypatch.setattr(persistent, "product", product)
     return seen
+
+
+def _one_pointer(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
+
+
+_one_pointer_kernel = JITFunction(_one_pointer)  # compiled-kernel form, as the CUDA recorder reads it
 
 
 def _close(got, want, dtype):
@@ -109,16 +119,38 @@ def test_few_tiles_split_k_and_the_second_pass_adds_the_bias_in_order(monkeypatc
 
 
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
-def test_the_native_layer_replays_the_pointer_mode_but_not_the_tma_mode():
-    (m, k, n), (pm, pk, pn) = samples_blas.PERSISTENT_TMA, samples_blas.PERSISTENT_POINTER
+@pytest.mark.parametrize("mode", ["pointer", "tma"])
+def test_the_native_layer_replays_both_modes(routes, mode):
+    (m, k, n) = samples_blas.PERSISTENT_TMA if mode == "tma" else samples_blas.PERSISTENT_POINTER
     for _ in range(4):
-        torch.mm(torch.randn(pm, pk).half(), torch.randn(pk, pn).half())
-    assert native.call_counts().get("mm", 0) >= 2  # tuned on call 1, recorded on call 2, replayed after
-    native.reset_counts()
-    for _ in range(4):
-        torch.mm(torch.randn(m, k).half(), torch.randn(k, n).half())
-    assert native.call_counts().get("mm", 0) == 0
-    assert "TMA" in native.python_reasons()["mm"]
+        a, b = torch.randn(m, k).half(), torch.randn(k, n).half()
+        got = torch.mm(a, b)
+        with gems.aten_only():
+            _close(got, a.double() @ b.double(), torch.float16)
+    assert set(routes) == {mode}  # the Python path ran this mode: it tunes (once per class), then records
+    assert native.call_counts().get("mm", 0) >= 2, native.python_reasons()  # and the last calls replayed
+
+
+def test_a_cuda_plan_carries_the_global_scratch_the_kernel_needs():
+    """The TMA mode's tensor descriptors live in global scratch: the CUDA launch spec carries its bytes per
+    program (the C++ launch allocates that times the programs per replay); scratch aligned past the caching
+    allocator's 512 bytes, or profile scratch, keeps the call in Python."""
+    from types import SimpleNamespace
+
+    from gems.native import record
+
+    def compiled(**meta):
+        base = {"num_warps": 4, "shared": 1024, "num_ctas": 1, "global_scratch_size": 128, "global_scratch_align": 128}
+        return SimpleNamespace(function=7, metadata=SimpleNamespace(**{**base, **meta}),
+                               src=SimpleNamespace(signature={"x_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr"}))
+    launcher = SimpleNamespace(kernel=_one_pointer_kernel)
+    args = (torch.empty(4), 5, 16)
+    argspec = (("t", 0, 0, 0, torch.float16, (4,), (1,)), ("c", 5), ("c", 16))
+    launch, where = record._cuda_launch(launcher, compiled(), (3, 1, 1), args, argspec)
+    assert launch[:6] == (7, 3, 1, 1, 128, 1024) and launch[8] == 128 and where[1][0] == "param"
+    for meta in ({"global_scratch_align": 1024}, {"profile_scratch_size": 64}):
+        with pytest.raises(record.NotRecordable):
+            record._cuda_launch(launcher, compiled(**meta), (3, 1, 1), args, argspec)
 
 
 def test_tuning_is_per_shape_class_and_layout():

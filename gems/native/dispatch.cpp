@@ -119,6 +119,7 @@ struct Patch {
 struct Launch {
   CUfunction fn;
   unsigned gx, gy, gz, block, shared;
+  uint64_t scratch;  // bytes of Triton's global scratch per program (tensor descriptors built in the kernel); 0: none
   std::vector<uint64_t> params;  // one 8-byte slot per parameter, constants filled in
   std::vector<Patch> patches;
 };
@@ -567,9 +568,17 @@ void launch_cuda(const Slot& s, const Plan& plan, c10::Device device, const std:
                                                                                      : temps[patch.index];
       params_values[patch.param] = reinterpret_cast<uint64_t>(t.unsafeGetTensorImpl()->data()) + deltas[p];
     }
-    params_values[n] = params_values[n + 1] = 0;  // triton's global and profile scratch: none
-    for (size_t i = 0; i < n + 2; ++i) params[i] = &params_values[i];
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) continue;
+    // Triton's global scratch, as its launcher sizes it (bytes per program x programs), from the caching
+    // allocator on this stream: freed when the launch is queued, reused only by work queued after it (and
+    // from the graph's pool while a stream captures). Profile scratch: none (the recorder refuses it).
+    at::Tensor scratch;
+    if (l.scratch != 0)
+      scratch = at::empty({int64_t(l.scratch * uint64_t(grid[0]) * grid[1] * grid[2])},
+                          at::TensorOptions().dtype(at::kByte).device(device));
+    params_values[n] = l.scratch != 0 ? reinterpret_cast<uint64_t>(scratch.data_ptr()) : 0;
+    params_values[n + 1] = 0;
+    for (size_t i = 0; i < n + 2; ++i) params[i] = &params_values[i];
     CUresult r = g_driver.launch(l.fn, grid[0], grid[1], grid[2], l.block, 1, 1, l.shared, stream, params, nullptr);
     if (r == kInvalidContext && g_driver.retain && g_driver.set_current) {
       // A thread that has not used this device's context yet: make the primary context current.
@@ -686,6 +695,7 @@ Plan* build_plan(const py::object& spec) {
     launch.gz = item[3].cast<unsigned>();
     launch.block = item[4].cast<unsigned>();
     launch.shared = item[5].cast<unsigned>();
+    launch.scratch = item[8].cast<uint64_t>();
     for (auto v : item[6].cast<py::list>()) launch.params.push_back(uint64_t(v.cast<int64_t>()));
     for (auto p : item[7].cast<py::list>()) {
       auto patch = p.cast<py::tuple>();

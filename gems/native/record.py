@@ -43,6 +43,7 @@ _FORMATS = {"i1": "b", "i8": "b", "u1": "B", "u8": "B", "i16": "h", "u16": "H", 
             "i64": "q", "u64": "Q", "fp16": "e", "fp32": "f", "f32": "f", "fp64": "d"}
 NEW_SIGNATURE = "the first call of its signature (recorded)"
 _MAX_DRAWS = 4  # Philox keys per call a plan may take (dispatch.cpp's kMaxDraws)
+_SCRATCH_ALIGN = 512  # the alignment of every block of torch's CUDA caching allocator
 
 # overload -> why the latest of its calls that left the native path did (gems.native.python_reasons()), and
 # (overload, reason) -> such calls: how a user finds out why a call costs the Python dispatcher hop.
@@ -288,14 +289,20 @@ def _jit_function(launcher) -> JITFunction:
 
 
 def _cuda_launch(launcher, compiled, grid, args, argspec):
-    """((CUfunction, grid x, y, z, block, shared, params, patches), {argument position: where it went})."""
+    """((CUfunction, grid x, y, z, block, shared, params, patches, scratch bytes per program),
+    {argument position: where it went})."""
     meta = getattr(compiled, "metadata", None)
     if meta is None or not getattr(compiled, "function", None):
         raise NotRecordable("no compiled kernel handle")
     if (getattr(meta, "num_ctas", 1) != 1 or getattr(meta, "launch_cooperative_grid", False)
-            or getattr(meta, "launch_pdl", False) or getattr(meta, "global_scratch_size", 0)
-            or getattr(meta, "profile_scratch_size", 0) or getattr(meta, "tensordesc_meta", None)):
+            or getattr(meta, "launch_pdl", False) or getattr(meta, "profile_scratch_size", 0)
+            or getattr(meta, "tensordesc_meta", None)):
         raise NotRecordable("the kernel needs launch features the native primitive does not set")
+    # Global scratch (tensor descriptors a kernel builds itself): the C++ launch allocates it per replay from
+    # the caching allocator, whose blocks start on 512-byte boundaries.
+    scratch = getattr(meta, "global_scratch_size", 0)
+    if scratch and getattr(meta, "global_scratch_align", 1) > _SCRATCH_ALIGN:
+        raise NotRecordable(f"the kernel's global scratch needs {meta.global_scratch_align}-byte alignment")
     fn = _jit_function(launcher)
     position = {name: p for p, name in enumerate(fn.arg_names)}
     params, patches, where = [], [], {}
@@ -321,7 +328,7 @@ def _cuda_launch(launcher, compiled, grid, args, argspec):
             params.append(int.from_bytes(raw.ljust(8, b"\0"), "little", signed=True))
         else:
             raise NotRecordable(f"kernel parameter type {ty}")
-    return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches), where
+    return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches, scratch), where
 
 
 def _bf16_bits(value: float) -> int:

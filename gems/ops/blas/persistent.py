@@ -13,10 +13,9 @@ registers: one pass over the output.
   producer warp group issues the copies, running ahead across tiles, and two consumer warp groups own
   BLOCK_M / 2 rows each; it needs num_warps 4 and BLOCK_M >= 128, and the program then has 12 warps), or
   one flattened software pipeline over every (tile, K step) of the program. The descriptors live in
-  global scratch that Triton's launcher allocates per launch through ``triton.set_allocator``, which the
-  native layer's C++ launch cannot give (its recorder refuses such a kernel): these calls stay on the
-  Python path, ~30-50 us of host time, so only products whose device time is well above that come here
-  (the vendor's ``gemm_route`` heuristics, TMA_MIN_FLOPS).
+  global scratch that Triton's launcher allocates per launch through ``triton.set_allocator``; the native
+  layer's C++ launch allocates the same bytes per replay. The vendor's ``gemm_route`` heuristics
+  (TMA_MIN_FLOPS) say from which product size this mode beats the pointer mode.
 - **Pointer mode** (key "gemm_persistent"): the same loop with plain loads (any strides; rows and columns
   past the edge wrap onto valid ones, as in gemm.py). No scratch, so the native layer replays it: the
   products between PERSISTENT_MIN_FLOPS and TMA_MIN_FLOPS, and large ones TMA cannot read.
@@ -34,7 +33,7 @@ from triton.runtime import _allocation
 
 from gems.ops.blas import skinny
 from gems.ops.blas.products import INT32_SAFE, epilogue, kernel_scalars, span
-from gems.ops.blas.tuning import Tuned, keep_in_python, multiprocessors
+from gems.ops.blas.tuning import Tuned, multiprocessors
 from gems.runtime import selection
 from gems.runtime.launch import cdiv
 
@@ -208,7 +207,6 @@ def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alph
     tma = how == "tma"
     kernel = _tma if tma else _pointer
     if tma:
-        keep_in_python("the TMA GEMM's descriptors live in scratch that Triton's launcher allocates")
         if (out.is_cuda  # unreached on the interpreter: CUDA
                 and _allocation._allocator.get() is _allocation._NULL_ALLOCATOR):
             # A context variable: unset in a thread that never set it (autograd's backward threads).

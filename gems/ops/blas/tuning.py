@@ -214,13 +214,6 @@ def _check_restorable(kernel: str, name: str, t: torch.Tensor) -> None:
                            f"the written-to tensor refers to a single memory location")
 
 
-def keep_in_python(why: str) -> None:
-    """Keep this call off the native layer's plans: its launch depends on something a plan cannot replay
-    (the persistent TMA GEMM's descriptors live in scratch that Triton's launcher allocates per call)."""
-    if registration.recording is not None:
-        registration.recording.refused = why
-
-
 def _tile_bytes(config, itemsize: int) -> int:  # unreached on the interpreter: one config per kernel
     meta = config.kwargs
     return config.num_stages * (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * itemsize

@@ -4,11 +4,14 @@ the persistent pointer-mode GEMM ("gemm_persistent").
 
 Measured on an H200 (tools/gpu_gemm.sh, bf16, cuBLAS / gems device time, 2026-11-26, torch 2.11, triton
 3.6), each path forced on the linear layers of Llama-7B, BERT-base and a 128K vocabulary head:
-- TMA_MIN_FLOPS, 2^37 (137 GFLOP, ~0.2 ms): the TMA mode's calls stay on the Python path (its tensor
-  descriptors live in launcher-allocated scratch, which the native layer cannot replay), and back to back
-  they cost about 0.2 ms each whatever the product: below ~70 GFLOP that is most of the time (2048x4096
-  -> 4096: TMA 0.40 of cuBLAS, pointer mode 0.87). From 185 GFLOP up TMA is the faster (0.85-1.03 vs
-  0.81-0.92).
+- TMA_MIN_FLOPS, 2^35 (34 GFLOP): the TMA mode has no K split, so it loses where a product's output tiles
+  are fewer than the multiprocessors. Measured on an H200 (runs/ A/B, 2026-11-27, bf16 F.linear, both modes
+  forced and replayed natively, back-to-back wall time per call, cuBLAS / gems pointer -> TMA): 2048x4096 ->
+  4096 0.90 -> 0.95, -> 11008 0.77 -> 0.84, 2048x11008 -> 4096 0.88 -> 0.96, -> 32000 0.84 -> 0.93,
+  1024x4096 -> 4096 0.90 -> 0.94, 8192x1024 -> 4096 0.84 -> 0.86; below 2^35 the pointer mode wins or ties
+  (2048x4096 -> 1024 0.88 vs 0.56, 512x4096 -> 4096 0.65 vs 0.56, 4096x768 -> 3072 0.84 vs 0.85). Until
+  2026-11-27 the TMA mode's calls took the Python path (its tensor descriptors live in launcher-allocated
+  scratch; the native layer now allocates it per replay) and the threshold was 2^37.
 - PERSISTENT_MIN_FLOPS, 2^30 (~2 us of tensor-core time): below it a product is launch-bound and gemm.py's
   GEMM (tuned per shape) serves it. Only for the forward layout (both operands K-major): on the backward
   products (g @ W, g^T @ x) gemm.py's GEMM was the faster in 10 of 12 shapes (e.g. 2048x4096 -> 4096:
@@ -46,7 +49,7 @@ def _persistent_min_flops(args):
 
 
 HEURISTICS_CONFIGS = {
-    "gemm_route": {"PERSISTENT_MIN_FLOPS": _persistent_min_flops, "TMA_MIN_FLOPS": lambda args: 1 << 37,
+    "gemm_route": {"PERSISTENT_MIN_FLOPS": _persistent_min_flops, "TMA_MIN_FLOPS": lambda args: 1 << 35,
                    "SKINNY_MAX_ROWS": lambda args: 64},
     "gemm_persistent": {"SPLIT_K": _split},
 }
