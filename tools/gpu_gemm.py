@@ -10,7 +10,8 @@ Bench providers (medians of triton.testing.do_bench, L2 flushed before each call
 (gems as routed), and gems forced onto one path: "old" (gemm.py's per-shape tuned GEMM), "ptr" (the
 persistent pointer-mode kernel), "tma" (the persistent TMA kernel). Each case: a linear layer's product
 x[M, K] @ W[N, K]^T ("fwd": mm with b = W.t(); "fwd+b": addmm with a bias row), or its backward
-products ("dx": g[M, N] @ W, "dW": g^T @ x, a = g.t()), the layouts F.linear hands to ATen.
+products ("dx": g[M, N] @ W, "dW": g^T @ x, a = g.t()), the layouts F.linear hands to ATen. The cases and
+the check's jobs: tools/gemm_cases.py. A smoke test on the CPU: GEMM_DEVICE=cpu GEMM_SCALE=64 GEMS_VENDOR=interpreter.
 """
 
 from __future__ import annotations
@@ -25,68 +26,11 @@ import sys
 import time
 from pathlib import Path
 
+from gemm_cases import DEVICE, PATHS, SCALE, cases, check_jobs, make, operands_2d, precompile_jobs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's gems
 
 START = time.time()
-# A smoke test of this script on the CPU: GEMM_DEVICE=cpu GEMM_SCALE=64 GEMS_VENDOR=interpreter (sizes / SCALE,
-# rounded up to a multiple of 8; wall-clock times).
-DEVICE = os.environ.get("GEMM_DEVICE", "cuda")
-SCALE = int(os.environ.get("GEMM_SCALE", "1"))
-# The cases: (M, K, N, kind, dtypes). The issue's table (H200, bf16: 0.61-0.83x), the backward products of
-# Llama-2-7B at 2048 tokens and BERT-base at 4096, an M sweep over a 4096 -> 4096 projection (decode to
-# long prefill, M not a multiple of a tile), Llama-3-8B's GQA k/v projection and vocabulary.
-_ISSUE = [(2048, 4096, 4096), (2048, 4096, 11008), (2048, 11008, 4096), (2048, 4096, 32000), (4096, 768, 768),
-          (4096, 768, 3072), (4096, 3072, 768), (8192, 1024, 4096), (2048, 4096, 1024), (512, 4096, 4096),
-          (128, 4096, 11008), (2048, 2048, 5632)]
-_BACKWARD = [(2048, 4096, 4096), (2048, 4096, 11008), (2048, 11008, 4096), (2048, 4096, 1024), (4096, 768, 3072),
-             (4096, 3072, 768)]
-_SWEEP = [1, 16, 128, 197, 512, 1000, 8192]
-
-
-def cases(which: str):
-    import torch
-
-    bf16, fp16, fp32 = torch.bfloat16, torch.float16, torch.float32
-    out = [(m, k, n, kind, bf16) for m, k, n in _ISSUE for kind in ("fwd", "fwd+b")]
-    out += [(m, k, n, kind, bf16) for m, k, n in _BACKWARD for kind in ("dx", "dW")]
-    out += [(m, 4096, 4096, "fwd", bf16) for m in _SWEEP]
-    out += [(2048, 4096, 128256, "fwd", bf16), (1000, 4096, 1024, "fwd", bf16), (197 * 32, 768, 3072, "fwd+b", bf16)]
-    out += [(m, k, n, "fwd", fp16) for m, k, n in _ISSUE]
-    out += [(2048, 4096, 4096, "fwd", fp32), (4096, 768, 3072, "fwd", fp32)]
-    if which == "quick":
-        out = [c for c in out if c[4] is bf16 and c[3] in ("fwd", "dW") and c[0] >= 512][:8]
-    seen, unique = set(), []
-    for c in out:
-        if SCALE > 1:
-            c = (*(-(-max(d // SCALE, 1) // 8) * 8 if d > 16 else d for d in c[:3]), *c[3:])
-        if c not in seen:
-            seen.add(c)
-            unique.append(c)
-    return unique
-
-
-def make(case, device=DEVICE):
-    """(call, args) of a case on fresh random operands: the torch-level call a model makes (fwd, fwd+b, dx, dW),
-    or, for the check, addmm with a full self and alpha/beta ("addmm"), in place ("addmm_"), and mm into a
-    column-major out= filled with NaN ("out-strided")."""
-    import torch
-    import torch.nn.functional as F
-
-    m, k, n, kind, dtype = case
-    r = lambda *s: torch.randn(*s, dtype=dtype, device=device)  # noqa: E731
-    calls = {
-        "fwd": (F.linear, lambda: (r(m, k), r(n, k))),
-        "fwd+b": (F.linear, lambda: (r(m, k), r(n, k), r(n))),
-        "dx": (torch.mm, lambda: (r(m, n), r(n, k))),
-        "dW": (lambda g, x: torch.mm(g.t(), x), lambda: (r(m, n), r(m, k))),
-        "addmm": (lambda s, x, w: torch.addmm(s, x, w.t(), beta=2.0, alpha=0.5), lambda: (r(m, n), r(m, k), r(n, k))),
-        "addmm_": (lambda s, x, w: s.clone().addmm_(x, w.t()), lambda: (r(m, n), r(m, k), r(n, k))),
-        "out-strided": (lambda x, w: torch.mm(x, w.t(), out=torch.full((w.shape[0], x.shape[0]), float("nan"),
-                                                                       dtype=x.dtype, device=x.device).t()),
-                        lambda: (r(m, k), r(n, k))),
-    }
-    call, operands = calls[kind]
-    return call, operands()
 
 
 # --------------------------------------------------------------------------- compile (CPU)
@@ -167,8 +111,6 @@ def _resources(compiled, ptxas: Path, arch: int) -> str:
 
 # --------------------------------------------------------------------------- GPU: paths, precompile, check, bench
 
-PATHS = ("old", "ptr", "tma")  # gems forced onto gemm.py's GEMM, persistent pointer mode, persistent TMA mode
-
 
 def _gems():
     """gems with mm and addmm registered, on the nvidia vendor; the module objects the forcing patches."""
@@ -208,61 +150,6 @@ def _short_tuning(persistent, gemm):
         tuned.autotuner._do_bench = bench
 
 
-# The check's products: every config of both persistent lists on a few (the configs' compiled schedules differ),
-# then every call kind on odd shapes with the tuned config. (33, 4104, 520): K split in pointer mode; (2048,
-# 4100, 264): rows TMA cannot read (the forced TMA path takes pointer loads).
-_CHECK_CONFIGS = [(1000, 768, 3072, "fwd+b"), (1000, 768, 3072, "dW"), (33, 4104, 520, "fwd")]
-_CHECK_SHAPES = [(197, 4096, 1000), (33, 4104, 520), (2048, 4100, 264)]
-_CHECK_KINDS = {"bfloat16": ("fwd", "fwd+b", "dx", "dW", "addmm", "addmm_", "out-strided"), "float16": ("fwd+b", "dW")}
-
-
-def _check_jobs():
-    """(case, path, config index) of the check: no tuning (its compiles stay few)."""
-    import torch
-
-    from gems.runtime import selection
-
-    count = {"ptr": len(selection.current().tune_configs("gemm_persistent")),
-             "tma": len(selection.current().tune_configs("gemm_tma"))}
-    scaled = [(197, 72, 40), (33, 104, 56), (40, 100, 48)]
-    jobs = [((m, k, n, kind, torch.bfloat16), path, index) for path in ("ptr", "tma") for index in range(count[path])
-            for m, k, n, kind in (_CHECK_CONFIGS if SCALE == 1 else [(*scaled[0], "fwd+b")])]
-    jobs += [((m, k, n, kind, dtype), path, 0) for path in ("ptr", "tma")
-             for dtype in (torch.bfloat16, torch.float16) for m, k, n in (_CHECK_SHAPES if SCALE == 1 else scaled)
-             for kind in _CHECK_KINDS[str(dtype)[6:]]]
-    return jobs
-
-
-def _jobs():
-    """(case, path, config index) for every config the check and the bench run, one per compiled variant
-    (roughly: dtype, layout, divisibility by 16; duplicates only cost a cache hit)."""
-    import torch
-
-    from gems.runtime import selection
-
-    backend = selection.current()
-    count = {path: len(backend.tune_configs(key)) for path, key in
-             (("old", "gemm"), ("ptr", "gemm_persistent"), ("tma", "gemm_tma"))}
-    wanted = _check_jobs()
-    for case in cases(os.environ.get("CASES", "all")):
-        m, k, n, kind, dtype = case
-        if min(m, n) <= 16:  # skinny.py's or the GEMV: tuned whole in one job
-            wanted.append((case, "small", None))
-            continue
-        paths = ("old",) if dtype is torch.float32 else PATHS
-        wanted += [(case, path, index) for path in paths for index in range(count[path])]
-    jobs, seen = [], set()
-    for case, path, index in wanted:
-        m, k, n, kind, dtype = case
-        sig = (path, index, kind, str(dtype), m % 16 == 0, n % 16 == 0, k % 16 == 0)
-        if path != "tma":  # EVEN_K, and the K split (pointer mode) of products with few tiles
-            sig += (k % 64 == 0, k % 32 == 0, m * n < 66 * 128 * 128)
-        if sig not in seen:
-            seen.add(sig)
-            jobs.append((case, path, index))
-    return jobs
-
-
 def _force_config(tuned, configs, index):
     """Tune ``tuned`` over ``configs[index]`` alone (over all of them for None)."""
     tuned.autotuner.configs = list(configs) if index is None else [configs[index]]
@@ -271,9 +158,9 @@ def _force_config(tuned, configs, index):
 
 
 def precompile(args) -> int:
-    """Fill Triton's disk cache: WORKERS processes run their share of :func:`_jobs` once each, one config
-    forced (no tuning, no timing)."""
-    jobs = _jobs()
+    """Fill Triton's disk cache: WORKERS processes run their share of :func:`gemm_cases.precompile_jobs` once
+    each, one config forced (no tuning, no timing)."""
+    jobs = precompile_jobs()
     workers = int(os.environ.get("WORKERS", "8"))
     if args.worker is None:
         print(f"precompile: {len(jobs)} kernel variants on {workers} workers", flush=True)
@@ -302,7 +189,7 @@ def precompile(args) -> int:
 
 
 def check(args) -> int:
-    """The persistent paths forced (:func:`_check_jobs`) against the float64 product (relative error limits:
+    """The persistent paths forced (:func:`check_jobs`) against the float64 product (relative error limits:
     bf16 1e-2, fp16 2e-3), then linear's gradients through them (the backward runs on autograd's device
     thread, where the TMA path sets Triton's allocator again)."""
     import torch
@@ -324,7 +211,7 @@ def check(args) -> int:
             bad += 1
             print(f"check {what}: rel err {err:.2e}", flush=True)
 
-    for case, path, index in _check_jobs():
+    for case, path, index in check_jobs():
         _force_config(tuned[path], full[path], index)
         force(persistent, path, routed)
         call, operands = make(case)
@@ -389,7 +276,7 @@ def bench(args) -> int:
                 row[path or "gems"] = timed(run)
                 row[f"{path or 'gems'} err"] = err
                 if path is None:
-                    how = routed(*_operands_2d(case, operands), dtype) if min(m, n) > 16 else None
+                    how = routed(*operands_2d(case, operands), dtype) if min(m, n) > 16 else None
                     row["route"] = how or ("skinny/gemv" if min(m, n) <= 16 else "old")
             except Exception as exc:  # reported in the table
                 row[path or "gems"] = None
@@ -407,16 +294,6 @@ def bench(args) -> int:
         print(_line(row), flush=True)
     _table(rows)
     return 0
-
-
-def _operands_2d(case, operands):
-    """(a, b) of the product a case's call makes, as gemm.py sees them."""
-    m, k, n, kind, dtype = case
-    if kind in ("fwd", "fwd+b"):
-        return operands[0], operands[1].t()
-    if kind == "dx":
-        return operands[0], operands[1]
-    return operands[0].t(), operands[1]
 
 
 def _line(row) -> str:

@@ -34,45 +34,36 @@ size-generic plans off, and conformance's warm calls run through them whenever a
 seen before. Anything else (a float that depends on the size such as a mean's 1/n, a number no formula
 fits, a probe over 1 GiB, a call during CUDA graph capture) leaves the family on exact plans, and
 ``gems.native.python_reasons()`` says why.
+
+This module keeps the families and the dry runs; gems/native/generic_fit.py fits a plan's numbers as formulas
+and gems/native/generic_spec.py turns them into the spec C++ stores (its checks and targets).
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import random
 import struct
-from fractions import Fraction
-from math import ceil, floor
 
 import torch
-import triton.language as tl
-from triton.runtime.autotuner import Autotuner, Heuristics
-from triton.runtime.jit import JITFunction
 
 from gems.native import record
+from gems.native.generic_fit import NoGeneric, difference, fit_all, formula_divisors, layout
+from gems.native.generic_spec import build_spec
 from gems.runtime import registration
 
 _FIXED, _SIZE, _STRIDE, _INT, _INT_ITEM = range(5)  # dispatch.cpp's WordKind
 _MIN_V = 5  # the buckets below, (2, 4] and less, hold too few sizes to be worth a plan
 _WHOLE_BUCKET = 48  # probe every size of a bucket this small
-_EXTRA_PROBES, _PER_ROUND = 48, 8
-_TEST_POINTS = 1 << 16
 _PROBE_BYTES = 1 << 30
 _MAX_FAMILIES = 4096
 _MEMBERS = 4  # recent calls kept per family: a decode step records its key and value cache appends alike
-# dispatch.cpp's TargetKind
-_GRID, _PARAM, _PATCH, _OUT_SIZE, _OUT_STRIDE, _TEMP, _OUT_INT = 0, 3, 4, 5, 6, 7, 8
 
 # (overload, key with its variable words left out) -> the words of its latest recorded calls, newest first
 _families: dict = {}
 # (family, variable, relations) -> [(lo, hi, why)]: ranges where a derivation failed, not tried again (each try
 # runs the implementation dozens of times)
 _failures: dict = {}
-
-
-class NoGeneric(Exception):
-    """No size-generic plan for this family and bucket; the message says why."""
 
 
 class StructureChanged(NoGeneric):
@@ -152,11 +143,11 @@ def _derive(family, overload, tensors, words, descs, previous, plan, args, kwarg
     bounds = [lo, hi]  # narrowed by _probe_range
     try:
         prober = _Prober(overload, tensors, descs, a, b, args, kwargs, primitive)
-        skeleton, numbers, slots = _layout(plan)
+        skeleton, numbers, slots = layout(plan)
         points = {v: numbers}
         lo, hi = _probe_range(prober, skeleton, points, v, previous[var], bounds)
-        formulas = _fit_all(points, slots, lo, hi, _divisors(plan), lambda p: prober.numbers(p, skeleton))
-        return _spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas)
+        formulas = fit_all(points, slots, lo, hi, formula_divisors(plan), lambda p: prober.numbers(p, skeleton))
+        return build_spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas)
     except NoGeneric as why:
         failed.append((bounds[0], bounds[1], str(why)))
         raise
@@ -286,9 +277,9 @@ class _Prober:
         plan = recording.plan(result)
         if plan is None:
             raise NoGeneric(f"at size {v}: {recording.why_python}")
-        probe_skeleton, numbers, _ = _layout(plan)
+        probe_skeleton, numbers, _ = layout(plan)
         if probe_skeleton != skeleton:
-            raise StructureChanged(f"the launches change at size {v}: {_difference(skeleton, probe_skeleton)}")
+            raise StructureChanged(f"the launches change at size {v}: {difference(skeleton, probe_skeleton)}")
         return numbers
 
 
@@ -328,259 +319,3 @@ def _set(args, index, item, value):
     args = list(args)
     args[index] = _set_value(args[index], item, value)
     return tuple(args)
-
-
-# ---------------------------------------------------------------------------- structure and numbers
-
-
-def _constexpr_positions(launcher) -> frozenset:
-    """The positions of the kernel's tl.constexpr parameters (compiled: Triton's params; interpreted: the
-    annotations of the Python function)."""
-    positions = getattr(launcher, "_gems_constexprs", None)
-    if positions is None:
-        kernel = launcher.kernel
-        while isinstance(kernel, (Autotuner, Heuristics)):
-            kernel = kernel.fn
-        if isinstance(kernel, JITFunction):
-            positions = frozenset(i for i, p in enumerate(kernel.params) if p.is_constexpr)
-        else:
-            parameters = inspect.signature(kernel.fn).parameters.values()
-            positions = frozenset(i for i, p in enumerate(parameters)
-                                  if p.annotation is tl.constexpr or str(p.annotation).endswith("constexpr"))
-        launcher._gems_constexprs = positions
-    return positions
-
-
-def _constant(value):
-    """A comparable form of a constant argument: floats by their bits (-0.0 is not 0.0, NaN is NaN)."""
-    return ("f", struct.pack("<d", value)) if type(value) is float else (type(value).__name__, value)
-
-
-def _layout(plan):
-    """(skeleton, numbers, slots) of a plan: what two calls of a family must share, the numbers that may
-    differ, and where each number sits."""
-    skeleton, numbers, slots = [], [], []
-
-    def number(slot, value):
-        slots.append(slot)
-        numbers.append(value)
-
-    for out in plan.outs:
-        if out[0] == 3:
-            skeleton.append((3, out[1]))
-            number(("oint", out[1]), out[2])
-            continue
-        if out[0] != 0:
-            skeleton.append(out)
-            continue
-        _, j, shape, strides, dtype, device = out
-        skeleton.append((0, j, len(shape), dtype, device))
-        for d, s in enumerate(shape):
-            number(("osize", j, d), s)
-        for d, s in enumerate(strides):
-            number(("ostride", j, d), s)
-    skeleton.append(("temps", len(plan.temps)))
-    for t, nbytes in enumerate(plan.temps):
-        number(("temp", t), nbytes)
-    for n, (launcher, _, grid, options, argspec, _) in enumerate(plan.launches):
-        constexprs = _constexpr_positions(launcher)
-        skeleton.append(("launch", launcher, tuple(options.items())))
-        for i, g in enumerate(grid):
-            number(("grid", n, i), g)
-        for p, spec in enumerate(argspec):
-            if spec[0] == "c":
-                if type(spec[1]) is int and p not in constexprs:
-                    skeleton.append(("int", p))
-                    number(("arg", n, p), spec[1])
-                else:
-                    skeleton.append(("c", p, _constant(spec[1])))
-                continue
-            _, kind, index, delta, dtype, shape, strides = spec
-            skeleton.append(("t", p, kind, index, dtype, len(shape)))
-            number(("delta", n, p), delta)
-            for d, s in enumerate(shape):
-                number(("tshape", n, p, d), s)
-            for d, s in enumerate(strides):
-                number(("tstride", n, p, d), s)
-    return skeleton, numbers, slots
-
-
-def _difference(expected, got) -> str:
-    if len(expected) != len(got):
-        return f"{len(got)} items where the first call has {len(expected)}"
-    first = next(i for i, (e, g) in enumerate(zip(expected, got)) if e != g)
-    return f"{got[first]!r} where the first call has {expected[first]!r}"
-
-
-def _divisors(plan) -> list[int]:
-    """Divisors a step formula may have: powers of two up to 2^16 and the launches' integer constexprs."""
-    found = {1 << i for i in range(17)}
-    for launcher, _, _, _, argspec, _ in plan.launches:
-        constexprs = _constexpr_positions(launcher)
-        found.update(s[1] for p, s in enumerate(argspec)
-                     if p in constexprs and s[0] == "c" and type(s[1]) is int and 1 < s[1] <= 1 << 20)
-    return sorted(found)
-
-
-def _affine(vs, ys):
-    """(a, b) with a * v + b == y at every probe, or None. The probes include both ends of the bucket, so
-    any other formula of the family floor((a' * v + b') / d') that fits them equals it on the whole bucket:
-    their difference is again such a formula, monotone in v, and zero at both ends."""
-    first, last = min(range(len(vs)), key=vs.__getitem__), max(range(len(vs)), key=vs.__getitem__)
-    rise, run = ys[last] - ys[first], vs[last] - vs[first]
-    if rise % run:
-        return None
-    a = rise // run
-    b = ys[first] - a * vs[first]
-    return (a, b) if all(a * v + b == y for v, y in zip(vs, ys)) else None
-
-
-def _candidates(vs, ys, divisors):
-    """[(a, d, b_lo, b_hi)]: formulas floor((a * v + b) / d), d > 1, that give ys at vs for every b in
-    [b_lo, b_hi]."""
-    first, last = min(range(len(vs)), key=vs.__getitem__), max(range(len(vs)), key=vs.__getitem__)
-    slope = Fraction(ys[last] - ys[first], vs[last] - vs[first])
-    found = []
-    for d in divisors[1:]:
-        for a in sorted({floor(slope * d), ceil(slope * d)}):
-            b_lo = max(d * y - a * v for v, y in zip(vs, ys))
-            b_hi = min(d * y - a * v + d - 1 for v, y in zip(vs, ys))
-            if b_lo <= b_hi:
-                found.append((a, d, b_lo, b_hi))
-    return found
-
-
-def _test_points(lo, hi) -> torch.Tensor:
-    if hi - lo + 1 <= _TEST_POINTS:
-        return torch.arange(lo, hi + 1, dtype=torch.int64)
-    half = _TEST_POINTS // 2
-    return torch.unique(torch.cat([torch.arange(lo, lo + half), torch.arange(hi - half + 1, hi + 1),
-                                   torch.linspace(lo, hi, _TEST_POINTS // 4, dtype=torch.float64).long()]))
-
-
-def _disagreement(candidates, points):
-    """A v among ``points`` where two candidate formulas differ, or None."""
-    def value(a, d, b):
-        return torch.div(a * points + b, d, rounding_mode="floor")
-
-    a0, d0, b0, _ = candidates[0]
-    reference = value(a0, d0, b0)
-    for a, d, b_lo, b_hi in candidates:
-        for b in (b_lo, b_hi):
-            differs = torch.nonzero(value(a, d, b) != reference)
-            if differs.numel():
-                return int(points[differs[differs.numel() // 2, 0]])
-    return None
-
-
-def _fit_all(points, slots, lo, hi, divisors, probe):
-    """One (a, b, d) per slot, probing more sizes (``probe(v)`` -> numbers) until each fit is unique."""
-    tests = None  # made when two step formulas must be compared
-    extra = 0
-    while True:
-        formulas, wanted = [], set()
-        vs = list(points)
-        for s, slot in enumerate(slots):
-            ys = [points[v][s] for v in vs]
-            if any(type(y) is not int for y in ys):
-                raise NoGeneric(f"{_slot_name(slot)} is not an integer")
-            affine = _affine(vs, ys)
-            if affine is not None:
-                if abs(affine[0]) * hi + abs(affine[1]) > 1 << 62:
-                    raise NoGeneric(f"{_slot_name(slot)} is too large")
-                formulas.append((affine[0], affine[1], 1))
-                continue
-            candidates = _candidates(vs, ys, divisors)
-            if not candidates:
-                raise NoGeneric(f"{_slot_name(slot)} is not floor((a * v + b) / d) over sizes {lo}..{hi}")
-            a, d, b, b_hi = candidates[0]
-            if max(abs(a) * hi + abs(b), abs(b_hi)) > 1 << 62:
-                raise NoGeneric(f"{_slot_name(slot)} is too large")
-            if len(candidates) == 1 and b == b_hi:
-                where = None
-            else:
-                with registration.aten_only():  # this module's own arithmetic is not a call of the user's
-                    tests = _test_points(lo, hi) if tests is None else tests
-                    where = _disagreement(candidates, tests)
-            if where is None:
-                formulas.append((a, b, d))
-            else:
-                wanted.add(where)
-        if not wanted:
-            return formulas
-        if extra >= _EXTRA_PROBES:
-            raise NoGeneric(f"the size-dependent numbers are still ambiguous after {extra} extra probes")
-        for v in sorted(wanted)[:_PER_ROUND]:
-            points[v] = probe(v)
-            extra += 1
-
-
-def _slot_name(slot) -> str:
-    names = {"osize": "output {} size {}", "ostride": "output {} stride {}", "oint": "integer result {}",
-             "temp": "temporary buffer {} bytes",
-             "grid": "launch {} grid dim {}", "arg": "launch {} argument {}", "delta": "launch {} argument {} offset",
-             "tshape": "launch {} argument {} size {}", "tstride": "launch {} argument {} stride {}"}
-    return names[slot[0]].format(*slot[1:])
-
-
-def _int_class(x: int) -> int:
-    """dispatch.cpp's int_class: Triton's specialization of an integer argument."""
-    if x == 1:
-        return 1
-    return 2 | (x % 16 == 0) << 2 | (-(2**31) <= x <= 2**31 - 1) << 3
-
-
-def _spec(plan, primitive, tensors, var, lo, hi, a, b, slots, numbers, formulas):
-    """The size-generic spec C++ stores: (plan spec with references, var, lo, hi, a, b, formulas, checks,
-    targets)."""
-    values, refs = [], {}
-    for slot, (fa, fb, fd) in zip(slots, formulas):
-        if fa == 0:
-            continue  # a constant: the anchor's own value stays in the plan
-        if (fa, fb, fd) not in values:
-            values.append((fa, fb, fd))
-        refs[slot] = values.index((fa, fb, fd))
-    anchor = dict(zip(slots, numbers))
-    targets, checks = [], []
-    fields = {}
-    for slot, value in refs.items():
-        kind = slot[0]
-        if kind in ("osize", "ostride"):
-            targets.append((_OUT_SIZE if kind == "osize" else _OUT_STRIDE, 0, slot[1], slot[2], value))
-        elif kind == "temp":
-            targets.append((_TEMP, 0, slot[1], 0, value))
-        elif kind == "oint":
-            targets.append((_OUT_INT, 0, slot[1], 0, value))
-        elif kind == "arg":
-            checks.append((0, value, -1, _int_class(anchor[slot])))
-        elif kind == "delta":
-            base = _base_input(plan, slot, tensors)
-            address = 0 if base < 0 else tensors[base].data_ptr()
-            checks.append((1, value, base, int((address + anchor[slot]) % 16 == 0)))
-        if primitive != "cuda" or kind not in ("grid", "arg", "delta"):
-            continue
-        n = slot[1]
-        if kind == "grid":
-            targets.append((_GRID + slot[2], 0, n, 0, value))
-            continue
-        where = (fields.get(n) or fields.setdefault(n, plan.cuda_fields(n))).get(slot[2])
-        if where is None:
-            continue  # an argument Triton made a constant (== 1, which the checks keep) or a constexpr
-        if where[0] == "param":
-            targets.append((_PARAM, where[2], n, where[1], value))
-        else:
-            targets.append((_PATCH, 0, n, where[1], value))
-    if len(values) > 64:
-        raise NoGeneric(f"{len(values)} size-dependent numbers (at most 64)")
-    return (plan.spec(primitive, refs), var, lo, hi, a, b, values, checks, targets)
-
-
-def _base_input(plan, slot, tensors) -> int:
-    """The input a tensor argument's offset is from, or -1 (a fresh output or temporary buffer: aligned)."""
-    _, n, p = slot
-    _, kind, index = plan.launches[n][4][p][:3]
-    if kind == 0:
-        return index
-    if kind == 1 and plan.outs[index][0] == 1:
-        return plan.outs[index][1]
-    return -1
