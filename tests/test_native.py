@@ -357,3 +357,14 @@ def test_an_existing_build_is_loaded_without_compiling(monkeypatch):
     assert ext is not None and reason == ""
     sources = b"\0".join(path.read_bytes() for path in native.sources())
     assert Path(gems.native_status()["build_dir"]).name == native._build_tag(sources)
+
+
+def test_a_random_call_at_a_new_size_keeps_exact_plans_and_says_why():
+    """A size-generic plan would probe other sizes, which draws: random calls get exact plans per size."""
+    for rows in (64, 80, 96):
+        torch.randn(rows, 48)
+    assert "random calls get exact plans only" in native.python_reasons()["randn"]
+    before = native.calls_of("randn")
+    first, second = torch.randn(96, 48), torch.randn(96, 48)
+    assert native.calls_of("randn") == before + 2  # the exact plan of 96 rows replays, drawing fresh keys
+    assert not torch.equal(first, second)

@@ -87,6 +87,8 @@ def layout(plan):
                 else:
                     skeleton.append(("c", p, _constant(spec[1])))
                 continue
+            if spec[0] == "g":  # a probe at another size would draw: random calls get exact plans only
+                raise NoGeneric("it takes Philox keys from the generator (random calls get exact plans only)")
             _, kind, index, delta, dtype, shape, strides = spec
             skeleton.append(("t", p, kind, index, dtype, len(shape)))
             number(("delta", n, p), delta)
