@@ -3,7 +3,8 @@
 # the tool's 10-minute limit), the core perf targets, and the models: joined locally with `gems-gate merge`
 # and promoted.
 #
-#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh shard I K     # operators I, I+K, I+2K... (I from 0)
+#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh shard I K     # operators I, I+K, I+2K... (I from 0);
+#                                                                     # WORKERS pytest workers (16), SHARD_S limit (560)
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh perf [ops]    # gems-perf core with tools/gpu_final.yaml
 set -uo pipefail
 OUT=${OUT:-/tmp/gems-out}
@@ -23,7 +24,7 @@ case "$1" in
     OPS=$(python -c "import gems.ops, gems.models.conformance as m; names = sorted(gems.ops.names()) + m.names(); \
 print(','.join(names[$2::$3]))")
     name=nvidia-shard$2of$3
-    timeout 560 python -m pytest conformance --vendor nvidia --quick -n 16 -v -p no:randomly -rf --tb=line \
+    timeout "${SHARD_S:-560}" python -m pytest conformance --vendor nvidia --quick -n "${WORKERS:-16}" -v -p no:randomly -rf --tb=line \
         --ops "$OPS" --report-dir "runs/$name" > "$OUT/$name.log" 2>&1
     echo "$name: $(grep -c ' PASSED ' "$OUT/$name.log") passed, $(grep -c ' FAILED ' "$OUT/$name.log") failed; \
 $(tail -1 "$OUT/$name.log")"
