@@ -1,6 +1,7 @@
 """Attention overloads beyond what conformance samples reach (interpreter vendor): the logsumexp's meaning,
 empty sequences (ATen's CPU kernel crashes on them, so conformance cannot ask it), bottom-right causality of
-_flash_attention_forward, the dropout fallback and ATen's errors before any launch."""
+_flash_attention_forward, dropout (gems' own keep mask against a float64 oracle that regenerates it, the keep ratio,
+the generator's advance, forward and backward falling back alike) and ATen's errors before any launch."""
 
 import os
 import shutil
@@ -9,9 +10,12 @@ import pytest
 import torch
 
 import gems
-from gems.ops.attention import decode, flash, sdpa_flash
+from gems.ops.attention import decode, dropout, flash, sdpa_efficient, sdpa_flash
+from gems.ops.attention.dropout import keep_mask_reference, key_of
 from gems.ops.attention.flash_attention_forward import _flash_attention_backward, _flash_attention_forward
 from gems.runtime import registration
+from gems.testing.draws import FALSE_FAILURE_RATE, hoeffding
+from gems.testing.samples_attention_dropout import DROPOUT_VERDICT, dropout_oracle
 
 A = torch.ops.aten
 
@@ -76,10 +80,104 @@ def test_flash_attention_forward_aligns_causality_bottom_right(m, n):
     assert all(bool(torch.isfinite(g).all()) for g in grads)
 
 
-def test_dropout_is_left_to_aten_with_its_reason():
+def test_dropout_of_the_cpu_overloads_is_left_to_aten_with_its_reason():
+    # ATen's CPU flash kernel refuses dropout (SDPA takes its math composite on CPU tensors), and so do gems'
     q = torch.randn(1, 2, 5, 16)
     with pytest.raises(gems.Fallback, match="dropout"):
         sdpa_flash._scaled_dot_product_flash_attention_for_cpu(q, q, q, 0.5)
+    with pytest.raises(gems.Fallback, match="dropout"):
+        sdpa_flash._scaled_dot_product_flash_attention_for_cpu_backward(q, q, q, q, q, torch.zeros(1, 2, 5), 0.5,
+                                                                        False)
+
+
+# --------------------------------------------------------------------------- dropout (gems' own keep mask)
+
+@pytest.mark.parametrize("b, h, hk, m, n, d, causal, with_bias, p", [
+    (2, 2, 2, 13, 24, 16, False, False, 0.3),
+    (1, 4, 2, 24, 13, 24, True, True, 0.1),   # gqa, causal, an additive bias, odd sizes (N not a multiple of 4)
+    (1, 2, 2, 1, 300, 16, False, False, 0.5),  # a decode shape: with dropout the tiled kernel, not split-KV
+])
+def test_cudnn_overloads_draw_one_keep_mask_for_forward_and_backward(b, h, hk, m, n, d, causal, with_bias, p):
+    torch.manual_seed(3)
+    q, k, v = torch.randn(b, h, m, d), torch.randn(b, hk, n, d), torch.randn(b, hk, n, d)
+    bias = torch.randn(b, 1, m, n) if with_bias else None
+    out, lse, _, _, _, _, seed, offset, _ = sdpa_efficient._scaled_dot_product_cudnn_attention(
+        q, k, v, bias, True, p, causal)
+    # ATen's forms (its meta function): 0-d int64 philox_seed and philox_offset
+    assert seed.shape == offset.shape == () and seed.dtype == offset.dtype == torch.int64
+    keep = keep_mask_reference(*key_of(seed, offset), (b, h, m, n), p)
+    grad_out = torch.randn_like(out)
+    grads = sdpa_efficient._scaled_dot_product_cudnn_attention_backward(
+        grad_out, q, k, v, out, lse, seed, offset, bias, None, None, m, n, p, causal)
+    want = dropout_oracle(q, k, v, bias, causal, p, keep, grad_out)
+    for got, expected in zip((out, *grads), want):
+        torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_flash_attention_forward_keeps_its_dropout_key_in_rng_state():
+    torch.manual_seed(4)
+    m, n, p = 6, 11, 0.25  # M < N: every row sees a key (bottom-right)
+    q, k, v = (torch.randn(1, s, 2, 16) for s in (m, n, n))
+    out, lse, rng_state, unused, _ = _flash_attention_forward(q, k, v, None, None, m, n, p, True, False)
+    assert rng_state.shape == (2,) and rng_state.dtype == torch.uint64
+    keep = keep_mask_reference(*key_of(rng_state[0], rng_state[1]), (1, 2, m, n), p)
+    grad_out = torch.randn_like(out)
+    grads = _flash_attention_backward(grad_out, q, k, v, out, lse, None, None, m, n, p, True, rng_state, unused)
+    heads_first = [t.transpose(1, 2) for t in (q, k, v, grad_out)]
+    want = dropout_oracle(*heads_first[:3], None, True, p, keep, heads_first[3], bottom_right=True)
+    for got, expected in zip((out, *grads), want):
+        torch.testing.assert_close(got.transpose(1, 2).double(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_dropout_keys_follow_the_generator():
+    q = torch.randn(1, 2, 5, 16)
+
+    def key():
+        result = sdpa_efficient._scaled_dot_product_efficient_attention(q, q, q, None, True, 0.5)
+        return key_of(result[2], result[3]), result[0]
+
+    torch.manual_seed(7)
+    first, out_first = key()
+    second, out_second = key()
+    torch.manual_seed(7)
+    again, out_again = key()
+    assert first == again and first != second  # the same seed draws the same mask; the next call another
+    assert torch.equal(out_first, out_again) and not torch.equal(out_first, out_second)
+
+
+def test_keep_mask_reference_keeps_one_minus_p():
+    """Hoeffding: P(|mean - (1 - p)| >= t) <= 2 exp(-2 n t^2); t for a false-failure rate of 1e-6 at n = 262,144
+    draws is 0.0075 (gems.testing.draws.hoeffding); mask words of different lanes are independent Philox outputs."""
+    n_values = 4 * 4 * 128 * 128
+    t = hoeffding(n_values, FALSE_FAILURE_RATE)
+    for seed, p in ((1, 0.1), (2**62 + 5, 0.5), (-3, 0.9)):
+        keep = keep_mask_reference(seed, 8, (4, 4, 128, 128), p)
+        assert abs(keep.double().mean().item() - (1 - p)) <= t
+
+
+@pytest.mark.parametrize("dropout_p", [1.0])
+def test_forward_and_backward_leave_the_same_dropout_inputs_to_aten(dropout_p):
+    # an ATen-dropped forward must never meet gems' backward: both refuse what either refuses
+    q = torch.randn(1, 2, 5, 16)
+    lse = torch.zeros(1, 2, 5, 1)
+    seed = torch.zeros((), dtype=torch.int64)
+    with pytest.raises(gems.Fallback, match="dropout_p"):
+        sdpa_efficient._scaled_dot_product_cudnn_attention(q, q, q, None, True, dropout_p)
+    with pytest.raises(gems.Fallback, match="dropout_p"):
+        sdpa_efficient._scaled_dot_product_cudnn_attention_backward(q, q, q, q, q, lse, seed, seed, None, None, None,
+                                                                    5, 5, dropout_p, False)
+
+
+def test_too_many_heads_with_dropout_are_refused_by_forward_and_backward_alike(monkeypatch):
+    monkeypatch.setattr(dropout, "_MAX_GRID_Y", 1)
+    q = torch.randn(1, 2, 5, 16)
+    lse = torch.zeros(1, 2, 5, 1)
+    seed = torch.zeros((), dtype=torch.int64)
+    with pytest.raises(gems.Fallback, match="65535 heads"):
+        sdpa_efficient._scaled_dot_product_cudnn_attention(q, q, q, None, True, 0.1)
+    with pytest.raises(gems.Fallback, match="65535 heads"):
+        sdpa_efficient._scaled_dot_product_cudnn_attention_backward(q, q, q, q, q, lse, seed, seed, None, None, None,
+                                                                    5, 5, 0.1, False)
 
 
 @pytest.mark.parametrize("shapes, dtypes", [
@@ -261,3 +359,45 @@ def test_a_decode_loop_over_a_growing_kv_cache_replays_the_split_kernels_nativel
     # Triton specialization); the other 31 steps are native replays of size-generic plans.
     assert python == 4
     assert native.generic_counts()[overload] == len(sizes) - python
+
+
+def test_the_conformance_verdict_of_dropout_passes_gems_and_catches_another_mask():
+    """The CUDA samples' verdict (gems/testing/samples_attention_dropout.py), given what gems' cudnn overloads
+    return on the CPU: it passes them, and fails them once the key says another mask."""
+    torch.manual_seed(5)
+    q, k, v = (torch.randn(1, 2, s, 16) for s in (9, 20, 20))
+    grad_out = torch.randn(1, 2, 9, 16)
+    out, lse, _, _, _, _, seed, offset, _ = sdpa_efficient._scaled_dot_product_cudnn_attention(
+        q, k, v, None, True, 0.3, False)
+    grads = sdpa_efficient._scaled_dot_product_cudnn_attention_backward(
+        grad_out, q, k, v, out, lse, seed, offset, None, None, None, 9, 20, 0.3, False)
+    args = (q, k, v, None, 0.3, False, grad_out)
+    assert DROPOUT_VERDICT.check(args, {}, [out, seed, offset, *grads]) == ""
+    wrong = DROPOUT_VERDICT.check(args, {}, [out, seed, offset + 4, *grads])
+    assert "float64 oracle" in wrong
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
+@pytest.mark.usefixtures("gems_enabled")
+def test_dropout_calls_replayed_by_the_native_layer_take_fresh_keys():
+    # the native layer records the call's Philox key words (philox_key -> record.DrawnWord): its replays must draw
+    # a new key each, and the backward must regenerate each call's own mask
+    from gems import native
+
+    op = torch.ops.aten._scaled_dot_product_cudnn_attention
+    torch.manual_seed(6)
+    q, k, v = torch.randn(1, 2, 7, 16), torch.randn(1, 2, 12, 16), torch.randn(1, 2, 12, 16)
+    grad_out = torch.randn(1, 2, 7, 16)
+    keys = set()
+    for _ in range(4):
+        qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+        out, _, _, _, _, _, seed, offset, _ = op(qq, kk, vv, None, True, 0.4, False)
+        grads = torch.autograd.grad(out, (qq, kk, vv), grad_out)
+        key = key_of(seed, offset)
+        keys.add(key)
+        want = dropout_oracle(q, k, v, None, False, 0.4, keep_mask_reference(*key, (1, 2, 7, 12), 0.4), grad_out)
+        for got, expected in zip((out, *grads), want):
+            torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-5)
+    assert len(keys) == 4
+    served_in_python = sum(native.python_calls().get("_scaled_dot_product_cudnn_attention", {}).values())
+    assert served_in_python < 4 or not native.status()["active"]  # replays happened where the native layer runs

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from gems.ops.attention.dropout import check_dropout
 from gems.ops.attention.flash import ATTENTION_DTYPES
 from gems.runtime.registration import Fallback
 
 
-def check_inputs(name, q, k, v, bias=None, dropout_p=0.0, gqa=False):
+def check_inputs(name, q, k, v, bias=None, dropout_p=0.0, gqa=False, dropout=False):
     """ATen's checks of 4-D (batch, heads, seq, dim) q, k, v (RuntimeError), then what gems leaves to ATen
-    (Fallback), before any work."""
+    (Fallback), before any work. ``dropout``: the caller draws gems' own dropout mask (dropout.py) when
+    dropout_p > 0; a forward and its backward make the same decisions from the same inputs, so that an
+    ATen-dropped forward never meets a gems backward."""
     if not (q.dim() == k.dim() == v.dim() == 4):
         raise RuntimeError(f"{name}: expected query, key and value to be 4-D, got {q.dim()}-D, {k.dim()}-D and "
                            f"{v.dim()}-D")
@@ -26,9 +29,11 @@ def check_inputs(name, q, k, v, bias=None, dropout_p=0.0, gqa=False):
         raise RuntimeError(f"{name}: key and value must have the same heads and sequence length")
     if k.shape[1] != q.shape[1] and (not gqa or k.shape[1] == 0 or q.shape[1] % k.shape[1]):
         raise RuntimeError(f"{name}: query has {q.shape[1]} heads and key {k.shape[1]}")
-    if dropout_p > 0.0:
-        raise Fallback("dropout_p > 0: ATen's Philox dropout stream cannot be reproduced, ATen computes it")
+    if dropout_p > 0.0 and not dropout:
+        raise Fallback("dropout_p > 0 on an overload whose gems implementation draws no dropout mask")
     if q.dtype not in ATTENTION_DTYPES:
         raise Fallback(f"attention of {q.dtype} is not handled by gems")
     if bias is not None and (bias.dtype not in ATTENTION_DTYPES or bias.dim() > 4):
         raise Fallback(f"attention bias of {bias.dtype} with {bias.dim()} dims is left to ATen")
+    if dropout_p > 0.0:
+        check_dropout(name, q, k, v, dropout_p)

@@ -218,10 +218,11 @@ def decode_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bot
                  n_rows, float(empty_lse), dv, splits, block_r, block_c, block_dv, num_warps=4)
 
 
-def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
+def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False, dropout=None):
     """Fill ``out`` (batch, heads, M, Dv) and ``lse`` (batch, heads, M) from checked 4-D q, k, v (the contract
-    of flash.attention_forward): the split-KV kernels for few query rows over many keys, flash.py's otherwise."""
-    if q.shape[0] * q.shape[1] * q.shape[2] and takes_decode(q, k):
+    of flash.attention_forward): the split-KV kernels for few query rows over many keys, flash.py's otherwise.
+    With ``dropout`` (training, not decoding) always flash.py's kernel, which draws the keep mask."""
+    if dropout is None and q.shape[0] * q.shape[1] * q.shape[2] and takes_decode(q, k):
         decode_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
     else:
-        flash.attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
+        flash.attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right, dropout)

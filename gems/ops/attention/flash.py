@@ -36,6 +36,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.ops.attention.dropout import dropout_constants, keep_mask
 from gems.ops.blas.gemm import dot_precision
 from gems.ops.blas.tuning import launch_tuned
 from gems.ops.reduction.planning import reduce_max, reduce_sum
@@ -69,8 +70,10 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
                stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn, qk_scale, causal_offset,
                HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, EVEN_D: tl.constexpr, EVEN_DV: tl.constexpr,
                HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, BOUNDED: tl.constexpr, PRECISION: tl.constexpr,
-               ROUND_P: tl.constexpr):
-    """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal."""
+               ROUND_P: tl.constexpr, seed, offset, lane_base, n_lanes, keep_threshold, DROPOUT: tl.constexpr,
+               BLOCK_N: tl.constexpr):
+    """One key block of the online softmax; BOUNDED blocks mask keys past N and (causal) past the diagonal.
+    DROPOUT: P V takes P * Z (dropout.py's keep mask), the normalizer l_i the un-dropped P."""
     cols = start_n + offs_n
     kt = _load(k_base + cols[None, :] * stride_kn + offs_d[:, None] * stride_kd, cols[None, :] < N,
                offs_d[:, None] < HEAD_DIM, BOUNDED, not EVEN_D)
@@ -91,6 +94,8 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
     l_i = l_i * alpha + reduce_sum(p, 1)
     v = _load(v_base + cols[:, None] * stride_vn + offs_dv[None, :] * stride_vd, cols[:, None] < N,
               offs_dv[None, :] < HEAD_DIM_V, BOUNDED, not EVEN_DV)
+    if DROPOUT:
+        p = tl.where(keep_mask(seed, offset, lane_base, offs_m, start_n, n_lanes, keep_threshold, BLOCK_N), p, 0.0)
     if ROUND_P:
         acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
     else:
@@ -103,36 +108,42 @@ def _fwd_keys(acc, m_i, l_i, q, k_base, v_base, bias_base, lo, mid, hi, offs_m, 
               stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn, qk_scale, causal_offset,
               HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, EVEN_D: tl.constexpr, EVEN_DV: tl.constexpr,
               HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-              BLOCK_N: tl.constexpr):
+              BLOCK_N: tl.constexpr, seed=0, offset=0, lane_base=0, n_lanes=0, keep_threshold=0,
+              DROPOUT: tl.constexpr = False):
     """The online softmax over keys [lo, hi) (lo and mid multiples of BLOCK_N): the blocks before mid need no
-    key bound nor causal mask, the rest are BOUNDED."""
+    key bound nor causal mask, the rest are BOUNDED. DROPOUT: see _fwd_block (the caller scales O by 1 / (1 - p))."""
     for start_n in range(lo, mid, BLOCK_N):
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, EVEN_D, EVEN_DV, HAS_BIAS,
-                                   IS_CAUSAL, False, PRECISION, ROUND_P)
+                                   IS_CAUSAL, False, PRECISION, ROUND_P, seed, offset, lane_base, n_lanes,
+                                   keep_threshold, DROPOUT, BLOCK_N)
     for start_n in range(mid, hi, BLOCK_N):
         acc, m_i, l_i = _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, offs_n, offs_d,
                                    offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                                    qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, EVEN_D, EVEN_DV, HAS_BIAS,
-                                   IS_CAUSAL, True, PRECISION, ROUND_P)
+                                   IS_CAUSAL, True, PRECISION, ROUND_P, seed, offset, lane_base, n_lanes,
+                                   keep_threshold, DROPOUT, BLOCK_N)
     return acc, m_i, l_i
 
 
 @selection.current().autotune("attention", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
-@triton.jit
+@triton.jit(do_not_specialize=["seed", "offset", "graph", "keep_threshold"])
 def _attn_fwd_kernel(
-    q_ptr, k_ptr, v_ptr, bias_ptr, o_ptr, lse_ptr,
+    q_ptr, k_ptr, v_ptr, bias_ptr, o_ptr, lse_ptr, seed_ptr, offset_ptr, seed_out_ptr, offset_out_ptr,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_bb, stride_bh, stride_bm, stride_bn,
     stride_ob, stride_oh, stride_om, stride_od, stride_lb, stride_lh, stride_lm,
-    heads, group, M, N, qk_scale, empty_lse, causal_offset,
+    heads, group, M, N, qk_scale, empty_lse, causal_offset, seed: tl.int64, offset: tl.int64, graph: tl.int32,
+    keep_threshold: tl.int32, drop_scale,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    INT64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    INT64: tl.constexpr, DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """O[b, h, rows] and lse[b, h, rows] for BLOCK_M query rows; qk_scale = scale * log2(e). Causal: key j
-    is seen by query i where j <= i + causal_offset (0: top-left, N - M: bottom-right)."""
+    is seen by query i where j <= i + causal_offset (0: top-left, N - M: bottom-right). DROPOUT: O = (P * Z) V
+    * drop_scale (dropout.py), the key (seed, offset; inside a CUDA graph, graph != 0, read from seed_ptr and
+    offset_ptr + offset) written by program (0, 0) to seed_out_ptr / offset_out_ptr for the backward."""
     pid_m = tl.program_id(0)
     if IS_CAUSAL:  # the longest rows first: they set the kernel's tail
         pid_m = tl.num_programs(0) - 1 - pid_m
@@ -162,12 +173,22 @@ def _attn_fwd_kernel(
         hi = tl.minimum(N, start_m + BLOCK_M + causal_offset)
         first = tl.maximum(start_m + causal_offset, 0)  # the first row's last key, + 1
         full = tl.minimum(full, (first // BLOCK_N) * BLOCK_N)  # and lie wholly left of the diagonal
+    if DROPOUT:
+        if graph != 0:  # unreached on the interpreter: CUDA graph capture
+            seed = tl.load(seed_ptr)
+            offset = tl.load(offset_ptr) + offset
+        if (tl.program_id(0) == 0) & (tl.program_id(1) == 0):
+            tl.store(seed_out_ptr, seed.to(seed_out_ptr.dtype.element_ty))
+            tl.store(offset_out_ptr, offset.to(offset_out_ptr.dtype.element_ty))
     acc, m_i, l_i = _fwd_keys(acc, m_i, l_i, q, k_base, v_base, bias_base, 0, full, hi, offs_m, offs_n, offs_d,
                               offs_dv, M, N, stride_kn, stride_kd, stride_vn, stride_vd, stride_bm, stride_bn,
                               qk_scale, causal_offset, HEAD_DIM, HEAD_DIM_V, HEAD_DIM == BLOCK_D,
-                              HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, PRECISION, ROUND_P, BLOCK_N)
+                              HEAD_DIM_V == BLOCK_DV, HAS_BIAS, IS_CAUSAL, PRECISION, ROUND_P, BLOCK_N, seed, offset,
+                              bh * M, (N + 3) // 4, keep_threshold, DROPOUT)
     empty = l_i == 0.0  # every key masked out (or none at all)
     o = acc / tl.where(empty, 1.0, l_i)[:, None]
+    if DROPOUT:
+        o = o * drop_scale
     lse = tl.where(empty, empty_lse, (m_i + tl.math.log2(tl.where(empty, 1.0, l_i))) * 0.6931471805599453)
     row_ok = offs_m < M
     o_ptrs = o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_dv[None, :] * stride_od
@@ -213,27 +234,38 @@ def softmax_scale(scale, head_dim: int) -> float:
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
 
 
-def forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
+def forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False, dropout=None):
     """The forward kernel's grid (a function of its config) and arguments, every constexpr but the config's
-    (a variants bench launched them with its own configs: tools/gpu_attnperf.py in git history at ca8e18b)."""
+    (a variants bench launched them with its own configs: tools/gpu_attnperf.py in git history at ca8e18b).
+    ``dropout``: None, or (dropout_p, PhiloxKey, seed_out, offset_out) (dropout.py)."""
     batch, heads, m, d = q.shape
     kv_heads, n, dv = k.shape[1], k.shape[2], v.shape[3]
     bias, bias_strides = _bias_args(bias, q, n)
     int64 = max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE
     grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
-    return grid, (q, k, v, bias, out, lse, *q.stride(), *k.stride(), *v.stride(), *bias_strides, *out.stride(),
-                  *lse.stride(), heads, heads // kv_heads, m, n, softmax_scale(scale, d) * LOG2E, float(empty_lse),
-                  n - m if bottom_right else 0, d, dv, _block_d(d), _block_d(dv), bias is not q, bool(is_causal),
-                  dot_precision(q.dtype, q.device), _round_p(q), int64)
+    if dropout is None:
+        rng = (lse, lse, lse, lse)  # never read nor written
+        rng_args = (0, 0, 0, 0, 1.0)
+    else:
+        p, key, seed_out, offset_out = dropout
+        seed_ptr, offset_ptr, seed, offset, graph = key.kernel_args(q.device)
+        rng = (seed_ptr, offset_ptr, seed_out, offset_out)
+        rng_args = (seed, offset, graph, *dropout_constants(p))
+    return grid, (q, k, v, bias, out, lse, *rng, *q.stride(), *k.stride(), *v.stride(), *bias_strides,
+                  *out.stride(), *lse.stride(), heads, heads // kv_heads, m, n, softmax_scale(scale, d) * LOG2E,
+                  float(empty_lse), n - m if bottom_right else 0, *rng_args, d, dv, _block_d(d), _block_d(dv),
+                  bias is not q, bool(is_causal), dot_precision(q.dtype, q.device), _round_p(q), int64,
+                  dropout is not None)
 
 
-def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False):
+def attention_forward(q, k, v, bias, is_causal, scale, out, lse, empty_lse=0.0, bottom_right=False, dropout=None):
     """Fill ``out`` (batch, heads, M, Dv) and ``lse`` (batch, heads, M) from checked 4-D q, k, v. Causal
-    masks align top-left (SDPA's) or ``bottom_right`` (FlashAttention's own for M != N)."""
+    masks align top-left (SDPA's) or ``bottom_right`` (FlashAttention's own for M != N). ``dropout``: see
+    forward_launch."""
     batch, heads, m, _ = q.shape
     if batch * heads * m == 0:
         return
     if batch * heads > _MAX_GRID_Y:  # unreached on the interpreter: 65,536+ heads, minutes to interpret
         raise Fallback(f"batch * heads = {batch * heads} exceeds the grid's {_MAX_GRID_Y} programs")
-    grid, args = forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right)
+    grid, args = forward_launch(q, k, v, bias, is_causal, scale, out, lse, empty_lse, bottom_right, dropout)
     launch_tuned(_attn_fwd_kernel, grid, *args)

@@ -13,6 +13,7 @@ import torch
 from gems.ops.attention.checks import check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
+from gems.ops.attention.sdpa_flash import rng_dropout, rng_saved
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, Sample
 
@@ -34,7 +35,7 @@ def _flash_attention_forward(  # unreached on the interpreter: ATen's is CUDA on
         window_size_left=None, window_size_right=None, seqused_k=None, alibi_slopes=None, block_table=None,
         num_splits=None):
     q, k, v = _heads_first(query, key, value)
-    check_inputs("_flash_attention_forward", q, k, v, dropout_p=dropout_p, gqa=True)
+    check_inputs("_flash_attention_forward", q, k, v, dropout_p=dropout_p, gqa=True, dropout=True)
     _unsupported(cum_seq_q, cum_seq_k, window_size_left=window_size_left, window_size_right=window_size_right,
                  seqused_k=seqused_k, alibi_slopes=alibi_slopes, block_table=block_table, num_splits=num_splits)
     if return_debug_mask:
@@ -42,9 +43,9 @@ def _flash_attention_forward(  # unreached on the interpreter: ATen's is CUDA on
     b, m, h, _ = query.shape
     out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device)
     lse = torch.empty((b, h, m), dtype=torch.float32, device=query.device)
-    attention_forward(q, k, v, None, is_causal, scale, out.transpose(1, 2), lse, empty_lse=float("inf"),
-                      bottom_right=True)
     rng_state = torch.empty(2, dtype=torch.uint64, device=query.device)
+    attention_forward(q, k, v, None, is_causal, scale, out.transpose(1, 2), lse, empty_lse=float("inf"),
+                      bottom_right=True, dropout=rng_dropout(q, dropout_p, rng_state))
     unused = torch.empty((), dtype=torch.uint64, device=query.device)
     return out, lse, rng_state, unused, torch.empty(0, dtype=query.dtype, device=query.device)
 
@@ -53,13 +54,13 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_s
                               dropout_p, is_causal, rng_state, unused, *, scale=None, window_size_left=None,
                               window_size_right=None):  # unreached on the interpreter: ATen's is CUDA only
     q, k, v, g, o = _heads_first(query, key, value, grad_out, out)
-    check_inputs("_flash_attention_backward", q, k, v, dropout_p=dropout_p, gqa=True)
+    check_inputs("_flash_attention_backward", q, k, v, dropout_p=dropout_p, gqa=True, dropout=True)
     _unsupported(None if cum_seq_q is None or cum_seq_q.numel() == 0 else cum_seq_q,
                  None if cum_seq_k is None or cum_seq_k.numel() == 0 else cum_seq_k,
                  window_size_left=window_size_left, window_size_right=window_size_right)
     dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
     attention_backward(g, q, k, v, o, logsumexp, None, is_causal, scale, *_heads_first(dq, dk, dv),
-                       bottom_right=True)
+                       bottom_right=True, dropout=rng_saved(dropout_p, rng_state))
     return dq, dk, dv
 
 

@@ -1,6 +1,8 @@
 """The attention backward kernels (FlashAttention-2 style) and their launcher; the math, layouts and rounding
 rules are flash.py's (its docstring): delta_i = sum_d dO_id O_id, then dK, dV per key block (looping over the
-query heads of its kv group, no atomics) and dQ per query block, P recomputed from the forward's lse."""
+query heads of its kv group, no atomics) and dQ per query block, P recomputed from the forward's lse. With dropout
+(DROPOUT, dropout.py) the keep mask Z is regenerated from the key the forward saved:
+dV = (P Z s)^T dO, dP = (dO V^T) Z s, dS = P (dP - delta), s = 1 / (1 - p)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.ops.attention.dropout import dropout_constants, keep_mask, saved_key
 from gems.ops.attention.flash import (
     _INT32_SAFE,
     _MAX_GRID_Y,
@@ -58,17 +61,17 @@ def _probabilities(s, bias_ptrs, lse2, rows, cols, M, N, causal_offset, HAS_BIAS
 
 
 @selection.current().autotune("attention_backward", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
-@triton.jit
+@triton.jit(do_not_specialize=["keep_threshold"])
 def _bwd_dkdv_kernel(
-    q_ptr, k_ptr, v_ptr, bias_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr,
+    q_ptr, k_ptr, v_ptr, bias_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, seed_ptr, offset_ptr,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_bb, stride_bh, stride_bm, stride_bn,
     stride_gb, stride_gh, stride_gm, stride_gd, stride_lb, stride_lh, stride_lm,
     stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-    heads, kv_heads, group, M, N, qk_scale, scale, causal_offset,
+    heads, kv_heads, group, M, N, qk_scale, scale, causal_offset, keep_threshold: tl.int32, drop_scale,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """dK, dV of BLOCK_N keys of one kv head, summed over the query heads that read it (transposed tiles:
     S^T = K Q^T, so that the key rows stay rows)."""
@@ -87,6 +90,10 @@ def _bwd_dkdv_kernel(
                 mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V), other=0.0)
     dk = tl.full([BLOCK_N, BLOCK_D], 0.0, tl.float32)
     dv = tl.full([BLOCK_N, BLOCK_DV], 0.0, tl.float32)
+    seed, offset = 0, 0
+    if DROPOUT:
+        seed, offset = saved_key(seed_ptr, offset_ptr)
+    n_lanes = (N + 3) // 4
     lo = 0
     if IS_CAUSAL:  # queries above the block's first key see none of it
         lo = (tl.maximum(start_n - causal_offset, 0) // BLOCK_M) * BLOCK_M
@@ -108,31 +115,39 @@ def _bwd_dkdv_kernel(
                                 lse2[None, :] * 1.4426950408889634, rows[None, :], offs_n[:, None], M, N,
                                 causal_offset, HAS_BIAS, IS_CAUSAL)
             dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)
+            pt_kept = pt
+            if DROPOUT:  # Z^T: the mask of (query rows, key columns), transposed to the key rows
+                keep_t = tl.trans(keep_mask(seed, offset, (b * heads + h) * M, rows, start_n, n_lanes,
+                                            keep_threshold, BLOCK_N))
+                pt_kept = tl.where(keep_t, pt, 0.0)
+                dpt = tl.where(keep_t, dpt * drop_scale, 0.0)
             dst = pt * (dpt - delta[None, :])
             if ROUND_P:
-                dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
+                dv = tl.dot(pt_kept.to(do.dtype), do, dv, input_precision=PRECISION)
                 dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
             else:
-                dv = tl.dot(pt, do.to(tl.float32), dv, input_precision=PRECISION)
+                dv = tl.dot(pt_kept, do.to(tl.float32), dv, input_precision=PRECISION)
                 dk = tl.dot(dst, q.to(tl.float32), dk, input_precision=PRECISION)
     dk_ptrs = dk_ptr + b * stride_dkb + hk * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd
     tl.store(dk_ptrs, (dk * scale + 0.0).to(dk_ptr.dtype.element_ty), mask=n_ok & (offs_d[None, :] < HEAD_DIM))
+    if DROPOUT:
+        dv = dv * drop_scale
     dv_ptrs = dv_ptr + b * stride_dvb + hk * stride_dvh + offs_n[:, None] * stride_dvn + offs_dv[None, :] * stride_dvd
     tl.store(dv_ptrs, (dv + 0.0).to(dv_ptr.dtype.element_ty), mask=n_ok & (offs_dv[None, :] < HEAD_DIM_V))
 
 
 @selection.current().autotune("attention_backward", ["M", "N", "HEAD_DIM", "HAS_BIAS", "IS_CAUSAL"])
-@triton.jit
+@triton.jit(do_not_specialize=["keep_threshold"])
 def _bwd_dq_kernel(
-    q_ptr, k_ptr, v_ptr, bias_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
+    q_ptr, k_ptr, v_ptr, bias_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, seed_ptr, offset_ptr,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_bb, stride_bh, stride_bm, stride_bn,
     stride_gb, stride_gh, stride_gm, stride_gd, stride_lb, stride_lh, stride_lm,
     stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-    heads, group, M, N, qk_scale, scale, causal_offset,
+    heads, group, M, N, qk_scale, scale, causal_offset, keep_threshold: tl.int32, drop_scale,
     HEAD_DIM: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     HAS_BIAS: tl.constexpr, IS_CAUSAL: tl.constexpr, PRECISION: tl.constexpr, ROUND_P: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     """dQ of BLOCK_M query rows of one head."""
     bh = tl.program_id(1).to(tl.int64)
@@ -156,6 +171,9 @@ def _bwd_dq_kernel(
     v_base = v_ptr + b * stride_vb + hk * stride_vh
     bias_base = bias_ptr + b * stride_bb + h * stride_bh
     dq = tl.full([BLOCK_M, BLOCK_D], 0.0, tl.float32)
+    seed, offset = 0, 0
+    if DROPOUT:
+        seed, offset = saved_key(seed_ptr, offset_ptr)
     hi = N
     if IS_CAUSAL:
         hi = tl.minimum(N, start_m + BLOCK_M + causal_offset)
@@ -170,6 +188,9 @@ def _bwd_dq_kernel(
         p = _probabilities(s, bias_base + rows[:, None] * stride_bm + cols[None, :] * stride_bn, lse2[:, None],
                            rows[:, None], cols[None, :], M, N, causal_offset, HAS_BIAS, IS_CAUSAL)
         dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        if DROPOUT:
+            keep = keep_mask(seed, offset, bh * M, rows, start_n, (N + 3) // 4, keep_threshold, BLOCK_N)
+            dp = tl.where(keep, dp * drop_scale, 0.0)
         ds = p * (dp - delta[:, None])
         if ROUND_P:
             dq = tl.dot(ds.to(k.dtype), k, dq, input_precision=PRECISION)
@@ -181,8 +202,11 @@ def _bwd_dq_kernel(
 
 # --------------------------------------------------------------------------- launcher
 
-def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, dk, dv, bottom_right=False):
-    """Fill dq, dk, dv (shapes of q, k, v) from the forward's out and natural-log lse (batch, heads, M)."""
+def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, dk, dv, bottom_right=False,
+                       dropout=None):
+    """Fill dq, dk, dv (shapes of q, k, v) from the forward's out and natural-log lse (batch, heads, M).
+    ``dropout``: None, or (dropout_p, seed tensor, offset tensor) as the dropout forward wrote them (int64, or
+    uint64 seen as int64: one element each)."""
     batch, heads, m, d = q.shape
     kv_heads, n, d_v = k.shape[1], k.shape[2], v.shape[3]
     if batch * heads == 0:
@@ -200,12 +224,17 @@ def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, 
         _launch(_bwd_delta_kernel, (cdiv(m, 64), batch * heads), out, grad_out, delta, *out.stride(),
                 *grad_out.stride(), heads, m, d_v, 64, _block_d(d_v))
     common = (*q.stride(), *k.stride(), *v.stride(), *bias_strides, *grad_out.stride(), *lse.stride())
-    consts = (d, d_v, _block_d(d), _block_d(d_v), has_bias, causal, precision, _round_p(q))
+    if dropout is None:
+        rng, rng_args = (lse, lse), (0, 1.0)  # never read
+    else:
+        rng, rng_args = dropout[1:], dropout_constants(dropout[0])
+    consts = (*rng_args, d, d_v, _block_d(d), _block_d(d_v), has_bias, causal, precision, _round_p(q),
+              dropout is not None)
     if n:
         grid = lambda meta: (cdiv(n, meta["BLOCK_N"]), batch * kv_heads)  # noqa: E731
-        launch_tuned(_bwd_dkdv_kernel, grid, q, k, v, bias, grad_out, lse, delta, dk, dv, *common, *dk.stride(),
+        launch_tuned(_bwd_dkdv_kernel, grid, q, k, v, bias, grad_out, lse, delta, dk, dv, *rng, *common, *dk.stride(),
                 *dv.stride(), heads, kv_heads, heads // kv_heads, m, n, sm_scale * LOG2E, sm_scale, offset, *consts)
     if m:
         grid = lambda meta: (cdiv(m, meta["BLOCK_M"]), batch * heads)  # noqa: E731
-        launch_tuned(_bwd_dq_kernel, grid, q, k, v, bias, grad_out, lse, delta, dq, *common, *dq.stride(),
+        launch_tuned(_bwd_dq_kernel, grid, q, k, v, bias, grad_out, lse, delta, dq, *rng, *common, *dq.stride(),
                 heads, heads // kv_heads, m, n, sm_scale * LOG2E, sm_scale, offset, *consts)

@@ -6,8 +6,11 @@ overload. gems serves those backend overloads (sdpa_flash.py, sdpa_efficient.py)
 on CPU tensors (the interpreter vendor) ``_scaled_dot_product_flash_attention_for_cpu``; on CUDA the flash
 path (fp16/bf16, no mask), the memory-efficient one (masks, fp32, causal with M != N) or cuDNN's. Each
 sample expects the overload that ``_fused_sdp_choice`` picks for it on the device it runs on; where
-ATen picks its math composite (dropout, and shapes its fused kernels refuse) the composite's bmm runs.
-dropout_p > 0 is left to ATen (its Philox stream cannot be matched).
+ATen picks its math composite (dropout on CPU tensors, and shapes its fused kernels refuse) the composite's bmm
+runs. With dropout_p > 0 the CUDA overloads draw gems' own keep mask (gems/ops/attention/dropout.py: ATen's
+Philox stream is not matched, the distribution and the forward/backward consistency are); their samples
+(gems/testing/samples_attention_dropout.py) are random ones, judged exactly against a float64 oracle that
+regenerates the mask from the returned key, plus a keep-ratio test.
 """
 
 from __future__ import annotations
@@ -144,7 +147,9 @@ def sdpa_samples(dtype, device, quick):
     ]
     cpu = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
     cases += [Sample(v, build, call=cpu, expects="_scaled_dot_product_flash_attention_for_cpu") for v, build in direct]
-    return cases
+    from gems.testing.samples_attention_dropout import dropout_samples
+
+    return cases + dropout_samples(dtype, device, quick)
 
 
 def flash_path(q, k, v, attn_mask, dropout_p, is_causal):

@@ -8,6 +8,10 @@ backward (one family: the same arguments, masks, and a logsumexp for the backwar
 - ``_scaled_dot_product_fused_attention_overrideable`` (an out-of-tree PrivateUse1 device's fused path) and
   its ``_backward``: lse (batch, heads, M).
 
+With dropout_p > 0 each draws gems' own keep mask (gems/ops/attention/dropout.py): the forward returns the
+Philox key it used as philox_seed / philox_offset (int64 0-d tensors on the query's device, the forms of ATen's
+meta functions), which the backward reads on the device to regenerate the mask.
+
 A gradient for the bias itself (``grad_input_mask[3]``) is left to ATen (Fallback). Kernels:
 gems/ops/attention/flash.py; declaration: scaled_dot_product_attention.py.
 """
@@ -19,6 +23,7 @@ import torch
 from gems.ops.attention.checks import check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
+from gems.ops.random.philox import philox_key
 from gems.runtime.registration import Fallback
 
 # ATen's memory-efficient kernel pads its logsumexp rows to a multiple of this.
@@ -26,25 +31,34 @@ _LSE_ALIGN = 32
 
 
 def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):  # unreached on the interpreter: not the CPU's
-    check_inputs(name, query, key, value, attn_bias, dropout_p, gqa)
+    check_inputs(name, query, key, value, attn_bias, dropout_p, gqa, dropout=True)
     if attn_bias is not None and attn_bias.dtype != query.dtype:
         raise RuntimeError(f"{name}: invalid dtype for bias - should match query's dtype ({attn_bias.dtype} and "
                            f"{query.dtype})")
 
 
-def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows):  # unreached on the interpreter: not the CPU's
+def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows, dropout_p=0.0):
+    """(out, lse, philox_seed, philox_offset); the seeds hold the dropout key (unwritten without dropout)."""
     b, h, m, _ = query.shape
     out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device).transpose(1, 2)
     lse = torch.empty((b, h, lse_rows), dtype=torch.float32, device=query.device)
     full = lse if lse_rows >= m else torch.empty((b, h, m), dtype=torch.float32, device=query.device)
-    attention_forward(query, key, value, attn_bias, is_causal, scale, out, full, empty_lse=float("inf"))
-    return out, lse
+    seed, offset = _seeds(query)
+    dropout = None
+    if dropout_p > 0.0:
+        dropout = (dropout_p, philox_key(query.device, None), seed, offset)
+    attention_forward(query, key, value, attn_bias, is_causal, scale, out, full, empty_lse=float("inf"),
+                      dropout=dropout)
+    return out, lse, seed, offset
 
 
 def _backward(  # unreached on the interpreter: not the CPU's
-        grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale):
+        grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale, dropout_p=0.0, philox_seed=None,
+        philox_offset=None):
     dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
-    attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, dq, dk, dv)
+    dropout = (dropout_p, philox_seed, philox_offset) if dropout_p > 0.0 else None
+    attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, dq, dk, dv,
+                       dropout=dropout)
     return dq, dk, dv
 
 
@@ -53,7 +67,7 @@ def _no_bias_grad(grad_input_mask, attn_bias):  # unreached on the interpreter: 
         raise Fallback("the gradient of the attention bias is left to ATen")
 
 
-def _seeds(query):  # unreached on the interpreter: not the CPU's
+def _seeds(query):
     return (torch.empty((), dtype=torch.int64, device=query.device),
             torch.empty((), dtype=torch.int64, device=query.device))
 
@@ -63,8 +77,7 @@ def _scaled_dot_product_efficient_attention(  # unreached on the interpreter: CU
     _checked("_scaled_dot_product_efficient_attention", query, key, value, attn_bias, dropout_p)
     m = query.shape[2]
     rows = -(-m // _LSE_ALIGN) * _LSE_ALIGN if compute_log_sumexp else 0
-    out, lse = _forward(query, key, value, attn_bias, is_causal, scale, rows)
-    return (out, lse, *_seeds(query))
+    return _forward(query, key, value, attn_bias, is_causal, scale, rows, dropout_p)
 
 
 def _scaled_dot_product_efficient_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
@@ -73,7 +86,8 @@ def _scaled_dot_product_efficient_attention_backward(  # unreached on the interp
     _checked("_scaled_dot_product_efficient_attention_backward", query, key, value, attn_bias, dropout_p)
     _no_bias_grad(grad_input_mask, attn_bias)
     lse = logsumexp[:, :, : query.shape[2]]
-    return (*_backward(grad_out_, query, key, value, attn_bias, out, lse, is_causal, scale), None)
+    return (*_backward(grad_out_, query, key, value, attn_bias, out, lse, is_causal, scale, dropout_p, philox_seed,
+                       philox_offset), None)
 
 
 def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's SDPA path
@@ -83,8 +97,8 @@ def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
     b, h, m, _ = query.shape
-    out, lse = _forward(query, key, value, attn_bias, is_causal, scale, m)
-    return (out, lse.unsqueeze(3), None, None, m, key.shape[2], *_seeds(query), None)
+    out, lse, seed, offset = _forward(query, key, value, attn_bias, is_causal, scale, m, dropout_p)
+    return (out, lse.unsqueeze(3), None, None, m, key.shape[2], seed, offset, None)
 
 
 def _scaled_dot_product_cudnn_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
@@ -92,7 +106,8 @@ def _scaled_dot_product_cudnn_attention_backward(  # unreached on the interprete
         max_k, dropout_p, is_causal, *, scale=None):
     _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p, gqa=True)
     lse = logsumexp.reshape(query.shape[:3]) if logsumexp.dim() == 4 else logsumexp
-    return _backward(grad_out, query, key, value, attn_bias, out, lse, is_causal, scale)
+    return _backward(grad_out, query, key, value, attn_bias, out, lse, is_causal, scale, dropout_p, philox_seed,
+                     philox_offset)
 
 
 def _scaled_dot_product_fused_attention_overrideable(  # unreached on the interpreter: a PrivateUse1 device's path
@@ -101,8 +116,8 @@ def _scaled_dot_product_fused_attention_overrideable(  # unreached on the interp
     if return_debug_mask:
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
     m = query.shape[2]
-    out, lse = _forward(query, key, value, attn_bias, is_causal, scale, m)
-    return (out, lse, None, None, m, key.shape[2], *_seeds(query), None)
+    out, lse, seed, offset = _forward(query, key, value, attn_bias, is_causal, scale, m, dropout_p)
+    return (out, lse, None, None, m, key.shape[2], seed, offset, None)
 
 
 def _scaled_dot_product_fused_attention_overrideable_backward(  # unreached on the interpreter: PrivateUse1's
@@ -110,7 +125,8 @@ def _scaled_dot_product_fused_attention_overrideable_backward(  # unreached on t
         dropout_p, is_causal, philox_seed, philox_offset, *, scale=None):
     _checked("_scaled_dot_product_fused_attention_overrideable_backward", query, key, value, attn_bias, dropout_p)
     _no_bias_grad(grad_input_mask, attn_bias)
-    return (*_backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale), None)
+    return (*_backward(grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale, dropout_p,
+                       philox_seed, philox_offset), None)
 
 
 IMPLS = {

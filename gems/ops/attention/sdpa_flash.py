@@ -4,6 +4,9 @@
 - ``_scaled_dot_product_flash_attention_for_cpu`` (CPU tensors, the interpreter vendor: any float dtype,
   an additive mask of the query's dtype) and its ``_backward``.
 
+The CUDA pair draws gems' own dropout mask for dropout_p > 0 (gems/ops/attention/dropout.py; the key in
+rng_state, the philox_seed output); the CPU pair refuses dropout, as ATen's CPU kernel does.
+
 Both return the natural-log logsumexp (batch, heads, M) in fp32, as ATen's kernels do; the CPU one lays
 it out (batch, M, heads) in memory as ATen does. Kernels: gems/ops/attention/flash.py and flash_backward.py. The
 declaration is ``scaled_dot_product_attention``'s (gems/ops/attention/scaled_dot_product_attention.py).
@@ -16,6 +19,7 @@ import torch
 from gems.ops.attention.checks import check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
+from gems.ops.random.philox import philox_key
 from gems.runtime.registration import Fallback
 
 
@@ -45,17 +49,18 @@ def _grads(q, k, v):  # unreached on the interpreter: CUDA's flash overloads'
 def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False,
                                         *, scale=None):  # unreached on the interpreter: CUDA's SDPA path
     name = "_scaled_dot_product_flash_attention"
-    check_inputs(name, query, key, value, dropout_p=dropout_p, gqa=True)
+    check_inputs(name, query, key, value, dropout_p=dropout_p, gqa=True, dropout=True)
     if query.dtype not in (torch.float16, torch.bfloat16):
         raise RuntimeError(f"{name}: FlashAttention only supports fp16 and bf16, got {query.dtype}")
-    if return_debug_mask:
+    if return_debug_mask:  # with dropout the backward cannot tell (SDPA itself never asks for the debug mask)
         raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
     b, h, m, _ = query.shape
     out = _outputs(query, value)
     lse = torch.empty((b, h, m), dtype=torch.float32, device=query.device)
-    attention_forward(query, key, value, None, is_causal, scale, out, lse)
+    # rng_state (2,) uint64 as ATen's: gems' dropout key (seed, offset) in it
     seed = torch.empty(2, dtype=torch.uint64, device=query.device)
     offset = torch.empty((), dtype=torch.uint64, device=query.device)
+    attention_forward(query, key, value, None, is_causal, scale, out, lse, dropout=rng_dropout(query, dropout_p, seed))
     debug = torch.empty(0, dtype=query.dtype, device=query.device)
     return out, lse, None, None, m, key.shape[2], seed, offset, debug
 
@@ -63,10 +68,29 @@ def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_cau
 def _scaled_dot_product_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
                                                  max_q, max_k, dropout_p, is_causal, philox_seed, philox_offset,
                                                  *, scale=None):  # unreached on the interpreter: CUDA's SDPA path
-    check_inputs("_scaled_dot_product_flash_attention_backward", query, key, value, dropout_p=dropout_p, gqa=True)
+    check_inputs("_scaled_dot_product_flash_attention_backward", query, key, value, dropout_p=dropout_p, gqa=True,
+                 dropout=True)
     dq, dk, dv = _grads(query, key, value)
-    attention_backward(grad_out, query, key, value, out, logsumexp, None, is_causal, scale, dq, dk, dv)
+    attention_backward(grad_out, query, key, value, out, logsumexp, None, is_causal, scale, dq, dk, dv,
+                       dropout=rng_saved(dropout_p, philox_seed))
     return dq, dk, dv
+
+
+def rng_dropout(query, dropout_p, rng_state):
+    """The forward's ``dropout`` argument for FlashAttention's rng_state (2,) uint64: a fresh key, written to
+    rng_state[0] (seed) and rng_state[1] (offset) by the kernel; None without dropout."""
+    if not dropout_p > 0.0:
+        return None
+    words = rng_state.view(torch.int64)
+    return (dropout_p, philox_key(query.device, None), words[0], words[1])
+
+
+def rng_saved(dropout_p, rng_state):
+    """The backward's ``dropout`` argument from the rng_state a dropout forward filled; None without dropout."""
+    if not dropout_p > 0.0:
+        return None
+    words = rng_state.view(torch.int64)
+    return (dropout_p, words[0], words[1])
 
 
 def _cpu_mask(name, query, attn_mask):
