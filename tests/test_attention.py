@@ -180,6 +180,22 @@ def test_too_many_heads_with_dropout_are_refused_by_forward_and_backward_alike(m
                                                                     5, 5, 0.1, False)
 
 
+def test_a_debug_mask_with_dropout_is_refused_and_without_it_left_to_aten(monkeypatch):
+    """ATen's forward would draw ATen's mask, which gems' backward cannot regenerate: a clear error instead."""
+    launched = []
+    monkeypatch.setattr(flash, "_launch", lambda *a: launched.append(a))
+    q = torch.randn(1, 2, 5, 16, dtype=torch.float16)
+    calls = [lambda p: sdpa_efficient._scaled_dot_product_cudnn_attention(q, q, q, None, True, p, False, True),
+             lambda p: sdpa_efficient._scaled_dot_product_fused_attention_overrideable(q, q, q, None, p, False, True),
+             lambda p: sdpa_flash._scaled_dot_product_flash_attention(q, q, q, p, False, True)]
+    for call in calls:
+        with pytest.raises(RuntimeError, match="return_debug_mask=True with dropout_p > 0"):
+            call(0.1)
+        with pytest.raises(gems.Fallback, match="debug attention mask"):
+            call(0.0)
+    assert not launched
+
+
 @pytest.mark.parametrize("shapes, dtypes", [
     (((2, 5, 16), (1, 2, 7, 16), (1, 2, 7, 16)), None),          # a 3-D query
     (((1, 2, 5, 16), (1, 2, 7, 8), (1, 2, 7, 8)), None),         # head dims of q and k differ

@@ -37,3 +37,16 @@ def check_inputs(name, q, k, v, bias=None, dropout_p=0.0, gqa=False, dropout=Fal
         raise Fallback(f"attention bias of {bias.dtype} with {bias.dim()} dims is left to ATen")
     if dropout_p > 0.0:
         check_dropout(name, q, k, v, dropout_p)
+
+
+def check_debug_mask(name, return_debug_mask, dropout_p) -> None:
+    """The debug attention mask is ATen's own: without dropout its call is left to ATen. With dropout it is
+    refused: the backward cannot tell an ATen-dropped forward's key from gems', so an ATen forward here would
+    meet gems' backward (another mask) and give wrong gradients."""
+    if not return_debug_mask:
+        return
+    if dropout_p > 0.0:
+        raise RuntimeError(f"{name}: return_debug_mask=True with dropout_p > 0 is not served under gems: gems draws "
+                           f"its own dropout mask, which ATen's debug mask and ATen's backward do not know; run this "
+                           f"call with the overload excluded (gems.use_gems(exclude=[...])) or with dropout_p = 0")
+    raise Fallback("return_debug_mask: the debug attention mask is ATen's own")

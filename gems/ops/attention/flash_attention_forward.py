@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from gems.ops.attention.checks import check_inputs
+from gems.ops.attention.checks import check_debug_mask, check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
 from gems.ops.attention.sdpa_flash import rng_dropout, rng_saved
@@ -38,8 +38,7 @@ def _flash_attention_forward(  # unreached on the interpreter: ATen's is CUDA on
     check_inputs("_flash_attention_forward", q, k, v, dropout_p=dropout_p, gqa=True, dropout=True)
     _unsupported(cum_seq_q, cum_seq_k, window_size_left=window_size_left, window_size_right=window_size_right,
                  seqused_k=seqused_k, alibi_slopes=alibi_slopes, block_table=block_table, num_splits=num_splits)
-    if return_debug_mask:
-        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    check_debug_mask("_flash_attention_forward", return_debug_mask, dropout_p)
     b, m, h, _ = query.shape
     out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device)
     lse = torch.empty((b, h, m), dtype=torch.float32, device=query.device)

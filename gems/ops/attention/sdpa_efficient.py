@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from gems.ops.attention.checks import check_inputs
+from gems.ops.attention.checks import check_debug_mask, check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
 from gems.ops.random.philox import philox_key
@@ -94,8 +94,7 @@ def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's
         query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, return_debug_mask=False, *,
         scale=None):
     _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, gqa=True)
-    if return_debug_mask:
-        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    check_debug_mask("_scaled_dot_product_cudnn_attention", return_debug_mask, dropout_p)
     b, h, m, _ = query.shape
     out, lse, seed, offset = _forward(query, key, value, attn_bias, is_causal, scale, m, dropout_p)
     return (out, lse.unsqueeze(3), None, None, m, key.shape[2], seed, offset, None)
@@ -113,8 +112,7 @@ def _scaled_dot_product_cudnn_attention_backward(  # unreached on the interprete
 def _scaled_dot_product_fused_attention_overrideable(  # unreached on the interpreter: a PrivateUse1 device's path
         query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
     _checked("_scaled_dot_product_fused_attention_overrideable", query, key, value, attn_bias, dropout_p)
-    if return_debug_mask:
-        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    check_debug_mask("_scaled_dot_product_fused_attention_overrideable", return_debug_mask, dropout_p)
     m = query.shape[2]
     out, lse, seed, offset = _forward(query, key, value, attn_bias, is_causal, scale, m, dropout_p)
     return (out, lse, None, None, m, key.shape[2], seed, offset, None)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import torch
 
-from gems.ops.attention.checks import check_inputs
+from gems.ops.attention.checks import check_debug_mask, check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
 from gems.ops.random.philox import philox_key
-from gems.runtime.registration import Fallback
 
 
 def _outputs(q, v):  # unreached on the interpreter: CUDA's flash overloads'
@@ -52,8 +51,7 @@ def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_cau
     check_inputs(name, query, key, value, dropout_p=dropout_p, gqa=True, dropout=True)
     if query.dtype not in (torch.float16, torch.bfloat16):
         raise RuntimeError(f"{name}: FlashAttention only supports fp16 and bf16, got {query.dtype}")
-    if return_debug_mask:  # with dropout the backward cannot tell (SDPA itself never asks for the debug mask)
-        raise Fallback("return_debug_mask: the debug attention mask is ATen's own")
+    check_debug_mask(name, return_debug_mask, dropout_p)
     b, h, m, _ = query.shape
     out = _outputs(query, value)
     lse = torch.empty((b, h, m), dtype=torch.float32, device=query.device)
