@@ -17,9 +17,11 @@ import triton.language as tl
 
 from gems.codegen.pointwise import pointwise_config
 from gems.dtypes import ALL
+from gems.ops.indexing.shared import plan_walk
 from gems.ops.shape.remap import INT32_LIMIT, KEEP, MAX_RANK, WRAP, rank, remap
 from gems.ops.shape.shared import checked_dtype, prepared_out, shape_perf, shape_samples
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
 
 # Copies one program stores from its tile of x: x's reads fall to 1 per 8 stores at most; more copies are
@@ -28,20 +30,19 @@ COPIES_PER_PROGRAM = 8
 # x's innermost run (after merging) below which out is walked instead: a warp's 32 16-byte vectors. Shorter
 # runs would make each copy's store a few bytes per row of the tile, spread over out.
 MIN_RUN_BYTES = 512
-PIECE_DIMS = 4  # x's dims after merging that _repeat_kernel walks (3 of rows, 1 of columns)
-COPY_DIMS = 4  # repeated dims after merging that it enumerates
 
 # --------------------------------------------------------------------------- kernels
 
 
 @triton.jit
-def _repeat_kernel(x_ptr, out_ptr, n_rows, tiles_c, chunks, n_copies,
-                   n1, n2, n3, stride_x0, stride_x1, stride_x2, stride_x3, stride_o0, stride_o1, stride_o2, stride_o3,
-                   r1, r2, r3, stride_c0, stride_c1, stride_c2, stride_c3,
+def _repeat_kernel(x_ptr, out_ptr, n_rows, n_cols, tiles_c, size1, size2,
+                   stride_x0, stride_x1, stride_x2, stride_x3, stride_o0, stride_o1, stride_o2, stride_o3,
+                   chunks, n_copies, r1, r2, r3, stride_c0, stride_c1, stride_c2, stride_c3,
                    INT64: tl.constexpr, COPIES: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """x walked as (n0 x n1 x n2 rows, n3 columns) with its strides and out's (the copy at offset 0); copy c of
-    the n_copies (row-major over r0 x r1 x r2 x r3) sits at out offset sum_d c_d * stride_c_d. Program pid loads
-    tile pid // chunks of x once and stores it at copies (pid % chunks) * COPIES ... + COPIES - 1."""
+    """x walked as n_rows rows (dims of size n_rows / (size1 * size2), size1, size2) by n_cols columns, with its
+    strides and out's (the copy at offset 0); copy c of the n_copies (row-major over r0 x r1 x r2 x r3) sits at
+    out offset sum_d c_d * stride_c_d. Program pid loads tile pid // chunks of x once and stores it at copies
+    (pid % chunks) * COPIES ... + COPIES - 1."""
     pid = tl.program_id(0)
     if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
@@ -49,11 +50,11 @@ def _repeat_kernel(x_ptr, out_ptr, n_rows, tiles_c, chunks, n_copies,
     first = (pid % chunks) * COPIES
     rows = (tile // tiles_c) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = (tile % tiles_c) * BLOCK_C + tl.arange(0, BLOCK_C)
-    i2 = rows % n2
-    rest = rows // n2
-    i1 = rest % n1
-    i0 = rest // n1
-    mask = (rows < n_rows)[:, None] & (cols < n3)[None, :]
+    i2 = rows % size2
+    rest = rows // size2
+    i1 = rest % size1
+    i0 = rest // size1
+    mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
     off_x = (i0 * stride_x0 + i1 * stride_x1 + i2 * stride_x2)[:, None] + (cols * stride_x3)[None, :]
     x = tl.load(x_ptr + off_x, mask=mask)
     out_ptrs = out_ptr + (i0 * stride_o0 + i1 * stride_o1 + i2 * stride_o2)[:, None] + (cols * stride_o3)[None, :]
@@ -86,52 +87,34 @@ def _repeated_shape(x, repeats):
     return shape, sizes, strides
 
 
-def _merged(dims):
-    """(size, strides...) dims with size-1 dims dropped and neighbours merged where every stride steps evenly
-    across them (the outer stride is the inner one times the inner size)."""
-    merged = []
-    for n, *steps in dims:
-        if n == 1:
-            continue
-        if merged and all(p == q * n for p, q in zip(merged[-1][1:], steps)):
-            merged[-1] = (merged[-1][0] * n, *steps)
-        else:
-            merged.append((n, *steps))
-    return merged
-
-
 def _copy_tiles(x, out, sizes, strides) -> bool:
     """out = x tiled, by _repeat_kernel; False (nothing launched) where out is better walked: x's innermost
     run short or not contiguous in out (x of shape (n, 1) repeated along dim 1: out's runs are the copies), or
     more pieces or copies than the kernel walks."""
-    pieces, copies = [], []
-    for m, n, sx, so in zip(out.shape, sizes, strides, out.stride()):
-        pieces.append((n, sx, so))
-        copies.append((m // n, n * so))
-    pieces, copies = _merged(pieces) or [(1, 0, 0)], _merged(copies) or [(1, 0)]
-    n_cols, _, out_step = pieces[-1]
-    if (len(pieces) > PIECE_DIMS or len(copies) > COPY_DIMS or out_step != 1
-            or n_cols * x.element_size() < MIN_RUN_BYTES):
+    try:  # x's pieces (with x's strides and out's) and the copies (with out's), each merged into up to 4 dims
+        pieces = plan_walk(sizes, strides, out.stride())
+        copies = plan_walk([m // n for m, n in zip(out.shape, sizes)], [n * so for n, so in zip(sizes, out.stride())])
+    except Fallback:
         return False
-    pieces = [(1, 0, 0)] * (PIECE_DIMS - len(pieces)) + pieces
-    copies = [(1, 0)] * (COPY_DIMS - len(copies)) + copies
-    n_rows = x.numel() // n_cols
-    n_copies = out.numel() // x.numel()
+    (stride_x, stride_o), (stride_c,) = pieces.strides, copies.strides
+    if stride_o[3] != 1 or pieces.n_cols * x.element_size() < MIN_RUN_BYTES:
+        return False
+    n_copies = copies.n_rows * copies.n_cols
     block, num_warps = pointwise_config(x.numel(), x.element_size())
-    block_c = min(next_power_of_2(n_cols), block)
-    block_r = min(max(1, block // block_c), next_power_of_2(n_rows))
-    tiles_c = cdiv(n_cols, block_c)
+    block_c = min(next_power_of_2(pieces.n_cols), block)
+    block_r = min(max(1, block // block_c), next_power_of_2(pieces.n_rows))
+    tiles_c = cdiv(pieces.n_cols, block_c)
     per_program = min(n_copies, COPIES_PER_PROGRAM)
     chunks = cdiv(n_copies, per_program)
     # Offsets a program computes, masked lanes included (a tile's columns run up to tiles_c * block_c).
-    reach_x = sum(n * abs(sx) for n, sx, _ in pieces) + tiles_c * block_c * abs(pieces[-1][1])
-    reach_o = sum(n * abs(so) for n, _, so in pieces) + tiles_c * block_c * abs(pieces[-1][2])
-    reach_o += sum(r * abs(sc) for r, sc in copies)
-    int64 = max(reach_x, reach_o) > INT32_LIMIT
-    _repeat((cdiv(n_rows, block_r) * tiles_c * chunks,), x, out, n_rows, tiles_c, chunks, n_copies,
-            *(n for n, _, _ in pieces[1:]), *(sx for _, sx, _ in pieces), *(so for _, _, so in pieces),
-            *(r for r, _ in copies[1:]), *(sc for _, sc in copies), int64, per_program, block_r, block_c,
-            num_warps=num_warps)
+    sizes_x = (pieces.n_rows // (pieces.size1 * pieces.size2), pieces.size1, pieces.size2, tiles_c * block_c)
+    sizes_c = (copies.n_rows // (copies.size1 * copies.size2), copies.size1, copies.size2, copies.n_cols)
+    reach_x = sum(n * abs(st) for n, st in zip(sizes_x, stride_x))
+    reach_o = sum(n * abs(st) for n, st in zip(sizes_x, stride_o))
+    reach_o += sum(r * abs(st) for r, st in zip(sizes_c, stride_c))
+    _repeat((cdiv(pieces.n_rows, block_r) * tiles_c * chunks,), x, out, pieces.n_rows, pieces.n_cols, tiles_c,
+            pieces.size1, pieces.size2, *stride_x, *stride_o, chunks, n_copies, *sizes_c[1:], *stride_c,
+            max(reach_x, reach_o) > INT32_LIMIT, per_program, block_r, block_c, num_warps=num_warps)
     return True
 
 
