@@ -45,9 +45,12 @@ TILE_BYTES = 16384
 # waves (0.94x ATen on an H200 where [2, 4096] on 8 warps, 26 registers, made 1.02-1.05x).
 VECTORS_PER_THREAD = 4
 # A tile whose index varies along its columns (gather, scatter) carries a 64-bit index and a 64-bit address
-# per element: at most 8 elements a thread. sm_90: 40 registers at 8 (48 warps an SM; 48 for scatter) where
-# the 16 KB tile's 32 a thread took 123 (180 for scatter: one 8-warp program an SM).
-ELEMENTS_PER_THREAD = 8
+# per element, and its loads beside the index are one element a thread (walk._lane_cols), each with its own
+# address: at most 4 elements a thread, on up to 8 warps. sm_90 (ptxas of triton 3.6, scatter of 4096 x 4096
+# along either dim, bf16/fp32): 34-40 registers at 4 (48 warps an SM), 64-80 at 8 (24-32 warps). Before the
+# loads went one a thread, 8 a thread took 48 registers and 16 KB of shared memory for the layout conversions
+# (40 warps an SM); the 16 KB tile's 32 a thread took 123 (180 for scatter: one 8-warp program an SM).
+ELEMENTS_PER_THREAD = 4
 MAX_DIMS = 4  # walk.py's kernels take up to four dims after merging
 
 
@@ -226,7 +229,10 @@ class Walk(NamedTuple):
             block_r = min(next_power_of_2(self.n_rows), VECTORS_PER_THREAD * warps // warp_spans)
         else:
             block_r = min(next_power_of_2(self.n_rows), max(elems // block_c, 1))
-            warps = 8 if block_r * block_c > (1024 if index_per_element else 4096) else 4
+            if index_per_element:
+                warps = min(max(block_r * block_c // (ELEMENTS_PER_THREAD * 32), 1), 8)
+            else:
+                warps = 8 if block_r * block_c > 4096 else 4
         col_blocks = cdiv(self.n_cols, block_c)
         return cdiv(self.n_rows, block_r) * col_blocks, col_blocks, block_r, block_c, warps
 
