@@ -17,7 +17,7 @@ def repeat_samples(dtype, device, quick):
         Sample("new-dims", lambda: (make((rows, cols)), (2, 1, 2))),
         Sample("noncontiguous", lambda: (transposed((rows, cols), dtype, device), (1, 2))),
         Sample("special-values", lambda: (specials_2d(dtype, device), (2, 2))),
-        # Rows of 512 bytes or more in every dtype: repeat.py's tile-copies kernel (shorter rows walk out).
+        # Rows of 512 bytes or more in every dtype: wide tiles of the walk.
         Sample("long-rows", lambda: (make((3, 521)), (2, 3))),
         Sample("out", lambda: (make((rows, cols)), (2, 1)), expects="repeat.out",
                call=lambda x, r: torch.ops.aten.repeat.out(x, r, out=fresh(x))),
@@ -38,9 +38,9 @@ def repeat_samples(dtype, device, quick):
             Sample("4d-all-repeated", lambda: (make((2, 3, 2, 3)), (2, 2, 3, 2))),  # 8 dims split: the WRAP path
             Sample("long-rows-noncontiguous", lambda: (transposed((3, 521), dtype, device), (2, 1, 2))),
             Sample("long-rows-strided", lambda: (strided((2, 521), dtype, device), (3, 2))),
-            Sample("long-rows-many-copies", lambda: (make((2, 1, 521)), (3, 2, 4, 2))),  # 48 copies: 6 per 8
-            Sample("long-rows-5-copy-dims", lambda: (make((2, 2, 2, 2, 521)), (2, 2, 2, 2, 2))),  # walks out
-            Sample("column-repeated", lambda: (make((521, 1)), (1, 3))),  # out's runs are the copies: walks out
+            Sample("long-rows-many-copies", lambda: (make((2, 1, 521)), (3, 2, 4, 2))),  # 48 copies
+            Sample("long-rows-5-copy-dims", lambda: (make((2, 2, 2, 2, 521)), (2, 2, 2, 2, 2))),
+            Sample("column-repeated", lambda: (make((521, 1)), (1, 3))),  # out's runs are the copies
             Sample("error-too-few", lambda: (make((rows, cols)), (2,))),
             Sample("error-negative", lambda: (make((rows, cols)), (2, -1))),
         ]
