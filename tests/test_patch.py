@@ -121,6 +121,27 @@ def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(m
     _assert_unpatched(patched)
 
 
+def test_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(monkeypatch):
+    """A fused call takes the Python path: below the vendor's patch_fusion MIN_NUMEL (nvidia: 2^22 elements) the
+    module's own forward runs instead, with the same answers; calls at or above it fuse."""
+    from gems.runtime import selection
+
+    rule = selection.current().heuristics("patch_fusion")
+    monkeypatch.setitem(rule, "MIN_NUMEL", lambda args: 2 * 20 * TINY["hidden_size"])  # (2, 20) tokens and up
+    model = _build("llama", **TINY)
+    patched = copy.deepcopy(model)
+    gems.patch(patched)
+    norms = ("gems.fused.fused_add_rms_norm", "gems.fused.fused_rms_norm", "gems.fused.silu_and_mul",
+             "gems.fused.apply_rotary_position_embedding")
+    for tokens, fused in ((12, False), (20, True)):
+        inputs = {k: v for k, v in _ids(shape=(2, tokens)).items() if k != "labels"}
+        gems.reset_counts()
+        with torch.no_grad():
+            torch.testing.assert_close(patched(**inputs).logits, model(**inputs).logits, rtol=1e-5, atol=1e-5)
+        calls = gems.call_counts()["gems"]
+        assert all((calls.get(name, 0) > 0) == fused for name in norms), (tokens, calls)
+
+
 def test_a_patched_bert_gives_the_unpatched_answers():
     model = _build("bert", head="masked", hidden_size=32, intermediate_size=48, num_hidden_layers=2,
                    num_attention_heads=4, vocab_size=96, max_position_embeddings=32)

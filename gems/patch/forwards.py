@@ -34,12 +34,24 @@ def _fused():
 
 
 def takes(x: torch.Tensor, *params) -> bool:
-    """Whether the fused kernels take x with these parameters (None skipped): one floating dtype, the
-    vendor's device type."""
+    """Whether the fused kernels take x with these parameters (None skipped), and pay for this call (:func:`fuses`):
+    one floating dtype, the vendor's device type."""
     from gems.runtime import selection
 
     return (x.dtype in FLOATS and x.device.type == selection.current().device
-            and all(p is None or (p.dtype == x.dtype and p.device == x.device) for p in params))
+            and all(p is None or (p.dtype == x.dtype and p.device == x.device) for p in params) and fuses(x))
+
+
+def fuses(x: torch.Tensor) -> bool:
+    """Whether a fused kernel runs for a call whose activation is ``x``: from the vendor's ``patch_fusion``
+    MIN_NUMEL elements, or while a CUDA graph is captured (a replay costs no host time). A fused call takes
+    gems' Python path; below the threshold the module's own forward, whose ATen ops gems replays natively,
+    costs less host time than the device time fusion saves."""
+    from gems.runtime import selection
+
+    if x.numel() >= selection.current().heuristics("patch_fusion")["MIN_NUMEL"]({"numel": x.numel()}):
+        return True
+    return x.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
 def _marked(function, original):
@@ -174,6 +186,8 @@ def gated_mlp_forward(cls):
     original = cls.forward
 
     def forward(self, x):
+        if not fuses(x):
+            return original(self, x)
         name, kwargs = GATED_ACTIVATIONS[type(self.act_fn).__name__]
         return self.down_proj(getattr(_fused(), name)(self.gate_proj(x), self.up_proj(x), **kwargs))
 

@@ -179,6 +179,11 @@ HEURISTICS_KEYS = {
         tuple({"M": m, "N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "a_ptr": _operand()}
               for m, n, k in ((24, 100, 20), (40, 36, 48), (64, 4096, 4096), (4096, 4096, 4096))
               for bm, bn, bk in ((32, 32, 32), (128, 256, 64)))),
+    "patch_fusion": HeuristicsKey(
+        "gems/patch/forwards.py (fuses: whether a patched module's fused kernel runs for a call, by the elements "
+        "of its activation; smaller calls run the module's own forward)",
+        ("MIN_NUMEL",), (), False,
+        tuple({"numel": n} for n in (0, 1, 4096, 1 << 22, 1 << 26))),
     "attention_decode": HeuristicsKey(
         "gems/ops/attention/decode.py (the split-KV forward: key chunks per (batch, kv head), its tiles)",
         ("BLOCK_N", "SPLITS", "num_warps", "num_stages"), (), True,
