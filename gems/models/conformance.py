@@ -43,6 +43,7 @@ def list_cases(wanted=None, dtypes=None, quick: bool = True) -> list[Case]:
 def run_case(case: Case, backend, repro: str = "") -> CaseResult:
     import gems
     from gems.models.patched import Patching
+    from gems.patch.forwards import every_call_fused
     from gems.perf.runner import gems_off
     from gems.runtime import registration
 
@@ -55,10 +56,12 @@ def run_case(case: Case, backend, repro: str = "") -> CaseResult:
         model = build.build(spec, seed=case.seed % 2**31)
         trace = gems.trace(backend.device)
         before = dict(registration.fallback_calls)
-        found = answers.check(model, spec, case.dtype, backend.device, lambda: gems_off(backend.dispatch_key),
-                              contextlib.nullcontext, aten_on_device=backend.capabilities.aten_kernels,
-                              reference_on_device=backend.device == "cuda", trace=trace, seed=case.seed % 2**31,
-                              patching=patching)
+        # A patched case fuses every call (gems.patch's size threshold aside): it checks each fused kernel.
+        with every_call_fused() if patching is not None else contextlib.nullcontext():
+            found = answers.check(model, spec, case.dtype, backend.device, lambda: gems_off(backend.dispatch_key),
+                                  contextlib.nullcontext, aten_on_device=backend.capabilities.aten_kernels,
+                                  reference_on_device=backend.device == "cuda", trace=trace, seed=case.seed % 2**31,
+                                  patching=patching)
         _judge(result, found, trace)
         fused_fallbacks = sorted({f"{name}: {why}" for (name, why), n in registration.fallback_calls.items()
                                   if name.startswith("gems.fused.") and n > before.get((name, why), 0)})
