@@ -144,6 +144,7 @@ def test_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(m
     with torch.no_grad(), forwards.every_call_fused():  # what the models' patched conformance cases run under
         patched(**{k: v for k, v in _ids(shape=(2, 12)).items() if k != "labels"})
     assert all(gems.call_counts()["gems"].get(name, 0) > 0 for name in norms)
+    _assert_unpatched(patched)  # the architecture's rotary function is module-level: put it back for the others
 
 
 def test_a_patched_bert_gives_the_unpatched_answers():

@@ -52,8 +52,11 @@ def fuses(x: torch.Tensor) -> bool:
     costs less host time than the device time fusion saves."""
     from gems.runtime import selection
 
-    if _EVERY_CALL.get() or x.numel() >= selection.current().heuristics("patch_fusion")["MIN_NUMEL"](
-            {"numel": x.numel()}):
+    # Traced by torch.compile a fused op is its composite: nothing to decide, and reading the ContextVar or
+    # the vendor's rule would break the graph (Dynamo would then run gems' kernels inside its trace).
+    if torch.compiler.is_compiling() or _EVERY_CALL.get():
+        return True
+    if x.numel() >= selection.current().heuristics("patch_fusion")["MIN_NUMEL"]({"numel": x.numel()}):
         return True
     return x.is_cuda and torch.cuda.is_current_stream_capturing()
 
