@@ -9,6 +9,7 @@ import torch
 import gems
 from gems.ops.optim import foreach, foreach_add, fused_adam
 from gems.ops.optim import multi_tensor as mt
+from gems.runtime import device_tables
 from gems.testing import launch_memo
 
 pytestmark = pytest.mark.skipif(gems.vendor().name != "interpreter", reason="CPU tensors: the interpreter vendor")
@@ -51,11 +52,11 @@ def test_table_layout():
 def test_tables_are_cached_by_their_contents(served):
     xs = [torch.randn(5), torch.randn(3, 2)]
     torch._foreach_mul_(xs, 2.0)
-    cached = len(mt._tables)
+    cached = len(device_tables._tables)
     torch._foreach_mul_(xs, 3.0)  # the same rows (the scalar is a kernel argument): the same table
-    assert len(mt._tables) == cached
+    assert len(device_tables._tables) == cached
     torch._foreach_mul_([torch.randn(5)], 2.0)
-    assert len(mt._tables) == cached + 1
+    assert len(device_tables._tables) == cached + 1
 
 
 def test_the_launch_memo_never_keys_a_kernel_that_reads_a_table():

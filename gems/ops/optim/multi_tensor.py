@@ -31,7 +31,6 @@ conformance launch memo never replays them.
 from __future__ import annotations
 
 import operator
-from collections import OrderedDict
 
 import torch
 import triton
@@ -42,6 +41,7 @@ from gems.codegen.pointwise import float64_bits
 from gems.dtypes import ATEN_NAMES
 from gems.native import list_record
 from gems.runtime import registration
+from gems.runtime.device_tables import upload, upload_cached
 from gems.runtime.registration import Fallback
 
 # Elements per program: ATen's multi_tensor_apply chunk (64K). A 1B-parameter model is about 16K programs.
@@ -52,16 +52,12 @@ BLOCK = 2048
 NUM_WARPS = 4
 # Attribute set on every kernel that reads addresses out of a table (see the module docstring).
 ADDRESS_TABLE = "gems_address_table"
-# Cached tables per process; an optimizer step uses a few dozen.
-_CACHE_SIZE = 256
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 MAX_DIMS = 4  # dimensions of a strided row after merging; beyond, ATen computes (never met in optimizers)
 TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
              torch.float64: tl.float64}
-_tables: OrderedDict = OrderedDict()
 _DTYPE, _DEVICE = operator.attrgetter("dtype"), operator.attrgetter("device")
-_kept: dict = {}  # tables a captured CUDA graph reads: never evicted
 
 # --------------------------------------------------------------------------- device helpers
 
@@ -132,15 +128,11 @@ def scalar_word(value, arg) -> int:
     return list_record.scalar_word(float64_bits(float(value)), arg)
 
 
-def upload(words: list, device: torch.device) -> torch.Tensor:
-    return _upload((device, tuple(words)), lambda: torch.tensor(words, dtype=torch.int64), device)
-
-
 def upload_bytes(words: bytes, device: torch.device) -> torch.Tensor:
-    """:func:`upload` of int64 words given as their bytes (:func:`uniform_table`'s); reported to the native layer's
+    """``upload`` of int64 words given as their bytes (:func:`uniform_table`'s); reported to the native layer's
     list recording (gems/native/list_record.py) while a call is recorded."""
     def make():
-        return _upload((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
+        return upload_cached((device, words), lambda: torch.frombuffer(bytearray(words), dtype=torch.int64), device)
 
     return make() if registration.recording is None else list_record.upload(make)
 
@@ -176,31 +168,6 @@ def uniform_table(operands, words=(), tails=(), flat_flag=True, words_from=None)
     if registration.recording is not None and answer is not None:
         list_record.table_written(operands, words, words_from, tails, flat_flag, CHUNK, answer)
     return answer
-
-
-def _upload(key, make_host, device: torch.device) -> torch.Tensor:
-    capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
-    cached = _tables.get(key)
-    if cached is not None:
-        _tables.move_to_end(key)
-        if capturing:  # unreached on the interpreter: CUDA graph capture
-            _kept[key] = cached
-        return cached[0]
-    host = make_host()
-    if device.type == "cpu":
-        on_device = host
-    elif device.type == "cuda":  # unreached on the interpreter: its tensors are on the CPU
-        host = host.pin_memory()  # unreached on the interpreter: CUDA
-        on_device = host.to(device, non_blocking=True)  # unreached on the interpreter: CUDA
-    else:
-        on_device = host.to(device)  # unreached on the interpreter: its tensors are on the CPU
-    entry = (on_device, host)  # the pinned source stays alive while a copy may read it
-    _tables[key] = entry
-    if capturing:  # unreached on the interpreter: CUDA graph capture
-        _kept[key] = entry
-    if len(_tables) > _CACHE_SIZE:
-        _tables.popitem(last=False)
-    return on_device
 
 
 def aligned(addresses) -> bool:
