@@ -144,3 +144,17 @@ def test_tensor_parallel_refuses_what_it_cannot_split(tmp_path):
         run_model("llama", devices=0, out=tmp_path, progress=False)
     with pytest.raises(ModelError, match=r"heads \(4\), key/value heads \(2\) .* must all divide"):
         run_model("llama", devices=3, out=tmp_path, progress=False)
+
+
+def test_the_fallback_note_names_the_run_wide_fallbacks():
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from gems.models.run import _notes
+
+    counts = Counter({("_to_copy", "a transfer"): 9, ("index.Tensor", "a 0-d mask"): 3})
+    backend = SimpleNamespace(device="cuda", capabilities=SimpleNamespace(aten_kernels=True))
+    (note,) = _notes(backend, SimpleNamespace(fallback_calls=counts))
+    assert note.startswith("12 gems calls fell back to ATen over the whole run")
+    assert "_to_copy: a transfer (x9)" in note and "index.Tensor: a 0-d mask (x3)" in note
+    assert _notes(backend, SimpleNamespace(fallback_calls=Counter())) == []

@@ -230,7 +230,11 @@ def _notes(backend, registration_module) -> list[str]:
     notes = []
     if not backend.capabilities.aten_kernels:
         notes.append(f"{backend.device} has no ATen kernels: ATen's answer was computed on the CPU in the same dtype")
-    fallbacks = sum(registration_module.fallback_calls.values())
+    fallbacks = registration_module.fallback_calls
     if fallbacks:
-        notes.append(f"{fallbacks} gems calls fell back to ATen (see the coverage table's reasons)")
+        # Counted over the whole run (every workload and round), not only the coverage trace: name them here.
+        top = ", ".join(f"{overload}: {reason} (x{calls})" for (overload, reason), calls in fallbacks.most_common(4))
+        more = f"; {len(fallbacks) - 4} more (overload, reason) pairs" if len(fallbacks) > 4 else ""
+        notes.append(f"{sum(fallbacks.values())} gems calls fell back to ATen over the whole run (every workload "
+                     f"and round, not only the coverage trace): {top}{more}")
     return notes
