@@ -1,9 +1,9 @@
 """fmod (Tensor and Scalar, in-place, out=): C's fmod, x - trunc(x / y) * y computed exactly, with the
-sign of x. Floats use libdevice's fmod: Triton's float ``%`` lowers on NVIDIA GPUs to x - trunc(x / y) * y
-with a rounded quotient, wrong once |x / y| passes 2^24 (under the interpreter, libdevice's fmod is torch's CPU
-fmod, which is as inexact there as ATen's CPU kernel). Integer division by zero raises
-RuntimeError("ZeroDivisionError") on CPU, as ATen's CPU kernel does, and is left undefined elsewhere, as
-CUDA's is. remainder.py builds on this kernel."""
+sign of x. Floats take a short exact path for quotients below 2^20 (_fmod_f32) and libdevice's fmod beyond
+it: Triton's float ``%`` lowers on NVIDIA GPUs to x - trunc(x / y) * y with a rounded quotient, wrong once
+|x / y| passes 2^24 (under the interpreter, libdevice's fmod is torch's CPU fmod, which is as inexact there
+as ATen's CPU kernel). Integer division by zero raises RuntimeError("ZeroDivisionError") on CPU, as ATen's
+CPU kernel does, and is left undefined elsewhere, as CUDA's is. remainder.py builds on this kernel."""
 
 import torch
 import triton
@@ -26,10 +26,13 @@ FP32_SMALLEST_NORMAL = tl.constexpr(1.1754943508222875e-38)
 # 2^64 and 2^-64: scale an fp32 subnormal divisor to a normal number and back, exactly.
 SUBNORMAL_SCALE = tl.constexpr(18446744073709551616.0)
 SUBNORMAL_UNSCALE = tl.constexpr(5.421010862427522e-20)
+FP32_LARGEST = tl.constexpr(3.4028234663852886e38)
+# Below 2^20 an approximate quotient (2 ulp) is less than 1/8 from the exact one: its floor is one off at most.
+SHORT_QUOTIENT_LIMIT = tl.constexpr(1048576.0)
 
 
 @triton.jit
-def _fmod_f32(x, y):
+def _fmod_f32_exact(x, y):
     """libdevice's fmod without its flush of subnormal operands (Triton links libdevice with FTZ on NVIDIA
     GPUs): |x| < |y| is x itself; a subnormal y first reduces x by y * 2^64, a multiple of y (exact), then
     the remainder and y are both scaled by 2^64 and the result scaled back."""
@@ -40,6 +43,29 @@ def _fmod_f32(x, y):
     scaled = libdevice.fmod(reduced * SUBNORMAL_SCALE, big_y) * SUBNORMAL_UNSCALE
     plain = tl.where(tl.abs(x) < ay, x, libdevice.fmod(x, y))
     return tl.where(tiny, scaled, plain)
+
+
+@triton.jit
+def _fmod_f32(x, y):
+    """Quotients |x / y| < 2^20 with a finite normal y (what most calls see) take a short exact path: Triton's
+    approximate fp32 '/' (within 2 ulp) truncates to the integer quotient q or one off, which the sign or size
+    of fma(-q, |y|, |x|) reveals; with the right q that fma is exact (the remainder is representable). A block
+    with other elements (huge quotients, subnormal, zero or non-finite operands) also runs _fmod_f32_exact; one
+    without skips it. The exact function alone, three libdevice fmod calls an element, made fp16/bf16 fmod
+    0.30x ATen at 64M on an H200."""
+    ax = tl.abs(x)
+    ay = tl.abs(y)
+    # A zero limit where |y| is subnormal, zero, infinite or NaN; one where-select, not an & of a y-shaped mask
+    # with an x-shaped one (the interpreter splats a scalar bool into a float array, which & then rejects).
+    limit = tl.where((ay >= FP32_SMALLEST_NORMAL) & (ay <= FP32_LARGEST), ay * SHORT_QUOTIENT_LIMIT, 0.0)
+    fast = ax < limit
+    q = tl.floor(ax / ay)
+    r = tl.fma(0 - q, ay, ax)
+    q = tl.where(r < 0, q - 1.0, tl.where(r >= ay, q + 1.0, q))
+    r = libdevice.copysign(tl.fma(0 - q, ay, ax), x)
+    if tl.max(tl.where(fast, 0, 1)) > 0:
+        r = tl.where(fast, r, _fmod_f32_exact(x, y))
+    return r
 
 
 @triton.jit

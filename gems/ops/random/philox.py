@@ -84,7 +84,7 @@ def box_muller(u0, u1):
 
 
 @triton.jit
-def _log_unit(k):
+def log_unit(k):
     """ln(k * 2^-24) in fp32 for integers k in [1, 2^24] (int32): ln(m) + e ln 2 with k * 2^-24 = m 2^e, m in
     [sqrt(1/2), sqrt(2)), ln(1 + t) = t + t^2 Q(t) with Q fitted to fp32 accuracy (error below 5e-8)."""
     bits = k.to(tl.float32).to(tl.int32, bitcast=True)
@@ -125,7 +125,7 @@ def normal_pair(r0, r1):
     :func:`box_muller`, u0 and u1 being the words' top 24 bits (uniform24): radius sqrt(-2 ln(1 - u0)), angle
     2 pi u1. Logarithm, cosine and sine are polynomials of a few instructions each (libdevice's logf and
     sinf/cosf took about 40 and 100 on sm_90, which made randn compute bound)."""
-    radius = tl.sqrt(-2.0 * _log_unit((1 << 24) - (r0 >> 8).to(tl.int32)))
+    radius = tl.sqrt(-2.0 * log_unit((1 << 24) - (r0 >> 8).to(tl.int32)))
     cos_a, sin_a = _cos_sin_turn((r1 >> 8).to(tl.int32))
     return radius * cos_a, radius * sin_a
 
