@@ -152,6 +152,19 @@ def test_a_fused_backward_replays_natively_after_its_first_call(name, backward, 
     assert registration.gems_calls.cell(backward)[0] == 1 and native.call_counts().get(backward) == 2
 
 
+def test_a_backward_given_one_tensor_as_both_gradients_replays():
+    x, r = torch.randn(4, 64, requires_grad=True), torch.randn(4, 64, requires_grad=True)
+    w, b = torch.randn(64, requires_grad=True), torch.randn(64, requires_grad=True)
+    dy = torch.randn(4, 64)
+    for _ in range(3):  # dy is y's gradient and s's: the backward views it twice (as dy and as ds)
+        got = torch.autograd.grad(gems.fused.skip_layer_norm(x, r, w, b, 1e-5), (x, r, w, b), (dy, dy))
+    with gems.aten_only():
+        want = torch.autograd.grad(gems.fused.skip_layer_norm(x, r, w, b, 1e-5), (x, r, w, b), (dy, dy))
+    for g, expected in zip(got, want):
+        torch.testing.assert_close(g, expected, rtol=1e-4, atol=1e-4)
+    assert native.call_counts().get("gems::row_norm_backward") == 2
+
+
 @pytest.mark.usefixtures("gems_enabled")
 def test_rms_norms_backward_replays_natively_too():
     w = torch.randn(24, requires_grad=True)
