@@ -79,10 +79,7 @@ def enable(unused=None, include=None, exclude=None) -> list[str]:
     unused / exclude: operator or overload names left to ATen; include: register only these.
     """
     backend = selection.current()
-    registration.kernels_call_torch = backend.capabilities.kernels_call_torch
-    from gems import native  # not at import: it imports triton, whose mode the vendor sets first
-
-    registration.native_layer, registration.device_type = native, backend.device
+    registration.use_vendor(backend)
     table = _implementation_table(include, exclude, unused)
     registration.apply(table, backend.dispatch_key)
     return registered_ops()

@@ -1,4 +1,4 @@
-"""gems.fused: fused operators as a Python API (no ATen overload exists for them).
+"""gems.fused: fused operators (no ATen overload exists for them), as operators of gems' own library namespace.
 
     import gems
     y = gems.fused.fused_rms_norm(x, weight, eps=1e-6)                       # Gemma's: weight_offset=1.0
@@ -13,7 +13,10 @@
     ds = gems.fused.scaled_softmax_backward(dp, p, scale)     # its input gradient (Megatron-style)
 
 Each runs gems' Triton kernels (gems/ops/fused/), whether or not gems.enable() was called, and is
-counted in gems.call_counts() as "gems.fused.<name>". All but the scaled softmaxes bring their own
+counted in gems.call_counts() as "gems.fused.<name>". All but linear_cross_entropy are torch operators,
+``torch.ops.gems.<name>``, which the native layer serves like ATen overloads: after the first call of a
+signature, a call that needs no autograd graph replays from C++ (docs/native.md, "gems' own operators"). All
+but the scaled softmaxes bring their own
 backward (a torch.autograd.Function whose backward launches gems kernels too), so they serve training;
 gems.patch(model) puts them into Hugging Face models. Inputs a kernel does not handle (another device,
 mixed dtypes, for the scaled softmaxes inputs that require grad) run the eager PyTorch composite,

@@ -122,8 +122,8 @@ def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(m
 
 
 def test_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(monkeypatch):
-    """A fused call takes the Python path: below the vendor's patch_fusion MIN_NUMEL (nvidia: 2^22 elements) the
-    module's own forward runs instead, with the same answers; calls at or above it fuse."""
+    """Below the vendor's patch_fusion MIN_NUMEL (nvidia: 2^22 elements) the module's own forward runs instead, with
+    the same answers; calls at or above it fuse."""
     from gems.runtime import selection
 
     rule = selection.current().heuristics("patch_fusion")
@@ -145,6 +145,28 @@ def test_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(m
         patched(**{k: v for k, v in _ids(shape=(2, 12)).items() if k != "labels"})
     assert all(gems.call_counts()["gems"].get(name, 0) > 0 for name in norms)
     _assert_unpatched(patched)  # the architecture's rotary function is module-level: put it back for the others
+
+
+def test_a_patched_decoders_inference_calls_replay_natively_after_the_first_forward():
+    """gems.fused's operators replay like ATen overloads (docs/native.md, "gems' own operators"): in a second
+    forward under no_grad every fused call of the patched model is served from C++, with the first one's logits."""
+    from gems import native
+    from gems.runtime import registration
+
+    model = _build("llama", **TINY)
+    gems.patch(model)
+    inputs = {"input_ids": _ids()["input_ids"]}
+    with torch.no_grad(), forwards.every_call_fused():
+        first = model(**inputs).logits
+        gems.reset_counts()
+        second = model(**inputs).logits
+    assert torch.equal(first, second)
+    replayed = {name: n for name, n in native.call_counts().items() if name.startswith("gems.fused.")}
+    # per forward through 2 layers: 3 RMSNorms, 2 residual add + norms, 2 gated MLPs, queries and keys rotated
+    assert replayed == {"gems.fused.fused_rms_norm": 3, "gems.fused.fused_add_rms_norm": 2,
+                        "gems.fused.silu_and_mul": 2, "gems.fused.apply_rotary_position_embedding": 4}, replayed
+    assert not [name for name in replayed if registration.gems_calls.cell(name)[0]]  # none took the Python path
+    _assert_unpatched(model)
 
 
 def test_a_patched_bert_gives_the_unpatched_answers():

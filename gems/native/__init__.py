@@ -168,13 +168,14 @@ class _Handle:
         _ext.deregister(self.handle)
 
 
-def register(overload: str, dispatch_key: str, device: str, serve, implementation=None):
+def register(overload: str, dispatch_key: str, device: str, serve, implementation=None, operator: str | None = None):
     """Register the native kernel for ``overload`` at ``dispatch_key`` (the vendor's key, or its Autograd key for
     an overload with its own backward); ``serve(keyset, args, kwargs, call, why)`` runs a call in Python: ``call``
     (tensors, key words, their descriptions) for a new signature, which it records (returning (result, plan spec
     or reason str or None[, size-generic spec])), else None with ``why`` the reason. None when the layer is off.
     The plans recorded for ``overload`` stay valid when the same ``implementation`` is registered again at the
-    same key; any other registration starts afresh."""
+    same key; any other registration starts afresh. ``operator``: the schema name when ``overload`` is not an
+    ATen overload's name ("gems::skip_layer_norm" for gems.fused's; counts and reasons stay under ``overload``)."""
     ext = load(device)
     if ext is None:
         return None
@@ -190,7 +191,7 @@ def register(overload: str, dispatch_key: str, device: str, serve, implementatio
         from gems.native import list_record
 
         per_call = list_record.declare(overload, getattr(implementation, "per_call_scalars", ()))
-    return _Handle(ext.register_kernel(slot, overload, dispatch_key, serve, same, lists, per_call))
+    return _Handle(ext.register_kernel(slot, operator or overload, dispatch_key, serve, same, lists, per_call))
 
 
 def record_call(impl, keyset, args, kwargs, call, calls, overload):

@@ -198,7 +198,8 @@ struct Generic {
 };
 
 struct Slot {
-  std::string overload;
+  std::string overload;   // the name counts and reasons are kept under ("abs", "gems.fused.skip_layer_norm")
+  std::string qualified;  // the operator's schema name, namespace included ("aten::abs", "gems::skip_layer_norm")
   PyObject* serve = nullptr;
   std::optional<c10::SafeKernelFunction> original;
   std::vector<uint8_t> mutable_arg;
@@ -507,7 +508,7 @@ void insert(Slot& s, const Key& k, uint64_t h, Plan* plan) {
 [[noreturn]] void launch_failed(const Slot& s, CUresult r) {
   const char* name = "unknown";
   if (g_driver.error_name) g_driver.error_name(r, &name);
-  TORCH_CHECK(false, "gems native: cuLaunchKernel failed for aten::", s.overload, " with ", name, " (", r, ")");
+  TORCH_CHECK(false, "gems native: cuLaunchKernel failed for ", s.qualified, " with ", name, " (", r, ")");
 }
 
 constexpr int kMaxDraws = 4;  // Philox keys per call that a plan may take
@@ -817,7 +818,7 @@ std::pair<py::tuple, py::dict> to_python(const c10::OperatorHandle& op, std::vec
 void push_result(const c10::OperatorHandle& op, torch::jit::Stack* stack, const py::object& out) {
   const auto& returns = op.schema().returns();
   if (returns.empty()) {
-    TORCH_CHECK(out.is_none(), "gems native: aten::", op.schema().name(), " returns nothing, got a value");
+    TORCH_CHECK(out.is_none(), "gems native: ", op.schema().name(), " returns nothing, got a value");
   } else if (returns.size() == 1) {
     stack->emplace_back(torch::jit::toIValue(out, returns[0].real_type()));
   } else {
@@ -854,7 +855,7 @@ void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks
 
 // ATen's own kernel for the call (gems.aten_only(), a traced call at an autograd-level kernel).
 void call_original(const Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
-  TORCH_CHECK_NOT_IMPLEMENTED(s.original.has_value(), "Could not run 'aten::", s.overload,
+  TORCH_CHECK_NOT_IMPLEMENTED(s.original.has_value(), "Could not run '", s.qualified,
                               "' with arguments from this backend: ATen has no kernel for it there, and gems left "
                               "this call to ATen");
   s.original->callBoxed(op, ks, stack);
@@ -930,13 +931,19 @@ int64_t new_slot(const std::string& overload) {
   return int64_t(g_slots.size() - 1);
 }
 
+// `overload`: "name.variant" of an ATen operator, or "namespace::name.variant" of another library's (gems' own
+// operators: "gems::skip_layer_norm").
 int64_t register_kernel(int64_t slot_id, const std::string& overload, const std::string& key, py::object serve,
                         bool keep_plans, bool lists, const std::vector<int64_t>& per_call) {
   Slot& s = *g_slots.at(slot_id);
-  auto dot = overload.find('.');
-  std::string name = overload.substr(0, dot);
-  std::string variant = dot == std::string::npos ? "" : overload.substr(dot + 1);
-  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(("aten::" + name).c_str(), variant.c_str());
+  const auto colons = overload.find("::");
+  const std::string ns = colons == std::string::npos ? "aten" : overload.substr(0, colons);
+  const std::string local = colons == std::string::npos ? overload : overload.substr(colons + 2);
+  auto dot = local.find('.');
+  std::string name = local.substr(0, dot);
+  std::string variant = dot == std::string::npos ? "" : local.substr(dot + 1);
+  auto op = c10::Dispatcher::singleton().findSchemaOrThrow((ns + "::" + name).c_str(), variant.c_str());
+  s.qualified = ns + "::" + local;
   const auto dispatch_key = c10::parseDispatchKey(key);
   try {  // a CUDA-only overload on another device (gems serves it, ATen has nothing to fall back to)
     s.original = op.getComputedKernelForDispatchKey(dispatch_key);
@@ -961,8 +968,8 @@ int64_t register_kernel(int64_t slot_id, const std::string& overload, const std:
   if (!keep_plans) s.generation = g_generation.fetch_add(1) + 1;
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard guard(&quiet);
-  auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", dispatch_key, __FILE__, __LINE__);
-  lib->impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<GemsKernel>(&s)));
+  auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, ns, dispatch_key, __FILE__, __LINE__);
+  lib->impl(local.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<GemsKernel>(&s)));
   g_libraries.push_back(std::move(lib));
   return int64_t(g_libraries.size() - 1);
 }

@@ -214,10 +214,9 @@ class _Prober:
     """Runs the implementation dry at another value of the family's variable."""
 
     def __init__(self, overload, tensors, descs, a, b, args, kwargs, primitive):
-        entry = registration._libraries.get(overload)
-        if entry is None:
+        self.fn, self.primitive = registration.implementation(overload), primitive
+        if self.fn is None:
             raise NoGeneric("the overload is not registered")
-        self.fn, self.primitive = entry[1], primitive
         self.tensors, self.args, self.kwargs = tensors, args, kwargs
         self.a, self.b = a, b
         self.shapes = {}  # tensor index -> [size words], [stride words]
@@ -231,8 +230,7 @@ class _Prober:
                 self.ints.append((where, item if kind == _INT_ITEM else None, i))
         self.varying = {t for t, (sizes, strides) in self.shapes.items() if any(a[i] for i in sizes + strides)}
         if self.ints:
-            name, _, variant = overload.partition(".")
-            self.schema = getattr(getattr(torch.ops.aten, name), variant or "default")._schema.arguments
+            self.schema = registration.operator_of(overload)._schema.arguments
 
     def _word(self, i, v):
         return self.a[i] * v + self.b[i]

@@ -220,7 +220,9 @@ class Recording:
             j = self._fresh[storage]
             return 1, j, ptr - self._returns[j].data_ptr()
         owners = [i for i, src in enumerate(self.tensors) if src.untyped_storage().data_ptr() == storage]
-        if len(owners) == 1:
+        # One owner, or one tensor given as several arguments (the key holds which arguments are the same
+        # tensor, so every replay of the plan has them the same: a backward's dy passed as ds too).
+        if owners and all(self.tensors[i] is self.tensors[owners[0]] for i in owners):
             return 0, owners[0], ptr - self.tensors[owners[0]].data_ptr()
         if owners:
             raise NotRecordable("a kernel argument views memory that several inputs share")

@@ -47,9 +47,9 @@ def takes(x: torch.Tensor, *params) -> bool:
 
 def fuses(x: torch.Tensor) -> bool:
     """Whether a fused kernel runs for a call whose activation is ``x``: from the vendor's ``patch_fusion``
-    MIN_NUMEL elements, or while a CUDA graph is captured (a replay costs no host time). A fused call takes
-    gems' Python path; below the threshold the module's own forward, whose ATen ops gems replays natively,
-    costs less host time than the device time fusion saves."""
+    MIN_NUMEL elements, or while a CUDA graph is captured (a replay costs no host time). The thresholds were
+    measured when every fused call took gems' Python path, whose host time then outweighed the device time
+    fusion saves; a fused call that needs no autograd graph now replays natively (docs/native.md)."""
     from gems.runtime import selection
 
     # Traced by torch.compile a fused op is its composite: nothing to decide, and reading the ContextVar or

@@ -8,6 +8,10 @@ Registered overloads go through the native layer (gems/native) when it is availa
 replays known call signatures and hands the others to the same wrapper; at Autograd<key> (an overload with
 its own backward) it replays only calls that need no autograd graph. Calls it replays count in
 ``gems_calls`` too.
+
+gems' own operators (gems.fused's, and backward passes: the ``gems`` library namespace of
+gems/runtime/operators.py) are registered the same way by :func:`register_operator`, outside gems.enable()'s
+table, and counted under the name they are given ("gems.fused.skip_layer_norm", "gems::row_norm_backward").
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ gems_calls = _CallCounts()
 fallback_calls: Counter = Counter()  # (overload, reason) -> calls handed to ATen
 
 _libraries: dict[str, tuple] = {}  # overload -> (torch.library.Library, function, Autograd, owner op)
+# gems' own operators: API name -> schema name ("gems.fused.silu_and_mul" -> "gems::silu_and_mul"), and API name ->
+# (handle, function) of their registration, which gems.enable() / disable() leave alone.
+_operators: dict[str, str] = {}
+_own: dict[str, tuple] = {}
 
 
 class Fallback(Exception):
@@ -115,6 +123,25 @@ def registered_ops() -> list[str]:
     return sorted(_libraries)
 
 
+def qualified(overload: str) -> str:
+    """The schema name of ``overload``: "aten::add.Tensor", or "gems::silu_and_mul" for gems' own operators."""
+    return _operators.get(overload) or f"aten::{overload}"
+
+
+def operator_of(overload: str):
+    """The torch.ops overload that ``overload`` names (an ATen overload, or one of gems' own operators)."""
+    namespace, _, local = qualified(overload).partition("::")
+    name, _, variant = local.partition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), name), variant or "default")
+
+
+def implementation(overload: str):
+    """The Python implementation registered for ``overload`` (by gems.enable() or :func:`register_operator`), or
+    None."""
+    entry = _libraries.get(overload) or _own.get(overload)
+    return entry[1] if entry is not None else None
+
+
 def _dispatch_key(vendor_key: str, autograd: Autograd) -> str:
     return f"Autograd{vendor_key}" if autograd is Autograd.enable else vendor_key
 
@@ -128,7 +155,7 @@ def _original_kernel(overload: str, dispatch_key: str):
         overload = _SCALAR_BASE_REDIRECTS[overload]
         return _scalar_base_kernel(get_kernel(f"aten::{overload}", dispatch_key).call_boxed)
     try:
-        call_boxed = get_kernel(f"aten::{overload}", dispatch_key).call_boxed
+        call_boxed = get_kernel(qualified(overload), dispatch_key).call_boxed
     except RuntimeError:  # ATen has no kernel for this key (CUDA-only attention overloads on the CPU)
         return _no_aten_kernel(overload, dispatch_key)
     tensor_positions = _tensor_positions(overload)
@@ -146,7 +173,7 @@ def _original_kernel(overload: str, dispatch_key: str):
 
 def _no_aten_kernel(overload: str, dispatch_key: str):
     def call(keyset, *args, **kwargs):
-        raise NotImplementedError(f"Could not run 'aten::{overload}' with arguments from the '{dispatch_key}' "
+        raise NotImplementedError(f"Could not run '{qualified(overload)}' with arguments from the '{dispatch_key}' "
                                   "backend: ATen has no kernel for it there, and gems left this call to ATen")
 
     return call
@@ -168,8 +195,7 @@ def _scalar_base_kernel(call_boxed):
 
 @functools.cache  # an overload's schema never changes; registering (gems-perf's gems_off per batch) asks often
 def _tensor_positions(overload: str) -> tuple[int, ...]:
-    name, _, variant = overload.partition(".")
-    schema = getattr(getattr(torch.ops.aten, name), variant or "default")._schema
+    schema = operator_of(overload)._schema
     return tuple(i for i, arg in enumerate(schema.arguments)
                  if not arg.kwarg_only and str(arg.type) in ("Tensor", "Tensor?"))
 
@@ -203,8 +229,7 @@ class _ReregisteringKernel:
 
     def __init__(self, overload: str):
         self.overload = overload
-        name, _, variant = overload.partition(".")
-        self.op = getattr(getattr(torch.ops.aten, name), variant or "default")
+        self.op = operator_of(overload)
 
     def __call__(self, keyset, *args, **kwargs):
         lib, fn, autograd, owner = _libraries.pop(self.overload)
@@ -215,7 +240,9 @@ class _ReregisteringKernel:
             _register(self.overload, fn, autograd, owner, _registered_key)
 
 
-def _make_wrapper(overload: str, fn, original, guarded: bool):
+def _make_wrapper(overload: str, fn, original, guarded: bool, composite: bool = False):
+    """``composite``: ``original`` is a composite of ATen ops (gems' own operators), which a fallback runs as the
+    caller's eager code would, its ATen ops served by gems, not inside the guard's aten_only."""
     calls = gems_calls.cell(overload)
     if guarded:
         def impl(keyset, *args, **kwargs):
@@ -226,6 +253,12 @@ def _make_wrapper(overload: str, fn, original, guarded: bool):
                 out = fn(*args, **kwargs) if recorder is None else recorder.serve(overload, fn, args, kwargs)
             except Fallback as why:
                 fallback_calls[overload, str(why)] += 1
+                if composite:
+                    _exit_aten_only()
+                    try:
+                        return _unwatched(original, keyset, args, kwargs)
+                    finally:
+                        _enter_aten_only()
                 return _unwatched(original, keyset, args, kwargs)
             finally:
                 _exit_aten_only()
@@ -320,29 +353,60 @@ native_layer = None
 device_type = None
 
 
+def use_vendor(backend) -> None:
+    """Set what registering for ``backend`` needs: whether its kernels call torch, the native layer, its device."""
+    global kernels_call_torch, native_layer, device_type
+    kernels_call_torch = backend.capabilities.kernels_call_torch
+    from gems import native  # not at import: it imports triton, whose mode the vendor sets first
+
+    native_layer, device_type = native, backend.device
+
+
 def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str) -> None:
-    global _native_depth
     check_autograd_placement(overload, autograd)
+    _libraries[overload] = (_install(overload, fn, autograd, vendor_key), fn, autograd, owner)
+
+
+def register_operator(overload: str, operator: str, fn, vendor_key: str,
+                      autograd: Autograd = Autograd.enable) -> None:
+    """Register ``fn`` for gems' own ``operator`` (a schema name, "gems::silu_and_mul"; gems/runtime/operators.py)
+    at the vendor's key, or its Autograd key with ``Autograd.enable`` (a fused operator: its composite is its
+    CompositeImplicitAutograd kernel), as an ATen overload is: the native layer replays its calls (at the Autograd
+    key those that need no graph), the Python path serves the others (``fn`` builds the graph), Fallback runs the
+    operator's default kernel. Counted under ``overload``; gems.enable() and disable() leave it registered.
+    Registering it again replaces the registration."""
+    _operators[overload] = operator
+    entry = _own.pop(overload, None)
+    if entry is not None:
+        entry[0]._destroy()
+    _own[overload] = (_install(overload, fn, autograd, vendor_key), fn)
+
+
+def _install(overload: str, fn, autograd: Autograd, vendor_key: str):
+    """The registration handle (native, else torch.library) of the counting wrapper around ``fn``."""
+    global _native_depth
     key = _dispatch_key(vendor_key, autograd)
     original = _original_kernel(overload, key)
-    impl = _make_wrapper(overload, fn, original, kernels_call_torch)
+    impl = _make_wrapper(overload, fn, original, kernels_call_torch, composite=overload in _operators)
     if autograd is Autograd.enable:
         impl = _composite_when_traced(impl, original)
     handle = None
     if native_layer is not None and device_type is not None:
         try:
-            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl), fn)
+            handle = native_layer.register(overload, key, device_type, _make_serve(overload, impl), fn,
+                                           _operators.get(overload))
         except RuntimeError:  # ATen has no kernel for this key to fall back to: the Python path serves it
             handle = None
         if handle is not None and _native_depth is None:
             _native_depth = native_layer.aten_only_add
             _native_depth(_aten_only_depth)
     if handle is None:
-        handle = torch.library.Library("aten", "IMPL")
+        namespace, _, local = qualified(overload).partition("::")
+        handle = torch.library.Library(namespace, "IMPL")
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
-            handle.impl(overload, impl, key, with_keyset=True)
-    _libraries[overload] = (handle, fn, autograd, owner)
+            handle.impl(local, impl, key, with_keyset=True)
+    return handle
 
 
 def snapshot() -> dict:

@@ -99,8 +99,7 @@ def _written(schema, args, kwargs) -> list:
 
 @functools.cache
 def schema_of(overload: str):
-    name, _, variant = overload.partition(".")
-    return getattr(getattr(torch.ops.aten, name), variant or "default")._schema
+    return registration.operator_of(overload)._schema
 
 
 def _kernel_name(kernel) -> str:

@@ -26,6 +26,7 @@ import triton.language as tl
 from gems.dtypes import FLOATS
 from gems.ops.fused.api import api_function, needs_grad
 from gems.ops.normalization.rows import compute_dtype, needs_int64
+from gems.runtime import operators
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec, lazy
@@ -119,6 +120,16 @@ def rotate(x, cos, sin, interleaved, inverse):
     return out
 
 
+def _rotate_back(dy, cos, sin, interleaved):
+    return rotate(dy, cos, sin, interleaved, True)
+
+
+# The backward (the rotation by -angle) as an operator of gems' own (gems/runtime/operators.py), which the native
+# layer replays.
+rotary_backward = operators.backward("rotary_position_embedding_backward",
+                                     "(Tensor dy, Tensor cos, Tensor sin, bool interleaved) -> Tensor", _rotate_back)
+
+
 class _Rotary(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, cos, sin, interleaved):
@@ -129,7 +140,7 @@ class _Rotary(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         cos, sin = ctx.saved_tensors
-        return rotate(grad_out, cos, sin, ctx.interleaved, True), None, None, None
+        return rotary_backward(grad_out, cos, sin, ctx.interleaved), None, None, None
 
 
 def reference(x, cos, sin, interleaved=False):
@@ -155,8 +166,9 @@ def _apply_rotary_position_embedding(x, cos, sin, interleaved=False):
     return rotate(x, cos, sin, interleaved, False)
 
 
-apply_rotary_position_embedding = api_function(NAME, _apply_rotary_position_embedding, reference,
-                                               differentiable=True)
+apply_rotary_position_embedding = api_function(
+    NAME, _apply_rotary_position_embedding, reference, differentiable=True,
+    schema="(Tensor x, Tensor cos, Tensor sin, bool interleaved=False) -> Tensor")
 
 SPECS = [
     OpSpec(

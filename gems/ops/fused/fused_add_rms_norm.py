@@ -33,7 +33,10 @@ def _fused_add_rms_norm(x, residual, weight=None, eps=1e-6, weight_offset=0.0):
     return residual_norm(x, residual, weight, None, eps, rms=True, w_offset=weight_offset)
 
 
-fused_add_rms_norm = api_function(NAME, _fused_add_rms_norm, reference, differentiable=True)
+fused_add_rms_norm = api_function(
+    NAME, _fused_add_rms_norm, reference, differentiable=True,
+    schema="(Tensor x, Tensor residual, Tensor? weight=None, float eps=1e-06, float weight_offset=0.0) -> "
+           "(Tensor, Tensor)")
 
 SPECS = [
     OpSpec(

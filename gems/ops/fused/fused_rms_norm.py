@@ -49,7 +49,9 @@ def _fused_rms_norm(x, weight=None, eps=1e-6, weight_offset=0.0):
     return residual_norm(x, None, weight, None, eps, rms=True, w_offset=weight_offset)
 
 
-fused_rms_norm = api_function(NAME, _fused_rms_norm, reference, differentiable=True)
+fused_rms_norm = api_function(
+    NAME, _fused_rms_norm, reference, differentiable=True,
+    schema="(Tensor x, Tensor? weight=None, float eps=1e-06, float weight_offset=0.0) -> Tensor")
 
 SPECS = [
     OpSpec(

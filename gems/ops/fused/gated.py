@@ -21,6 +21,7 @@ import triton.language as tl
 
 from gems.ops.fused.api import needs_grad
 from gems.ops.normalization.rows import as_rows, compute_dtype, needs_int64
+from gems.runtime import operators
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
 SILU, GELU, GELU_TANH = 0, 1, 2
@@ -151,6 +152,11 @@ def _gated_backward(dy, x, up, act):
     return dx, dup
 
 
+# The backward as an operator of gems' own (gems/runtime/operators.py), which the native layer replays.
+gated_backward = operators.backward("gated_backward", "(Tensor dy, Tensor x, Tensor? up, int act) -> (Tensor, Tensor)",
+                                    _gated_backward)
+
+
 class _Gated(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, up, act):
@@ -161,7 +167,7 @@ class _Gated(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         x, up = ctx.saved_tensors
-        dx, dup = _gated_backward(dy, x, up, ctx.act)
+        dx, dup = gated_backward(dy, x, up, ctx.act)
         return dx, dup, None
 
 

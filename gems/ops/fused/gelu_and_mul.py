@@ -38,7 +38,8 @@ def _gelu_and_mul(x, up=None, approximate="none"):
     return gated(x, up, _APPROXIMATIONS[approximate])
 
 
-gelu_and_mul = api_function(NAME, _gelu_and_mul, reference, differentiable=True)
+gelu_and_mul = api_function(NAME, _gelu_and_mul, reference, differentiable=True,
+                            schema="(Tensor x, Tensor? up=None, str approximate=\"none\") -> Tensor")
 
 SPECS = [
     OpSpec(

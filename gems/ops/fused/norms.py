@@ -17,7 +17,7 @@ import torch
 from gems.dtypes import FLOATS
 from gems.ops.fused.api import needs_grad
 from gems.ops.normalization.rows import as_rows, row_forward
-from gems.ops.normalization.rows_backward import row_backward
+from gems.ops.normalization.rows_backward import row_norm_backward
 from gems.runtime.registration import Fallback
 
 
@@ -62,13 +62,10 @@ class _ResidualNorm(torch.autograd.Function):
     def backward(ctx, grad_y, grad_s=None):
         normed, weight, mean, rstd = ctx.saved_tensors
         want_x, want_r, want_w, want_b = ctx.needs_input_grad[:4]
-        n = normed.shape[1]
         if grad_y is None:  # only s was used
             return grad_s, grad_s if want_r else None, None, None, None, None, None
-        ds2 = as_rows(grad_s, n) if grad_s is not None else None
-        dx, dw, db = row_backward(as_rows(grad_y, n), normed, None if ctx.rms else mean, rstd, weight, rms=ctx.rms,
-                                  mask=(want_x or want_r, want_w and weight is not None, want_b),
-                                  dx_dtype=normed.dtype, w_offset=ctx.w_offset, ds2=ds2)
+        dx, dw, db = row_norm_backward(grad_y, normed, None if ctx.rms else mean, rstd, weight, ctx.rms,
+                                       want_x or want_r, want_w and weight is not None, want_b, ctx.w_offset, grad_s)
         dx = dx.view(ctx.shape) if dx is not None else None
         return (dx if want_x else None, dx if want_r else None, dw, db, None, None, None)
 

@@ -37,7 +37,8 @@ def _scaled_softmax_backward(grad, y, scale):
                     round_product=False)
 
 
-scaled_softmax_backward = api_function(NAME, _scaled_softmax_backward, reference)
+scaled_softmax_backward = api_function(NAME, _scaled_softmax_backward, reference,
+                                       schema="(Tensor grad, Tensor y, float scale) -> Tensor")
 
 
 def samples(dtype, device, quick):

@@ -42,7 +42,8 @@ def _scaled_softmax_forward(x, scale):
     return forward(x, -1, x.dtype, SOFTMAX, float(scale))
 
 
-scaled_softmax_forward = api_function(NAME, _scaled_softmax_forward, reference)
+scaled_softmax_forward = api_function(NAME, _scaled_softmax_forward, reference,
+                                      schema="(Tensor x, float scale) -> Tensor")
 
 
 def samples(dtype, device, quick):

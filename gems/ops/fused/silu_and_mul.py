@@ -52,7 +52,8 @@ def _silu_and_mul(x, up=None):
     return gated(x, up, SILU)
 
 
-silu_and_mul = api_function(NAME, _silu_and_mul, reference, differentiable=True)
+silu_and_mul = api_function(NAME, _silu_and_mul, reference, differentiable=True,
+                            schema="(Tensor x, Tensor? up=None) -> Tensor")
 
 SPECS = [
     OpSpec(

@@ -34,7 +34,9 @@ def _skip_layer_norm(x, skip, weight=None, bias=None, eps=1e-5):
     return residual_norm(x, skip, weight, bias, eps, rms=False)
 
 
-skip_layer_norm = api_function(NAME, _skip_layer_norm, reference, differentiable=True)
+skip_layer_norm = api_function(
+    NAME, _skip_layer_norm, reference, differentiable=True,
+    schema="(Tensor x, Tensor skip, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> (Tensor, Tensor)")
 
 SPECS = [
     OpSpec(

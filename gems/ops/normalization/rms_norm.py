@@ -17,7 +17,7 @@ import torch
 
 from gems.dtypes import FLOATS
 from gems.ops.normalization.rows import as_rows, normalized_numel, row_forward
-from gems.ops.normalization.rows_backward import row_backward
+from gems.ops.normalization.rows_backward import row_norm_backward
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec, lazy
 
@@ -40,8 +40,7 @@ class _RmsNorm(torch.autograd.Function):
     def backward(ctx, grad_y):
         x2, weight, rstd = ctx.saved_tensors
         want_dw = weight is not None and ctx.needs_input_grad[1]
-        dx, dw, _ = row_backward(as_rows(grad_y, x2.shape[1]), x2, None, rstd, weight, rms=True,
-                                 mask=(ctx.needs_input_grad[0], want_dw, False), dx_dtype=x2.dtype)
+        dx, dw, _ = row_norm_backward(grad_y, x2, None, rstd, weight, True, ctx.needs_input_grad[0], want_dw, False)
         return (dx.view(ctx.x_shape) if dx is not None else None,
                 dw.view(weight.shape) if dw is not None else None, None, None)
 

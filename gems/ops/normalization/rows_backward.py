@@ -18,9 +18,10 @@ import torch
 import triton
 import triton.language as tl
 
-from gems.ops.normalization.rows import compute_dtype, needs_int64, offset, row_config
+from gems.ops.normalization.rows import as_rows, compute_dtype, needs_int64, offset, row_config
 from gems.ops.normalization.statistics import div_n
 from gems.ops.reduction.planning import reduce_sum, tile_k
+from gems.runtime import operators
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 
 
@@ -209,3 +210,19 @@ def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype, w_offset=0
         compute_dtype(x2.dtype), needs_int64(x2, dy2, ds),
         cfg.one_pass, cfg.block_m, cfg.block_n, num_warps=cfg.num_warps)
     return dx, *(column_sum(part, param_dtype) if part is not None else None for part in (dw_part, db_part))
+
+
+def _row_norm_backward(dy, x2, mean, rstd, weight, rms, want_dx, want_dw, want_db, w_offset=0.0, ds=None):
+    n_cols = x2.shape[1]
+    return row_backward(as_rows(dy, n_cols), x2, mean, rstd, weight, rms=rms, mask=(want_dx, want_dw, want_db),
+                        dx_dtype=x2.dtype, w_offset=w_offset, ds2=as_rows(ds, n_cols) if ds is not None else None)
+
+
+# The backward of rms_norm's and the fused norms' autograd Functions, as an operator of gems' own
+# (gems/runtime/operators.py): the native layer replays it like any call. dy and ds (x2's numel, any shape) are
+# viewed as x2's rows; returns row_backward's (dx, dw, db), None where not wanted.
+row_norm_backward = operators.backward(
+    "row_norm_backward",
+    "(Tensor dy, Tensor x2, Tensor? mean, Tensor rstd, Tensor? weight, bool rms, bool want_dx, bool want_dw, "
+    "bool want_db, float w_offset=0.0, Tensor? ds=None) -> (Tensor, Tensor, Tensor)",
+    _row_norm_backward)

@@ -2,8 +2,11 @@
 many elements a patched module's fused kernel runs; smaller calls run the module's own forward (whose ATen ops
 gems serves natively), and under CUDA-graph capture the fused kernel always runs (gems/patch/forwards.py).
 
-MIN_NUMEL, 2^22. A gems.fused call takes the Python path (~53 us of host time per skip_layer_norm call on an
-H200, against ~24 us for the add and layer_norm it replaces, both replayed natively; runs/ measurement,
+MIN_NUMEL, 2^22, measured before gems.fused's calls replayed natively (docs/native.md, "gems' own operators":
+since then a call that needs no autograd graph replays from C++, while one that builds a graph, in training,
+still takes the Python path; to be measured again). Then a gems.fused call took the Python path (~53 us of
+host time per skip_layer_norm call on an H200, against ~24 us for the add and layer_norm it replaces, both
+replayed natively; runs/ measurement,
 2026-11-27, 8 x 512 x 768 bf16, no_grad, back to back), while it saves one pass over the activation (~1-3 us
 of device time at these sizes). It pays only where the device is busy enough to hide the host: measured on
 H200s (gems-perf --model llama/bert --patched, ATen / gems and ATen / patched in one process), the patched
