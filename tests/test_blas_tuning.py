@@ -92,6 +92,27 @@ def test_gemv_splits_k_over_more_programs_when_its_rows_give_too_few(monkeypatch
     assert finished == [8, 8]
 
 
+def test_a_single_row_is_an_inner_product_split_over_programs_and_added_in_a_fixed_order(monkeypatch):
+    # dot, vdot and a one-row mv run as the reductions' sum of a * b (gemm.inner), not on the GEMV kernel,
+    # whose split gave one row at most 64 programs; its partial sums are added in one fixed order.
+    from gems.ops.reduction import combine
+
+    gemv = _counting(monkeypatch, gemm._gemv_kernel)
+    grids = []
+    launcher = combine._launcher
+    monkeypatch.setattr(combine, "_launcher",
+                        lambda grid, *args, **kw: grids.append(grid) or launcher(grid, *args, **kw))
+    a, b = torch.randn(20000)[::2], torch.randn(10000)
+    got = [torch.dot(a, b), torch.vdot(a, b), torch.mv(a[None], b)[0]]
+    # The interpreter vendor splits 10000 elements (3 steps of 4096) over 3 programs, then one adds them.
+    assert grids == [(1, 3), (1, 1)] * 3
+    assert gemv == {"tuning": 0, "plain": 0}
+    with gems.aten_only():
+        want = torch.dot(a.double(), b.double())
+        assert all(torch.equal(g, got[0]) for g in got)  # the same launches, the same bits
+        torch.testing.assert_close(got[0].double(), want, rtol=1e-5, atol=1e-4)
+
+
 def test_gemv_tunes_only_one_pass_configs_of_a_matrix_read_along_k_where_any_runs_one_pass(monkeypatch):
     # The tuner times a config's first pass only: a split config would look faster than it runs.
     monkeypatch.setattr(gemm, "multiprocessors", lambda device: 132)  # an H100

@@ -33,6 +33,10 @@ PERSISTENT_SPLIT = (24, 100, 20)
 # transposed). fp32 and fp64 take gemm.py's GEMM there.
 SKINNY_32 = (24, 128, 40)
 SKINNY_64 = (72, 128, 40)
+# Length of an inner product (dot, vdot) past two blocks of the interpreter vendor's "reduction" heuristics
+# (4096), so quick mode runs its split (two-pass) form too; in full mode past 4 x 64 steps of 4096 (the nvidia
+# vendor's split).
+QUICK_DOT_SPLIT, FULL_DOT_SPLIT = 10007, (1 << 20) + 3
 ALPHA, BETA = 0.5, 2.0  # exact in every dtype, so scaling itself adds no rounding
 
 
@@ -282,6 +286,8 @@ def mv_samples(dtype, device, quick):
         Sample("long-k", lambda: (mk((m, long_k)), mk((long_k,))), reduction_size=long_k),
         # Rows enough for two row blocks per multiprocessor (the interpreter reports one): K is not split.
         Sample("tall", lambda: (mk((65, k)), mk((k,))), reduction_size=k),
+        # One row: an inner product (gemm.inner), not the GEMV kernel.
+        Sample("one-row", lambda: (mk((1, long_k)), mk((long_k,))), reduction_size=long_k),
         Sample("expanded-vector", lambda: (mk((m, k)), mk((1,))), call=lambda a, v: torch.mv(a, v.expand(k)),
                reduction_size=k),
         Sample("empty-k", lambda: (mk((m, 0)), mk((0,)))),
@@ -327,6 +333,7 @@ def addmv_samples(dtype, device, quick):
 def dot_samples(call, name):
     def samples(dtype, device, quick):
         (_, k, _), long_k = _sizes(quick)
+        split = QUICK_DOT_SPLIT if quick else FULL_DOT_SPLIT
         mk = _make(dtype, device)
         other = torch.float64 if dtype != torch.float64 else torch.float32
         cases = [
@@ -334,6 +341,8 @@ def dot_samples(call, name):
             Sample("noncontiguous-strided", lambda: (mk((long_k * 2,))[::2], mk((long_k * 3,))[::3]),
                    reduction_size=long_k),
             Sample("long", lambda: (mk((long_k,)), mk((long_k,))), reduction_size=long_k),
+            Sample("split-strided", lambda: (mk((split * 2,))[::2], mk((split,))), reduction_size=split),
+            Sample("expanded", lambda: (mk((1,)).expand(k), mk((k,))), reduction_size=k),
             Sample("empty", lambda: (mk((0,)), mk((0,)))),
             Sample("special-values", lambda: (_special(mk((k,))), mk((k,))), reduction_size=k),
             Sample("out", lambda: (mk((k,)), mk((k,))), call=out_call(call), expects=f"{name}.out", reduction_size=k),

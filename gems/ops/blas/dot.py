@@ -1,12 +1,13 @@
-"""dot: the inner product of two vectors (``dot``, ``dot.out``) on the shared GEMV kernel (gemm.py),
-as a one-row matrix times a vector. ``matmul`` of two vectors decomposes into ``dot``."""
+"""dot: the inner product of two vectors (``dot``, ``dot.out``): the reductions' shared kernel summing a * b,
+split over enough programs to fill the device (gemm.py's :func:`~gems.ops.blas.gemm.inner`). ``matmul`` of
+two vectors decomposes into ``dot``."""
 
 from __future__ import annotations
 
 import torch
 
 from gems.dtypes import FLOATS
-from gems.ops.blas.gemm import check_dtype, gemv, prepare_out, product_perf, samples
+from gems.ops.blas.gemm import check_dtype, inner, prepare_out, product_perf, samples
 from gems.spec import OpSpec
 
 
@@ -27,11 +28,12 @@ def check_vectors(name: str, a: torch.Tensor, b: torch.Tensor) -> None:
 
 def inner_product(name: str, a: torch.Tensor, b: torch.Tensor, out=None) -> torch.Tensor:
     check_vectors(name, a, b)
+    if out is None and a.numel():
+        return inner(a, b)
     result = prepare_out(out, (), a)
     if a.numel() == 0:
         return result.zero_()  # a sum over nothing
-    gemv(a[None], b, result.view(1))
-    return result
+    return inner(a, b, result)
 
 
 def dot(self, tensor):

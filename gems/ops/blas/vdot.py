@@ -1,5 +1,5 @@
 """vdot: the inner product conj(a) . b (``vdot``, ``vdot.out``). For the real dtypes gems computes it is
-``dot`` (conjugation is the identity), on the shared GEMV kernel; complex inputs fall back to ATen."""
+``dot`` (conjugation is the identity), on dot's kernel; complex inputs fall back to ATen."""
 
 from __future__ import annotations
 

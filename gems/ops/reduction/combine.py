@@ -1,10 +1,11 @@
 """One reduction kernel for every "combine the elements" operator: sum, mean, prod, amax/amin, aminmax,
-all/any, count_nonzero, the vector norms and equal, told apart by three constexprs (a ``Kind``):
+all/any, count_nonzero, the vector norms, equal and the inner products (dot, vdot, a one-row gemv), told
+apart by three constexprs (a ``Kind``):
 
     out[o, n] = POST(OP over k of PRE(x[o, k, n]))
 
 PRE: the element as the operator sees it (converted to the ``cast`` dtype, then its absolute value,
-square, |x|**p, "is nonzero", or "differs from y"); OP: sum, product, max, min, or both max and min
+square, |x|**p, "is nonzero", "differs from y", or x * y); OP: sum, product, max, min, or both max and min
 (aminmax, two outputs); POST: nothing, divide by the reduced length (mean), sqrt or the 1/p-th power.
 Each tile element keeps its own running value across the loop over K (one pass, no cross-lane work in
 the loop); the tile is combined across K once at the end. max/min propagate NaN as ATen does (per lane with the
@@ -56,7 +57,7 @@ from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
 
 # PRE: what each element contributes.
-PRE_NONE, PRE_NONZERO, PRE_ABS, PRE_SQUARE, PRE_POW, PRE_NE = range(6)
+PRE_NONE, PRE_NONZERO, PRE_ABS, PRE_SQUARE, PRE_POW, PRE_NE, PRE_MUL = range(7)
 # OP: how contributions combine.
 SUM, PROD, MAX, MIN, MINMAX = range(5)
 # POST: applied to the combined value.
@@ -81,6 +82,8 @@ def _contribution(x, y, p, PRE: tl.constexpr, CAST: tl.constexpr, ACC: tl.conste
         if x.dtype == tl.float16 or x.dtype == tl.bfloat16:  # exact in fp32 (the interpreter has no bf16 math)
             return (x.to(tl.float32) != y.to(tl.float32)).to(ACC)
         return (x != y).to(ACC)
+    if PRE == 6:  # PRE_MUL: x * y, both converted first (fp16/bf16 products in fp32, exact)
+        return x.to(CAST).to(ACC) * y.to(CAST).to(ACC)
     if CAST == tl.int1:  # to bool means "is nonzero", not a truncation (fp16/bf16 compared in fp32, exact)
         if x.dtype == tl.float16 or x.dtype == tl.bfloat16:
             v = (x.to(tl.float32) != 0).to(ACC)
@@ -130,7 +133,7 @@ def _step(acc, acc2, x_rows, y_rows, k, k_end, mask_m, stride_xk, stride_yk, p, 
         return v, acc2
     x = tl.load(x_ptrs, mask=mask, other=0)
     y = x
-    if PRE == 5:
+    if PRE >= 5:  # PRE_NE, PRE_MUL: a second input
         y = tl.load(y_rows[:, None] + offs_k[None, :] * stride_yk, mask=mask, other=0)
     v = _contribution(x, y, p, PRE, CAST, ACC)
     if OP == 0:
@@ -353,8 +356,8 @@ def reduce(x, dim, keepdim, kind: Kind, dtype, *, cast=None, acc=None, outs=None
 
     dtype: the results' dtype; cast: the dtype each element is first converted to (default dtype);
     acc: the accumulation dtype (default: fp32 for fp16/bf16/fp32, fp64, int64 for integers and bool);
-    outs: ``out=`` tensors (resized as ATen does); y: a second input of x's shape (PRE_NE); reduced: the
-    dims, when the caller has resolved ``dim`` itself (all.dims reduces none for []).
+    outs: ``out=`` tensors (resized as ATen does); y: a second input of x's shape (PRE_NE, PRE_MUL); reduced:
+    the dims, when the caller has resolved ``dim`` itself (all.dims reduces none for []).
     """
     cast = cast or dtype
     acc = acc or (torch.float64 if cast == torch.float64 else torch.float32 if cast.is_floating_point

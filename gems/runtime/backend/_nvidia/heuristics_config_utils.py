@@ -19,9 +19,10 @@ from gems.runtime.launch import cdiv, next_power_of_2
 # ATen): sum 1.0-1.2x at 4096x4096 and 1024x65536, softmax 1.5-2.7x at 4096x4096, 1.0-1.5x at 4096x32000.
 
 # Users of the "reduction" key: the shared kernels of gems/ops/reduction (combine.py: sum, mean, prod, amax,
-# amin, aminmax, all, any, count_nonzero, linalg_vector_norm, equal; arg_reduce.py: argmax, argmin, max.dim,
-# min.dim; moments.py: var, std, var_mean). At 32768x4096 fp16/bf16 over the last dim: one 4096-element row
-# per program (BLOCK_M 1, BLOCK_K 4096, 8 warps, 16-byte loads), 32768 programs, one read of the input.
+# amin, aminmax, all, any, count_nonzero, linalg_vector_norm, equal, and the inner products of blas/gemm.py: dot,
+# vdot, a one-row mv; arg_reduce.py: argmax, argmin, max.dim, min.dim; moments.py: var, std, var_mean). At
+# 32768x4096 fp16/bf16 over the last dim: one 4096-element row per program (BLOCK_M 1, BLOCK_K 4096, 8 warps,
+# 16-byte loads), 32768 programs, one read of the input.
 # Measured on an H100 at fd810e7 (% of the copy bandwidth): sum 93, mean 88-92, amax 70-72, var_mean 68-72,
 # argmax 22; middle dim [32, 4096, 1024] (64 consecutive outputs x 64 reduced elements per step, 512
 # programs): 77-80, argmax 44-45. What limited them, from sm_90 builds (registers per thread, barriers):
