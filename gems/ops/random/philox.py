@@ -21,6 +21,7 @@ import triton.language as tl
 
 from gems.codegen.pointwise import pointwise_config
 from gems.ops.creation.fill import check_options
+from gems.ops.pointwise.shared import log1p_reduced
 from gems.runtime import registration
 from gems.runtime.launch import Launcher, cdiv
 from gems.runtime.registration import NEVER_READ, Fallback
@@ -86,18 +87,11 @@ def box_muller(u0, u1):
 @triton.jit
 def log_unit(k):
     """ln(k * 2^-24) in fp32 for integers k in [1, 2^24] (int32): ln(m) + e ln 2 with k * 2^-24 = m 2^e, m in
-    [sqrt(1/2), sqrt(2)), ln(1 + t) = t + t^2 Q(t) with Q fitted to fp32 accuracy (error below 5e-8)."""
+    [sqrt(1/2), sqrt(2)), ln(1 + t) by log1p_reduced (error below 5e-8)."""
     bits = k.to(tl.float32).to(tl.int32, bitcast=True)
     exponent = (bits - 0x3F3504F3) >> 23  # k's binary exponent, m's range chosen by the offset
     t = (bits - (exponent << 23)).to(tl.float32, bitcast=True) - 1.0
-    q = 0.09226633608341217 * t - 0.1435229629278183
-    q = q * t + 0.1477501094341278
-    q = q * t - 0.16562022268772125
-    q = q * t + 0.1997445970773697
-    q = q * t - 0.2500205934047699
-    q = q * t + 0.33333641290664673
-    q = q * t - 0.4999999403953552
-    return (exponent - 24).to(tl.float32) * 0.6931471805599453 + (t + t * t * q)
+    return (exponent - 24).to(tl.float32) * 0.6931471805599453 + log1p_reduced(t)
 
 
 @triton.jit
