@@ -21,6 +21,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp, Promotion
+from gems.ops.pointwise.shared import log_positive_f32
 from gems.ops.pointwise.unary_shared import alias_calls, unary_spec, value_samples
 
 PI = tl.constexpr(3.141592653589793)
@@ -41,9 +42,9 @@ def _asymptotic_tail(z):
 def _digamma(x):
     """The cases above. '/' is Triton's: div.rn.f64 for fp64, the approximate div.full.f32 (2 ulp) for fp32,
     whose errors stay relative to each term (psi's absolute error near its zeros stays below 1e-6 in fp32).
-    The reflection (cospi, sinpi, a division) runs only in blocks holding a negative x, and the recurrence
-    always takes ten unconditional steps from y < 10 (the products p and q stay below 20!/9! ~ 3.4e11);
-    with the reflection for every element and correctly rounded fp32 divisions digamma was 0.73-0.84x ATen
+    fp32 takes log y from log_positive_f32 (no branch per element). The reflection (cospi, sinpi, a division)
+    runs only in blocks holding a negative x, and the recurrence always takes ten unconditional steps from
+    y < 10 (the products p and q stay below 20!/9! ~ 3.4e11); with the reflection for every element and correctly rounded fp32 divisions digamma was 0.73-0.84x ATen
     at 64M on an H200."""
     negative = x < 0
     y = tl.where(negative, 1.0 - x, x)
@@ -57,7 +58,11 @@ def _digamma(x):
         ys = ys + 1.0
     y = tl.where(below, ys, y)
     inverse = 1.0 / y
-    psi = libdevice.log(y) - 0.5 * inverse - _asymptotic_tail(inverse * inverse) - tl.where(below, p / q, 0.0)
+    if x.dtype == tl.float32:
+        log_y = tl.where(y < INF, log_positive_f32(y), y)  # y >= 10: normal; inf, NaN selected through
+    else:
+        log_y = libdevice.log(y)
+    psi = log_y - 0.5 * inverse - _asymptotic_tail(inverse * inverse) - tl.where(below, p / q, 0.0)
     if tl.max(tl.where(negative, 1, 0)) > 0:
         r = x - libdevice.rint(x)
         reflection = libdevice.cospi(r) / libdevice.sinpi(r) * (-PI)

@@ -33,6 +33,17 @@ def log1p_reduced(t):
 
 
 @triton.jit
+def log_positive_f32(v):
+    """ln v in fp32 for normal finite v > 0, branch-free (libdevice's logf has a branch per element): v = m 2^e
+    with m in [sqrt(1/2), sqrt(2)) from v's bits, e ln 2 + log1p_reduced(m - 1) (m - 1 exact); absolute error
+    below 1e-7."""
+    bits = v.to(tl.int32, bitcast=True)
+    exponent = (bits - 0x3F3504F3) >> 23
+    t = (bits - (exponent << 23)).to(tl.float32, bitcast=True) - 1.0
+    return exponent.to(tl.float32) * 0.6931471805599453 + log1p_reduced(t)
+
+
+@triton.jit
 def div_rn(a, b):
     """a / b correctly rounded: fp32 ``/`` is ``div.full.f32`` (2 ulp) on NVIDIA GPUs, ATen's is IEEE."""
     # Static if/else, no early return: the GPU compiler still type-checks what follows a `return` in
