@@ -5,12 +5,12 @@ in fp32. Its derivative calls polygamma (ATen's).
     x < 0:       psi(x) = psi(1 - x) - pi cos(pi r) / sin(pi r), r = x - rint(x) in [-1/2, 1/2] (exact, and
                  cot(pi x) has period 1: near an integer sinpi sees the small r itself, where tan(pi x) would
                  round pi x first; libdevice's fp64 sinpi of r near -1 was 9% off on an H200)
-    y < 10:      psi(y) = psi(y + 10) - sum_k<10 1 / (y + k), the sum kept as one fraction p / q (one division
-                 instead of ten; every factor is at least y, so q only underflows for subnormal y, which the
-                 next case takes)
+    y < 10:      psi(y) = psi(y + 10) - sum_k<10 1 / (y + k) (fp32: 4 for 10 here and below), the sum kept
+                 as one fraction p / q (one division instead of ten; every factor is at least y, so q only
+                 underflows for subnormal y, which the next case takes)
     |x| < 2^-30: psi(x) = -1/x - euler_gamma (the next term, pi^2 x / 6, is below fp64's rounding there)
     y >= 10:     psi(y) = log y - 1 / (2y) - sum_n B_2n / (2n y^2n), seven terms (the eighth is below
-                 1e-16 relative at y = 10)
+                 1e-16 relative at y = 10, 1e-10 at y = 4)
 """
 
 from dataclasses import replace
@@ -28,7 +28,9 @@ PI = tl.constexpr(3.141592653589793)
 EULER_GAMMA = tl.constexpr(0.5772156649015329)
 INF = tl.constexpr(float("inf"))
 TINY = tl.constexpr(2.0**-30)
-ASYMPTOTIC_FROM = tl.constexpr(10.0)  # ATen's threshold; the recurrence steps up to it (at most 10 steps)
+ASYMPTOTIC_FROM = tl.constexpr(10)  # ATen's threshold (fp64); the recurrence steps up to it (10 steps)
+# fp32: from y = 4 the series' eighth term is 1e-10 (below fp32's rounding), and four steps round less than ten.
+ASYMPTOTIC_FROM_F32 = tl.constexpr(4)
 
 
 @triton.jit
@@ -39,30 +41,38 @@ def _asymptotic_tail(z):
 
 
 @triton.jit
+def _shift_up(y, FROM: tl.constexpr):
+    """(y + FROM, sum_k<FROM 1 / (y + k)) where y < FROM, else (y, 0): FROM unconditional steps of the
+    recurrence, the sum kept as one fraction p / q (q at most (2 FROM - 1)! / (FROM - 1)!)."""
+    below = y < FROM
+    ys = tl.where(below, y, 0.0)
+    p = tl.full(y.shape, 0.0, y.dtype)
+    q = tl.full(y.shape, 1.0, y.dtype)
+    for _ in tl.static_range(FROM):
+        p = p * ys + q
+        q = q * ys
+        ys = ys + 1.0
+    return tl.where(below, ys, y), tl.where(below, p / q, 0.0)
+
+
+@triton.jit
 def _digamma(x):
     """The cases above. '/' is Triton's: div.rn.f64 for fp64, the approximate div.full.f32 (2 ulp) for fp32,
     whose errors stay relative to each term (psi's absolute error near its zeros stays below 1e-6 in fp32).
     fp32 takes log y from log_positive_f32 (no branch per element). The reflection (cospi, sinpi, a division)
-    runs only in blocks holding a negative x, and the recurrence always takes ten unconditional steps from
-    y < 10 (the products p and q stay below 20!/9! ~ 3.4e11); with the reflection for every element and correctly rounded fp32 divisions digamma was 0.73-0.84x ATen
+    runs only in blocks holding a negative x, and the recurrence (_shift_up) takes unconditional steps, four
+    in fp32 (asymptotic from 4), ten in fp64; with the reflection for every element and correctly rounded fp32 divisions digamma was 0.73-0.84x ATen
     at 64M on an H200."""
     negative = x < 0
     y = tl.where(negative, 1.0 - x, x)
-    below = y < ASYMPTOTIC_FROM
-    ys = tl.where(below, y, 0.0)
-    p = tl.full(x.shape, 0.0, x.dtype)
-    q = tl.full(x.shape, 1.0, x.dtype)
-    for _ in tl.static_range(10):
-        p = p * ys + q
-        q = q * ys
-        ys = ys + 1.0
-    y = tl.where(below, ys, y)
-    inverse = 1.0 / y
     if x.dtype == tl.float32:
-        log_y = tl.where(y < INF, log_positive_f32(y), y)  # y >= 10: normal; inf, NaN selected through
+        y, correction = _shift_up(y, ASYMPTOTIC_FROM_F32)
+        log_y = tl.where(y < INF, log_positive_f32(y), y)  # y >= 4: normal; inf, NaN selected through
     else:
+        y, correction = _shift_up(y, ASYMPTOTIC_FROM)
         log_y = libdevice.log(y)
-    psi = log_y - 0.5 * inverse - _asymptotic_tail(inverse * inverse) - tl.where(below, p / q, 0.0)
+    inverse = 1.0 / y
+    psi = log_y - 0.5 * inverse - _asymptotic_tail(inverse * inverse) - correction
     if tl.max(tl.where(negative, 1, 0)) > 0:
         r = x - libdevice.rint(x)
         reflection = libdevice.cospi(r) / libdevice.sinpi(r) * (-PI)
