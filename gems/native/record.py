@@ -199,12 +199,12 @@ class Recording:
         return Plan(outs, temps, launches)
 
     def _arg(self, value):
-        """("c", constant), ("g", draw, field, increment, device) (a Philox key word) or ("t", kind, index, byte
-        offset, dtype, shape, strides)."""
+        """("c", constant or never-read placeholder tensor), ("g", draw, field, increment, device) (a Philox key
+        word) or ("t", kind, index, byte offset, dtype, shape, strides)."""
         if isinstance(value, DrawnWord):
             return ("g", value.draw, value.field, value.increment, value.device)
-        if not isinstance(value, torch.Tensor):
-            return ("c", value)
+        if not isinstance(value, torch.Tensor) or getattr(value, registration.NEVER_READ, False):
+            return ("c", value)  # a never-read placeholder: the plan keeps it, and its address
         kind, index, delta = self._locate(value)
         return ("t", kind, index, delta, value.dtype, tuple(value.shape), tuple(value.stride()))
 
@@ -316,7 +316,9 @@ def _cuda_launch(launcher, compiled, grid, args, argspec):
             raise NotRecordable(f"kernel parameter {name} ({ty}) is not a plain argument")
         p = position[name]
         value, spec = args[p], argspec[p]
-        if ty.startswith("*"):
+        if ty.startswith("*") and spec[0] == "c" and isinstance(value, torch.Tensor):
+            params.append(value.data_ptr())  # a never-read placeholder (_arg), alive as long as the plan
+        elif ty.startswith("*"):
             if spec[0] != "t":
                 raise NotRecordable(f"pointer parameter {name} is not a tensor")
             where[p] = ("patch", len(patches))

@@ -31,6 +31,9 @@ from gems.runtime.vendor import Autograd
 kernels_call_torch = False
 # The gems.native.record.Recording of the call being recorded, if any: launch.Launcher reports to it.
 recording = None
+# A tensor attribute: a kernel argument that no launch reads or writes (a placeholder kept for the process),
+# which the native layer records as a constant pointer instead of a buffer to allocate per replay.
+NEVER_READ = "_gems_never_read"
 _aten_only_depth = 0
 # Set by gems.testing.proof while a conformance case records, else None: then implementations run
 # through ``recorder.serve(overload, fn, args, kwargs)``, which records the ATen operators they call.

@@ -23,6 +23,14 @@ P4, P5, P6, P7 = (tl.constexpr(-0.07550127059221268), tl.constexpr(0.04317325726
 
 
 @triton.jit
+def _atan_poly(t):
+    """atan(t) for t in [0, 1] (fp32); atan2.py reduces to it too."""
+    z = t * t
+    p = ((((((P7 * z + P6) * z + P5) * z + P4) * z + P3) * z + P2) * z + P1) * z + P0
+    return t + (t * z) * p
+
+
+@triton.jit
 def _atan_f32(x):
     """|x| > 1 through atan(x) = pi/2 - atan(1/x) with Triton's approximate fp32 reciprocal (2 ulp), then the
     polynomial; the sign of x put back (-0 stays -0, NaN passes). libdevice's fp32 atan computes a rational
@@ -32,9 +40,7 @@ def _atan_f32(x):
     ax = tl.abs(x)
     big = ax > 1.0
     t = tl.where(big, 1.0 / ax, ax)
-    z = t * t
-    p = ((((((P7 * z + P6) * z + P5) * z + P4) * z + P3) * z + P2) * z + P1) * z + P0
-    r = t + (t * z) * p
+    r = _atan_poly(t)
     r = tl.where(big, PI_2 - r, r)
     return libdevice.copysign(r, x)
 

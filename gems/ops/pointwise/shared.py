@@ -18,6 +18,32 @@ ORDERED_ZEROS = tl.constexpr(selection.current().capabilities.ordered_zeros)
 
 
 @triton.jit
+def log1p_reduced(t):
+    """ln(1 + t) in fp32 for t in [sqrt(1/2) - 1, sqrt(2) - 1]: t + t^2 Q(t), Q fitted to fp32 accuracy (error
+    below 5e-8); the mantissa step of a logarithm reduced as ln(m 2^e) = ln m + e ln 2, m = 1 + t (randn's
+    philox.log_unit, asinh)."""
+    q = 0.09226633608341217 * t - 0.1435229629278183
+    q = q * t + 0.1477501094341278
+    q = q * t - 0.16562022268772125
+    q = q * t + 0.1997445970773697
+    q = q * t - 0.2500205934047699
+    q = q * t + 0.33333641290664673
+    q = q * t - 0.4999999403953552
+    return t + t * t * q
+
+
+@triton.jit
+def log_positive_f32(v):
+    """ln v in fp32 for normal finite v > 0, branch-free (libdevice's logf has a branch per element): v = m 2^e
+    with m in [sqrt(1/2), sqrt(2)) from v's bits, e ln 2 + log1p_reduced(m - 1) (m - 1 exact); absolute error
+    below 1e-7."""
+    bits = v.to(tl.int32, bitcast=True)
+    exponent = (bits - 0x3F3504F3) >> 23
+    t = (bits - (exponent << 23)).to(tl.float32, bitcast=True) - 1.0
+    return exponent.to(tl.float32) * 0.6931471805599453 + log1p_reduced(t)
+
+
+@triton.jit
 def div_rn(a, b):
     """a / b correctly rounded: fp32 ``/`` is ``div.full.f32`` (2 ulp) on NVIDIA GPUs, ATen's is IEEE."""
     # Static if/else, no early return: the GPU compiler still type-checks what follows a `return` in
