@@ -163,27 +163,39 @@ def sdpa_samples(dtype, device, quick):
                      reduction_size=n) for v, build in direct]
     # CUDA's fused overloads without dropout, called directly (on CPU tensors too: gems serves them on any device),
     # against SDPA's answer (shapes, dtypes and values; strides are the overload's own)
-    fused = [("overload-efficient", "_scaled_dot_product_efficient_attention")]
+    # (empty sequences and batches too, which SDPA answers without any overload, and the backward kernels skip)
+    efficient = "_scaled_dot_product_efficient_attention"
+    fused = [("overload-efficient", efficient, 1, m, n), ("overload-empty-batch", efficient, 0, m, n),
+             ("overload-empty-queries", efficient, 1, 0, n), ("overload-empty-keys", efficient, 1, m, 0)]
     if dtype != torch.float32:  # FlashAttention takes fp16 and bf16 only
-        fused.append(("overload-flash", "_scaled_dot_product_flash_attention"))
-    cases += [Sample(variant, lambda: (mk((1, 2, m, d_small), True), mk((1, 2, n, d_small), True),
-                                       mk((1, 2, n, d_small), True)),
-                     call=_fused_output(overload), reference=torch.nn.functional.scaled_dot_product_attention,
-                     expects=(overload, f"{overload}_backward"), grad=True, reduction_size=max(n, d_small))
-              for variant, overload in fused]
+        fused.append(("overload-flash", "_scaled_dot_product_flash_attention", 1, m, n))
+
+    def fused_args(b, mq, nk):
+        return lambda: (mk((b, 2, mq, d_small), True), mk((b, 2, nk, d_small), True), mk((b, 2, nk, d_small), True))
+
+    cases += [Sample(variant, fused_args(b, mq, nk), call=_fused_output(overload),
+                     reference=torch.nn.functional.scaled_dot_product_attention,
+                     expects=(overload, f"{overload}_backward"), grad=True, reduction_size=max(nk, d_small))
+              for variant, overload, b, mq, nk in fused]
+    # a bias of another dtype than the query's, which SDPA refuses too (ATen's efficient kernel takes the query's only)
+    cases.append(Sample("error-overload-efficient-bias-dtype",
+                        lambda: (mk((1, 2, m, d_small)), mk((1, 2, n, d_small)), mk((1, 2, n, d_small)),
+                                 make_tensor((m, n), other_dtype, device)),
+                        call=_fused_output(efficient), reference=torch.nn.functional.scaled_dot_product_attention,
+                        expects=efficient))
     from gems.testing.samples_attention_dropout import dropout_samples
 
     return cases + dropout_samples(dtype, device, quick)
 
 
 def _fused_output(overload: str):
-    """The attention output of one of CUDA's fused overloads, without dropout."""
+    """The attention output of one of CUDA's fused overloads, without dropout (the efficient one: with a bias)."""
     op = getattr(torch.ops.aten, overload)
 
-    def call(q, k, v):
+    def call(q, k, v, bias=None):
         if overload == "_scaled_dot_product_flash_attention":
             return op(q, k, v)[0]
-        return op(q, k, v, None, True)[0]
+        return op(q, k, v, bias, True)[0]
 
     call.__qualname__ = f"_fused_output({overload})"
     return call
