@@ -34,6 +34,10 @@ class Sample:
         outputs given the inputs replaces the comparison with the oracle (ATen draws other numbers); the
         results must still have ATen's shapes, dtypes and strides, repeat under the same seed and change
         on the next call.
+    reference: for a call that ATen has no kernel for on the device (CUDA's fused attention overloads on CPU
+        tensors): a function of the same arguments that gives ATen's answer in its place (and the oracle's, for a
+        sample that is not random), such as ATen's meta function of the call. Only its shapes and dtypes are
+        compared with gems' results, not its strides (a meta function's strides need not be a kernel's).
     """
 
     variant: str
@@ -45,6 +49,7 @@ class Sample:
     grad: bool = False
     tie_check: Callable | None = None
     random: object | None = None
+    reference: Callable | None = None
 
     def built(self) -> Sample:
         """This sample with its arguments made (a builder is called here, once per call)."""

@@ -393,6 +393,26 @@ def test_the_conformance_verdict_of_dropout_passes_gems_and_catches_another_mask
     assert "float64 oracle" in wrong
 
 
+def test_dropout_samples_on_cpu_tensors_call_each_overload_and_take_atens_shapes_from_its_meta_functions():
+    """ATen has no CPU kernel for the CUDA overloads: a dropout sample's ATen answer is their meta functions', whose
+    shapes and dtypes gems' results must have (the conformance case compares those, not strides)."""
+    from gems.ops.attention.scaled_dot_product_attention import sdpa_samples
+    from gems.testing.cases import layout_differs
+
+    samples = [s.built() for s in sdpa_samples(torch.float16, "cpu", True) if s.random is not None]
+    assert sorted(s.expects[0] for s in samples) == sorted([
+        "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention"])
+    for sample in samples:
+        want = sample.reference(*sample.args)
+        with pytest.raises(NotImplementedError):  # ATen itself: no kernel on the CPU
+            sample.call(*sample.args)
+        with gems.use_gems(include=["scaled_dot_product_attention"]):
+            got = sample.call(*sample.args)
+        assert layout_differs(got, want, strides=False) == ""
+        assert layout_differs(got[:1], [torch.zeros(1)], strides=False) != ""
+
+
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
 @pytest.mark.usefixtures("gems_enabled")
 def test_dropout_calls_replayed_by_the_native_layer_take_fresh_keys():

@@ -87,7 +87,7 @@ def _decode_chunk_kernel(
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     offs_dv = tl.arange(0, BLOCK_DV)
-    if INT64:
+    if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         offs_i = offs_i.to(tl.int64)
         offs_n = offs_n.to(tl.int64)
     q = _load(q_ptr + b * stride_qb + h[:, None] * stride_qh + offs_i[:, None] * stride_qm

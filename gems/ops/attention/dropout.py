@@ -73,10 +73,11 @@ def check_dropout(name, q, k, v, dropout_p) -> None:
         raise Fallback(f"{name}: dropout_p = {dropout_p}: left to ATen")
     b, h, m, _ = q.shape
     out_numel = b * h * m * v.shape[3]
-    if b * h > _MAX_GRID_Y or max(_span(t) for t in (q, k, v)) > _INT32_SAFE or out_numel > _INT32_SAFE:
+    too_large = b * h > _MAX_GRID_Y or max(_span(t) for t in (q, k, v)) > _INT32_SAFE or out_numel > _INT32_SAFE
+    if too_large:  # unreached on the interpreter: 65,536+ heads or 2^31 elements (test_attention.py fakes it)
         raise Fallback(f"{name}: attention dropout past 65535 heads or int32 offsets is left to ATen")
-    if q.device.type == "cuda" and torch.cuda.is_current_stream_capturing() and _graph_state_module() is None:
-        # unreached on the interpreter: CUDA graph capture
+    capturing = q.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    if capturing and _graph_state_module() is None:  # unreached on the interpreter: CUDA graph capture
         raise Fallback(f"{name}: dropout inside CUDA graph capture without gems' graph-state helper")
 
 

@@ -96,10 +96,10 @@ def _fwd_block(acc, m_i, l_i, q, k_base, v_base, bias_base, start_n, offs_m, off
               offs_dv[None, :] < HEAD_DIM_V, BOUNDED, not EVEN_DV)
     if DROPOUT:
         p = tl.where(keep_mask(seed, offset, lane_base, offs_m, start_n, n_lanes, keep_threshold, BLOCK_N), p, 0.0)
-    if ROUND_P:
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
-    else:
+    if not ROUND_P:
         acc = tl.dot(p, v.to(tl.float32), acc * alpha[:, None], input_precision=PRECISION)
+    else:  # unreached on the interpreter: CUDA's fp16/bf16 rounding (_round_p)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
     return acc, m_new, l_i
 
 

@@ -122,12 +122,12 @@ def _bwd_dkdv_kernel(
                 pt_kept = tl.where(keep_t, pt, 0.0)
                 dpt = tl.where(keep_t, dpt * drop_scale, 0.0)
             dst = pt * (dpt - delta[None, :])
-            if ROUND_P:
-                dv = tl.dot(pt_kept.to(do.dtype), do, dv, input_precision=PRECISION)
-                dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
-            else:
+            if not ROUND_P:
                 dv = tl.dot(pt_kept, do.to(tl.float32), dv, input_precision=PRECISION)
                 dk = tl.dot(dst, q.to(tl.float32), dk, input_precision=PRECISION)
+            else:  # unreached on the interpreter: CUDA's fp16/bf16 rounding (_round_p)
+                dv = tl.dot(pt_kept.to(do.dtype), do, dv, input_precision=PRECISION)
+                dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
     dk_ptrs = dk_ptr + b * stride_dkb + hk * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd
     tl.store(dk_ptrs, (dk * scale + 0.0).to(dk_ptr.dtype.element_ty), mask=n_ok & (offs_d[None, :] < HEAD_DIM))
     if DROPOUT:
@@ -192,10 +192,10 @@ def _bwd_dq_kernel(
             keep = keep_mask(seed, offset, bh * M, rows, start_n, (N + 3) // 4, keep_threshold, BLOCK_N)
             dp = tl.where(keep, dp * drop_scale, 0.0)
         ds = p * (dp - delta[:, None])
-        if ROUND_P:
-            dq = tl.dot(ds.to(k.dtype), k, dq, input_precision=PRECISION)
-        else:
+        if not ROUND_P:
             dq = tl.dot(ds, k.to(tl.float32), dq, input_precision=PRECISION)
+        else:  # unreached on the interpreter: CUDA's fp16/bf16 rounding (_round_p)
+            dq = tl.dot(ds.to(k.dtype), k, dq, input_precision=PRECISION)
     dq_ptrs = dq_ptr + b * stride_dqb + h * stride_dqh + rows[:, None] * stride_dqm + offs_d[None, :] * stride_dqd
     tl.store(dq_ptrs, (dq * scale + 0.0).to(dq_ptr.dtype.element_ty), mask=m_ok & (offs_d[None, :] < HEAD_DIM))
 
@@ -211,7 +211,8 @@ def attention_backward(grad_out, q, k, v, out, lse, bias, is_causal, scale, dq, 
     kv_heads, n, d_v = k.shape[1], k.shape[2], v.shape[3]
     if batch * heads == 0:
         return
-    if batch * heads > _MAX_GRID_Y or max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE:
+    too_large = batch * heads > _MAX_GRID_Y or max(_span(t[0, 0]) for t in (q, k, v, out)) > _INT32_SAFE
+    if too_large:  # unreached on the interpreter: 65,536+ heads or 2^31 elements, minutes to interpret
         raise Fallback("attention backward of more than 65535 heads or of a head past int32 offsets")
     bias, bias_strides = _bias_args(bias, q, n)
     has_bias, causal = bias is not q, bool(is_causal)

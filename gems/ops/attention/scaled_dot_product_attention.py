@@ -10,7 +10,9 @@ ATen picks its math composite (dropout on CPU tensors, and shapes its fused kern
 runs. With dropout_p > 0 the CUDA overloads draw gems' own keep mask (gems/ops/attention/dropout.py: ATen's
 Philox stream is not matched, the distribution and the forward/backward consistency are); their samples
 (gems/testing/samples_attention_dropout.py) are random ones, judged exactly against a float64 oracle that
-regenerates the mask from the returned key, plus a keep-ratio test.
+regenerates the mask from the returned key, plus a keep-ratio test. Where SDPA picks no fused overload for dropout
+(CPU tensors, the simulated device) those samples call the three overloads directly, ATen's answer (shapes and
+dtypes) coming from their meta functions: so the interpreter runs the dropout paths too.
 """
 
 from __future__ import annotations
@@ -144,12 +146,68 @@ def sdpa_samples(dtype, device, quick):
         ("error-overload-dtype", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 16)).double(), mk((1, 2, n, 16)), 0.0,
                                           False)),
         ("error-overload-head-dim", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 8)), mk((1, 2, n, 8)), 0.0, False)),
+        # what gems leaves to ATen, which then raises: dropout (the CPU kernel takes none), a mask of a dtype gems'
+        # kernels don't read (float64), and one of another attention dtype than the query's (gems' own check)
+        ("error-overload-dropout", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 16)), mk((1, 2, n, 16)), 0.5, False)),
+        ("error-overload-mask-float64", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 16)), mk((1, 2, n, 16)), 0.0, False,
+                                                 make_tensor((m, n), torch.float64, device))),
+        ("error-overload-mask-dtype", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 16)), mk((1, 2, n, 16)), 0.0, False,
+                                               make_tensor((m, n), other_dtype, device))),
     ]
+    other_dtype = torch.float16 if dtype != torch.float16 else torch.bfloat16  # one ATen's CPU kernel refuses
     cpu = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
-    cases += [Sample(v, build, call=cpu, expects="_scaled_dot_product_flash_attention_for_cpu") for v, build in direct]
+    if dtype != torch.float32:  # a float32 mask, which ATen's CPU kernel takes with a half query too
+        direct.append(("overload-float32-mask", lambda: (mk((1, 2, m, 16)), mk((1, 2, n, 16)), mk((1, 2, n, 16)), 0.0,
+                                                         False, make_tensor((m, n), torch.float32, device))))
+    cases += [Sample(v, build, call=_cpu_with_mask(cpu), expects="_scaled_dot_product_flash_attention_for_cpu",
+                     reduction_size=n) for v, build in direct]
+    # CUDA's fused overloads without dropout, called directly (on CPU tensors too: gems serves them on any device),
+    # against SDPA's answer (shapes, dtypes and values; strides are the overload's own)
+    # (empty sequences and batches too, which SDPA answers without any overload, and the backward kernels skip)
+    efficient = "_scaled_dot_product_efficient_attention"
+    fused = [("overload-efficient", efficient, 1, m, n), ("overload-empty-batch", efficient, 0, m, n),
+             ("overload-empty-queries", efficient, 1, 0, n), ("overload-empty-keys", efficient, 1, m, 0)]
+    if dtype != torch.float32:  # FlashAttention takes fp16 and bf16 only
+        fused.append(("overload-flash", "_scaled_dot_product_flash_attention", 1, m, n))
+
+    def fused_args(b, mq, nk):
+        return lambda: (mk((b, 2, mq, d_small), True), mk((b, 2, nk, d_small), True), mk((b, 2, nk, d_small), True))
+
+    cases += [Sample(variant, fused_args(b, mq, nk), call=_fused_output(overload),
+                     reference=torch.nn.functional.scaled_dot_product_attention,
+                     expects=(overload, f"{overload}_backward"), grad=True, reduction_size=max(nk, d_small))
+              for variant, overload, b, mq, nk in fused]
+    # a bias of another dtype than the query's, which SDPA refuses too (ATen's efficient kernel takes the query's only)
+    cases.append(Sample("error-overload-efficient-bias-dtype",
+                        lambda: (mk((1, 2, m, d_small)), mk((1, 2, n, d_small)), mk((1, 2, n, d_small)),
+                                 make_tensor((m, n), other_dtype, device)),
+                        call=_fused_output(efficient), reference=torch.nn.functional.scaled_dot_product_attention,
+                        expects=efficient))
     from gems.testing.samples_attention_dropout import dropout_samples
 
     return cases + dropout_samples(dtype, device, quick)
+
+
+def _fused_output(overload: str):
+    """The attention output of one of CUDA's fused overloads, without dropout (the efficient one: with a bias)."""
+    op = getattr(torch.ops.aten, overload)
+
+    def call(q, k, v, bias=None):
+        if overload == "_scaled_dot_product_flash_attention":
+            return op(q, k, v)[0]
+        return op(q, k, v, bias, True)[0]
+
+    call.__qualname__ = f"_fused_output({overload})"
+    return call
+
+
+def _cpu_with_mask(overload):
+    """The CPU flash overload with its keyword-only attn_mask as an optional sixth positional argument."""
+    def call(q, k, v, dropout_p, is_causal, attn_mask=None):
+        return overload(q, k, v, dropout_p, is_causal, attn_mask=attn_mask)
+
+    call.__qualname__ = f"_cpu_with_mask({overload})"
+    return call
 
 
 def flash_path(q, k, v, attn_mask, dropout_p, is_causal):
@@ -215,7 +273,9 @@ SPECS = [
         },
         skips={("nvidia", "*", variant): "ATen has _scaled_dot_product_flash_attention_for_cpu on the CPU only: "
                "on CUDA it raises NotImplementedError before checking its arguments (H200, 2026-11-26)"
-               for variant in ("error-overload-3d", "error-overload-dtype", "error-overload-head-dim")},
+               for variant in ("error-overload-3d", "error-overload-dtype", "error-overload-head-dim",
+                               "error-overload-dropout", "error-overload-mask-float64", "error-overload-mask-dtype",
+                               "overload-float32-mask")},
         perf=PerfSpec(inputs=sdpa_perf_inputs, shapes="scaled_dot_product_attention", bytes=sdpa_bytes,
                       flops=sdpa_flops),
     ),

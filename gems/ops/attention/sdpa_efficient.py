@@ -30,7 +30,7 @@ from gems.runtime.registration import Fallback
 _LSE_ALIGN = 32
 
 
-def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):  # unreached on the interpreter: not the CPU's
+def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):
     check_inputs(name, query, key, value, attn_bias, dropout_p, gqa, dropout=True)
     if attn_bias is not None and attn_bias.dtype != query.dtype:
         raise RuntimeError(f"{name}: invalid dtype for bias - should match query's dtype ({attn_bias.dtype} and "
@@ -52,7 +52,7 @@ def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows, dropout_p
     return out, lse, seed, offset
 
 
-def _backward(  # unreached on the interpreter: not the CPU's
+def _backward(
         grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale, dropout_p=0.0, philox_seed=None,
         philox_offset=None):
     dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
@@ -62,7 +62,7 @@ def _backward(  # unreached on the interpreter: not the CPU's
     return dq, dk, dv
 
 
-def _no_bias_grad(grad_input_mask, attn_bias):  # unreached on the interpreter: not the CPU's
+def _no_bias_grad(grad_input_mask, attn_bias):
     if attn_bias is not None and grad_input_mask[3]:
         raise Fallback("the gradient of the attention bias is left to ATen")
 
@@ -72,7 +72,7 @@ def _seeds(query):
             torch.empty((), dtype=torch.int64, device=query.device))
 
 
-def _scaled_dot_product_efficient_attention(  # unreached on the interpreter: CUDA's SDPA path
+def _scaled_dot_product_efficient_attention(
         query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *, scale=None):
     _checked("_scaled_dot_product_efficient_attention", query, key, value, attn_bias, dropout_p)
     m = query.shape[2]
@@ -80,7 +80,7 @@ def _scaled_dot_product_efficient_attention(  # unreached on the interpreter: CU
     return _forward(query, key, value, attn_bias, is_causal, scale, rows, dropout_p)
 
 
-def _scaled_dot_product_efficient_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
+def _scaled_dot_product_efficient_attention_backward(
         grad_out_, query, key, value, attn_bias, out, logsumexp, philox_seed, philox_offset, dropout_p, grad_input_mask,
         is_causal=False, *, scale=None):
     _checked("_scaled_dot_product_efficient_attention_backward", query, key, value, attn_bias, dropout_p)
@@ -90,7 +90,7 @@ def _scaled_dot_product_efficient_attention_backward(  # unreached on the interp
                        philox_offset), None)
 
 
-def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's SDPA path
+def _scaled_dot_product_cudnn_attention(
         query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, return_debug_mask=False, *,
         scale=None):
     _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, gqa=True)
@@ -100,7 +100,7 @@ def _scaled_dot_product_cudnn_attention(  # unreached on the interpreter: CUDA's
     return (out, lse.unsqueeze(3), None, None, m, key.shape[2], seed, offset, None)
 
 
-def _scaled_dot_product_cudnn_attention_backward(  # unreached on the interpreter: CUDA's SDPA path
+def _scaled_dot_product_cudnn_attention_backward(
         grad_out, query, key, value, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q,
         max_k, dropout_p, is_causal, *, scale=None):
     _checked("_scaled_dot_product_cudnn_attention_backward", query, key, value, attn_bias, dropout_p, gqa=True)

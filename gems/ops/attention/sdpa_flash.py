@@ -22,7 +22,7 @@ from gems.ops.attention.flash_backward import attention_backward
 from gems.ops.random.philox import philox_key
 
 
-def _outputs(q, v):  # unreached on the interpreter: CUDA's flash overloads'
+def _outputs(q, v):
     """out (batch, heads, M, Dv) laid out (batch, M, heads, Dv) in memory, as ATen's flash kernels write it."""
     b, h, m, _ = q.shape
     return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
@@ -41,12 +41,12 @@ def _in_layout_of(query, shape):
     return _empty_in_order(shape, sorted(range(4), key=lambda d: -query.stride(d)), query)
 
 
-def _grads(q, k, v):  # unreached on the interpreter: CUDA's flash overloads'
+def _grads(q, k, v):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
 def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False,
-                                        *, scale=None):  # unreached on the interpreter: CUDA's SDPA path
+                                        *, scale=None):
     name = "_scaled_dot_product_flash_attention"
     check_inputs(name, query, key, value, dropout_p=dropout_p, gqa=True, dropout=True)
     if query.dtype not in (torch.float16, torch.bfloat16):
@@ -65,7 +65,7 @@ def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_cau
 
 def _scaled_dot_product_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
                                                  max_q, max_k, dropout_p, is_causal, philox_seed, philox_offset,
-                                                 *, scale=None):  # unreached on the interpreter: CUDA's SDPA path
+                                                 *, scale=None):
     check_inputs("_scaled_dot_product_flash_attention_backward", query, key, value, dropout_p=dropout_p, gqa=True,
                  dropout=True)
     dq, dk, dv = _grads(query, key, value)
@@ -92,7 +92,8 @@ def rng_saved(dropout_p, rng_state):
 
 
 def _cpu_mask(name, query, attn_mask):
-    if attn_mask is not None and attn_mask.dtype != query.dtype:
+    # ATen's CPU kernel takes a float32 mask with any query dtype (torch 2.13), else the query's dtype only
+    if attn_mask is not None and attn_mask.dtype not in (query.dtype, torch.float32):
         raise RuntimeError(f"{name}: Attention mask is the same data type as query (got {attn_mask.dtype} and "
                            f"{query.dtype})")
     return attn_mask

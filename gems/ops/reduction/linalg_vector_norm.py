@@ -107,6 +107,10 @@ def _samples(dtype, device, quick):
             case("empty", lambda: (make((0, cols)),), 1),
             case("empty-dim", lambda: (make((0, cols)), 0), 1),
         ]
+    inf = {"ord": math.inf}  # no identity: an empty reduced dim is an error, an empty kept one is not
+    cases += [Sample("ord-inf-empty-rows-dim1", lambda: (make((0, cols)), 1), inf, expects=name, reduction_size=cols),
+              Sample("error-ord-inf-empty-dims", lambda: (make((cols, 0)), (0, 1)), inf, expects=name),
+              Sample("error-integer", lambda: (make_tensor((rows, cols), torch.int64, device),), expects=name)]
     return cases
 
 
