@@ -14,7 +14,6 @@ from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.ops.pointwise.shared import log1p_reduced
 from gems.ops.pointwise.unary_shared import alias_calls, unary_spec
 
-
 LN2 = tl.constexpr(0.6931471805599453)
 INF = tl.constexpr(float("inf"))
 # Above 2^32, sqrt(1 + a^2) = a within 2^-65 relative: asinh(a) = log(2a) = log1p(a) + ln 2 within 2^-32.

@@ -12,7 +12,6 @@ from triton.language.extra import libdevice
 from gems.codegen.pointwise import PointwiseOp, Promotion
 from gems.ops.pointwise.unary_shared import alias_calls, unary_spec
 
-
 PI_2 = tl.constexpr(1.5707963267948966)
 # atan(t) = t + t^3 P(t^2) on [0, 1]: P fitted (relative error of atan below 1e-7 evaluated in fp32, about 1.6
 # half-ulps; fp32 tolerance 1.3e-6).

@@ -33,10 +33,10 @@ from gems.codegen.pointwise import PointwiseOp, float64_bits
 from gems.codegen.pointwise_checks import is_dense
 from gems.ops.creation.fill import INT32_LIMIT
 from gems.ops.random.philox import (
-    log_unit,
     box_muller,
     dense_like,
     lane_grid,
+    log_unit,
     normal_pair,
     philox_key,
     philox_words,
