@@ -61,8 +61,8 @@ def _digamma(x):
     whose errors stay relative to each term (psi's absolute error near its zeros stays below 1e-6 in fp32).
     fp32 takes log y from log_positive_f32 (no branch per element). The reflection (cospi, sinpi, a division)
     runs only in blocks holding a negative x, and the recurrence (_shift_up) takes unconditional steps, four
-    in fp32 (asymptotic from 4), ten in fp64; with the reflection for every element and correctly rounded fp32 divisions digamma was 0.73-0.84x ATen
-    at 64M on an H200."""
+    in fp32 (asymptotic from 4), ten in fp64; with the reflection for every element and correctly rounded
+    fp32 divisions digamma was 0.73-0.84x ATen at 64M on an H200."""
     negative = x < 0
     y = tl.where(negative, 1.0 - x, x)
     if x.dtype == tl.float32:
