@@ -3,6 +3,7 @@ model's outputs, losses and gradients; unpatch restores them exactly; what a pat
 the reason; ``gems-perf --model --patched`` reports the patched side. On the interpreter vendor (and, where
 it runs the models, the simulated device: GEMS_VENDOR=sim)."""
 
+import contextlib
 import copy
 
 import pytest
@@ -121,9 +122,10 @@ def test_a_patched_decoder_gives_the_unpatched_answers_with_every_fused_kernel(m
     _assert_unpatched(patched)
 
 
-def test_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(monkeypatch):
-    """Below the vendor's patch_fusion MIN_NUMEL (nvidia: 2^22 elements) the module's own forward runs instead, with
-    the same answers; calls at or above it fuse."""
+def test_training_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(monkeypatch):
+    """A call that builds an autograd graph fuses from the vendor's patch_fusion MIN_NUMEL on (nvidia: 2^22
+    elements), below it the module's own forward runs, with the same answers; a call that builds none (no_grad)
+    fuses at any size (it replays natively), and so does every call inside every_call_fused()."""
     from gems.runtime import selection
 
     rule = selection.current().heuristics("patch_fusion")
@@ -133,17 +135,18 @@ def test_calls_under_the_vendors_fusion_threshold_run_the_modules_own_forwards(m
     gems.patch(patched)
     norms = ("gems.fused.fused_add_rms_norm", "gems.fused.fused_rms_norm", "gems.fused.silu_and_mul",
              "gems.fused.apply_rotary_position_embedding")
-    for tokens, fused in ((12, False), (20, True)):
+
+    def fused_calls(tokens, grad=True, every=False):
         inputs = {k: v for k, v in _ids(shape=(2, tokens)).items() if k != "labels"}
         gems.reset_counts()
-        with torch.no_grad():
+        with torch.set_grad_enabled(grad), (forwards.every_call_fused() if every else contextlib.nullcontext()):
             torch.testing.assert_close(patched(**inputs).logits, model(**inputs).logits, rtol=1e-5, atol=1e-5)
         calls = gems.call_counts()["gems"]
-        assert all((calls.get(name, 0) > 0) == fused for name in norms), (tokens, calls)
-    gems.reset_counts()
-    with torch.no_grad(), forwards.every_call_fused():  # what the models' patched conformance cases run under
-        patched(**{k: v for k, v in _ids(shape=(2, 12)).items() if k != "labels"})
-    assert all(gems.call_counts()["gems"].get(name, 0) > 0 for name in norms)
+        return [calls.get(name, 0) > 0 for name in norms]
+
+    assert fused_calls(12) == [False] * 4 and fused_calls(20) == [True] * 4
+    assert fused_calls(12, grad=False) == [True] * 4
+    assert fused_calls(12, every=True) == [True] * 4  # what the models' patched conformance cases run under
     _assert_unpatched(patched)  # the architecture's rotary function is module-level: put it back for the others
 
 
