@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 # The conformance verdict tests run their cases on the CPU through the interpreter vendor (as CI does); with another
 # vendor selected (GEMS_VENDOR=nvidia on the GPU run) gems serves CUDA tensors only and those cases would run ATen.
 INTERPRETER = pytest.mark.skipif(os.environ.get("GEMS_VENDOR", "interpreter") != "interpreter",
-                                 reason="runs conformance cases on the CPU interpreter vendor (GEMS_VENDOR=interpreter)")
+                                 reason="runs conformance cases on the CPU interpreter vendor")
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the lead's GPU run)")
 # Decided before any test enables gems (native_status() says "not started" until then): a compiler builds it.
 NATIVE = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
