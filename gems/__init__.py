@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 
-from gems.runtime import registration, selection
+from gems.runtime import operators, registration, selection
 from gems.runtime.registration import Fallback, aten_only, registered_ops
 from gems.runtime.vendor import Autograd, Capabilities, VendorError, VendorInfoBase
 from gems.tracing import trace
@@ -79,7 +79,7 @@ def enable(unused=None, include=None, exclude=None) -> list[str]:
     unused / exclude: operator or overload names left to ATen; include: register only these.
     """
     backend = selection.current()
-    registration.use_vendor(backend)
+    operators.use_vendor(backend)
     table = _implementation_table(include, exclude, unused)
     registration.apply(table, backend.dispatch_key)
     return registered_ops()

@@ -28,6 +28,15 @@ def define(name: str, schema: str, default, default_key: str):
     return getattr(getattr(torch.ops, NAMESPACE), name).default
 
 
+def use_vendor(backend) -> None:
+    """Set what registering for ``backend`` needs (registration's kernels_call_torch, native_layer, device_type):
+    here, not in registration, which gems.native imports."""
+    registration.kernels_call_torch = backend.capabilities.kernels_call_torch
+    from gems import native  # not at import: it imports triton, whose mode the vendor sets first
+
+    registration.native_layer, registration.device_type = native, backend.device
+
+
 def function(overload: str, op, fn, autograd: Autograd, when_compiling=None):
     """A function that calls ``op``, having registered ``fn`` for it (counted under ``overload``) at the vendor's
     key (``autograd``: Autograd.enable for Autograd<key>) on its first call. ``when_compiling``: what runs instead
@@ -40,7 +49,7 @@ def function(overload: str, op, fn, autograd: Autograd, when_compiling=None):
             return when_compiling(*args, **kwargs)
         if not registered:  # the first call: registering needs the vendor and loads the native layer
             backend = selection.current()
-            registration.use_vendor(backend)
+            use_vendor(backend)
             registration.register_operator(overload, operator, fn, backend.dispatch_key, autograd)
             registered.append(operator)
         return op(*args, **kwargs)

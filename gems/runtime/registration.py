@@ -356,15 +356,6 @@ native_layer = None
 device_type = None
 
 
-def use_vendor(backend) -> None:
-    """Set what registering for ``backend`` needs: whether its kernels call torch, the native layer, its device."""
-    global kernels_call_torch, native_layer, device_type
-    kernels_call_torch = backend.capabilities.kernels_call_torch
-    from gems import native  # not at import: it imports triton, whose mode the vendor sets first
-
-    native_layer, device_type = native, backend.device
-
-
 def _register(overload: str, fn, autograd: Autograd, owner: str, vendor_key: str) -> None:
     check_autograd_placement(overload, autograd)
     _libraries[overload] = (_install(overload, fn, autograd, vendor_key), fn, autograd, owner)

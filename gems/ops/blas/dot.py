@@ -1,5 +1,5 @@
 """dot: the inner product of two vectors (``dot``, ``dot.out``): the reductions' shared kernel summing a * b,
-split over enough programs to fill the device (gemm.py's :func:`~gems.ops.blas.gemm.inner`). ``matmul`` of
+split over enough programs to fill the device (:func:`~gems.ops.blas.inner.inner`). ``matmul`` of
 two vectors decomposes into ``dot``."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import torch
 
 from gems.dtypes import FLOATS
-from gems.ops.blas.gemm import check_dtype, inner, prepare_out, product_perf, samples
+from gems.ops.blas.gemm import check_dtype, prepare_out, product_perf, samples
+from gems.ops.blas.inner import inner
 from gems.spec import OpSpec
 
 

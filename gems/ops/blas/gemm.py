@@ -1,6 +1,6 @@
 """The matrix-product kernels every blas operator shares, their launchers and ATen's argument checks.
 
-Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv and addr's products (dot and vdot: :func:`inner`):
+Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv and addr's products:
 
 - ``gemm``: out[b] = alpha * (a[b] @ b[b]) + beta * bias[b] for (batch, M, K) x (batch, K, N) views
   with any strides (a batch stride 0 is an expanded operand, a bias of strides 0 a broadcast one).
@@ -13,16 +13,14 @@ Two kernels cover mm, bmm, addmm, baddbmm, mv, addmv and addr's products (dot an
   its matrix is read along K (linear's x @ W^T, 1x4096x11008 fp16 on an H100: 43.3 us, 1.08x ATen;
   skinny.py's kernel 49.9 us as tuned, 45.4 us at best). Key "gemv". When the row blocks are too few
   to fill the device, K is split over more programs and a second kernel adds their partial sums in a
-  fixed order (deterministic). A single row (dot, vdot, mv of one row, mm of one output element) without
-  alpha or bias is an inner product instead: :func:`inner`.
+  fixed order (deterministic). A single row without alpha or bias is an inner product (inner.py).
 
 A large single fp16/bf16 product (a linear layer's, prefill or training) goes to persistent.py's persistent
 GEMM (:func:`persistent.mode`: its TMA mode above the vendor's TMA_MIN_FLOPS, pointer loads above
 PERSISTENT_MIN_FLOPS); this kernel keeps batches, fp32, fp64 and the smaller products.
 
-A single product with at most 16 output rows or columns (a vendor may raise it to 64: a decode batch's; one row
-or column only in fp16/bf16 whose matrix is read across K, x @ W with W row-major) goes to skinny.py's kernel
-instead (:func:`skinny.takes`).
+A single product with at most 16 output rows or columns (a vendor may raise it to 64: a decode batch's; one row or
+column only in fp16/bf16 read across K, x @ W with W row-major) goes to skinny.py (:func:`skinny.takes`).
 
 Both launch through :class:`~gems.ops.blas.tuning.Tuned`: tuned on a key's first call, a plain launch after.
 
@@ -35,11 +33,14 @@ entirely (NaN in it does not propagate), as BLAS and ATen do.
 
 from __future__ import annotations
 
+import importlib
+
 import torch
 import triton
 import triton.language as tl
 
 from gems.ops.blas import persistent, skinny
+from gems.ops.blas.inner import inner
 from gems.ops.blas.products import (
     INT32_SAFE,
     MAX_GRID_Y,
@@ -51,7 +52,6 @@ from gems.ops.blas.products import (
     span,
 )
 from gems.ops.blas.tuning import Tuned, fitting_configs, multiprocessors
-from gems.ops.reduction.combine import PRE_MUL, SUM, Kind, reduce
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime import selection
 from gems.runtime.launch import Launcher, cdiv
@@ -65,8 +65,6 @@ GEMM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _MAX_SPLIT = 64
 # Outputs per program of the GEMV's second pass (a few fp32 adds each: any size that fills the device).
 _FINISH_BLOCK = 1024
-# An inner product: the sum of a * b, by the reductions' shared kernel (inner).
-_INNER = Kind(SUM, PRE_MUL)
 
 
 def _gemm_tuned(kernel):
@@ -157,10 +155,9 @@ def _gemv_split(args) -> int:
 
 
 def _one_pass_configs(configs, named_args, **kwargs):  # unreached on the interpreter: one config, not pruned
-    """For a matrix read along K, the configs that run it in one pass (:func:`_gemv_split`), where any does.
-    The tuner times a config's first pass only, so a split looked faster than it runs by its second launch
-    (H200, bf16 linear 1 x 4096 -> 1024, CUDA-graph replays: 128x32 tiles in 8 runs were chosen and ran in
-    17.1 us; one pass in 8x512 tiles 4.0 us)."""
+    """For a matrix read along K, the configs that run it in one pass (:func:`_gemv_split`), where any does: the
+    tuner times a first pass only, so a split looked faster than it runs (H200, bf16 linear 1 x 4096 -> 1024,
+    CUDA-graph replays: 128x32 tiles in 8 runs chosen, 17.1 us; one pass in 8x512 tiles 4.0 us)."""
     if named_args["stride_ak"] != 1:
         return configs
     whole = [c for c in configs if _gemv_split({**named_args, **c.kwargs}) == 1]
@@ -325,22 +322,6 @@ def gemv(matrix: torch.Tensor, vector: torch.Tensor, y: torch.Tensor, bias=None,
 
 _finish = Launcher(_gemv_finish_kernel).flat
 
-
-def inner(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-    """sum_k a[k] * b[k] of two 1-D tensors of one length and dtype (any strides) into the 0-d ``out`` (or a
-    fresh tensor), in fp32 for fp16/bf16/fp32 and fp64 for fp64, rounded once to the dtype.
-
-    A memory-bound sum over one long row, which the reductions' shared kernel (combine.py, PRE_MUL) runs as
-    sum does: the vendor's "reduction" heuristics split it into enough programs to fill the device (on the
-    nvidia vendor about four per multiprocessor, 4096-element steps of 16-byte loads), each writing its partial
-    sum, and a second launch adds the partials in one vectorized, fixed-order reduction (deterministic). The
-    GEMV kernel gave a single row at most 64 programs, one row of each [BLOCK_M, BLOCK_K] tile active, and a
-    sequential second pass: dot at 16M elements ran at 0.36-0.44x ATen on an H200."""
-    if out is None:
-        return reduce(a, None, False, _INNER, a.dtype, y=b)[0]
-    return reduce(a, None, False, _INNER, out.dtype, y=b, outs=[out])[0]
-
-
 # --------------------------------------------------------------------------- ATen's checks
 
 
@@ -414,8 +395,6 @@ def samples(name: str, *args):
 
 def _direct(name: str):
     def call(dtype, device, quick):
-        import importlib
-
         return getattr(importlib.import_module("gems.testing.samples_blas"), name)(dtype, device, quick)
     call.__qualname__ = f"samples_blas.{name}"
     return call
