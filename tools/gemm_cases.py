@@ -19,12 +19,21 @@ _ISSUE = [(2048, 4096, 4096), (2048, 4096, 11008), (2048, 11008, 4096), (2048, 4
 _BACKWARD = [(2048, 4096, 4096), (2048, 4096, 11008), (2048, 11008, 4096), (2048, 4096, 1024), (4096, 768, 3072),
              (4096, 3072, 768)]
 _SWEEP = [1, 16, 128, 197, 512, 1000, 8192]
+# CASES=train (or bert-train, llama-train): the products of the models harness's training steps (batch 4 x 512
+# tokens), forward and both backward products: BERT-base's layers (with bias), the llama preset's (Llama-2-7B's).
+_TRAIN = {"bert": [(2048, 768, 768, "fwd+b"), (2048, 768, 3072, "fwd+b"), (2048, 3072, 768, "fwd+b")],
+          "llama": [(2048, 4096, 4096, "fwd"), (2048, 4096, 11008, "fwd"), (2048, 11008, 4096, "fwd"),
+                    (2048, 4096, 1024, "fwd")]}
 
 
 def cases(which: str):
     import torch
 
     bf16, fp16, fp32 = torch.bfloat16, torch.float16, torch.float32
+    if which.endswith("train"):
+        models = [which[:-6]] if which != "train" else list(_TRAIN)
+        layers = [layer for model in models for layer in _TRAIN[model]]
+        return [(m, k, n, kind, bf16) for m, k, n, fwd in layers for kind in (fwd, "dx", "dW")]
     out = [(m, k, n, kind, bf16) for m, k, n in _ISSUE for kind in ("fwd", "fwd+b")]
     out += [(m, k, n, kind, bf16) for m, k, n in _BACKWARD for kind in ("dx", "dW")]
     out += [(m, 4096, 4096, "fwd", bf16) for m in _SWEEP]
