@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gems
-from gems.ops.attention import decode, dropout, flash, sdpa_efficient, sdpa_flash
+from gems.ops.attention import decode, dropout, flash, flash_backward, sdpa_efficient, sdpa_flash
 from gems.ops.attention.dropout import keep_mask_reference, key_of
 from gems.ops.attention.flash_attention_forward import _flash_attention_backward, _flash_attention_forward
 from gems.runtime import registration
@@ -112,6 +112,90 @@ def test_cudnn_overloads_draw_one_keep_mask_for_forward_and_backward(b, h, hk, m
     want = dropout_oracle(q, k, v, bias, causal, p, keep, grad_out)
     for got, expected in zip((out, *grads), want):
         torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- the backward's two paths
+
+def _route(monkeypatch, path):
+    """Force the backward's path (the vendor's ONE_PASS_MAX_KEYS) and list the kernels each call launches."""
+    max_keys = 1 << 30 if path == "one-pass" else 0
+    monkeypatch.setitem(flash_backward._ROUTE, "ONE_PASS_MAX_KEYS", lambda args: max_keys)
+    launched = []
+
+    def spy(launch):
+        return lambda kernel, *args: launched.append(getattr(kernel, "fn", kernel).__name__) or launch(kernel, *args)
+
+    monkeypatch.setattr(flash_backward, "_launch", spy(flash_backward._launch))
+    monkeypatch.setattr(flash_backward, "launch_tuned", spy(flash_backward.launch_tuned))
+    return launched
+
+
+_TWO_KERNELS = ["_bwd_delta_kernel", "_bwd_dkdv_kernel", "_bwd_dq_kernel"]
+_ONE_PASS = ["_bwd_delta_kernel", "_bwd_dkdv_kernel", "_bwd_dq_finish_kernel"]
+
+
+@pytest.mark.parametrize("path", ["one-pass", "two-kernels"])
+@pytest.mark.parametrize("b, h, hk, m, n, d, causal, bias_shape, p", [
+    (2, 2, 2, 13, 24, 16, False, None, 0.0),
+    (1, 4, 2, 24, 13, 24, True, (1, 1, 24, 13), 0.1),  # gqa, causal, a bias, dropout, odd sizes
+    (1, 2, 1, 19, 37, 16, False, (1, 1, 1, 37), 0.3),  # a padding-mask-like bias (one row broadcast), gqa 2:1
+    (1, 2, 2, 37, 19, 32, True, None, 0.0),  # causal with more queries than keys: the first keys' rows only
+])
+def test_both_backward_paths_match_a_float64_oracle(path, b, h, hk, m, n, d, causal, bias_shape, p, monkeypatch):
+    launched = _route(monkeypatch, path)
+    torch.manual_seed(5)
+    q, k, v = torch.randn(b, h, m, d), torch.randn(b, hk, n, d), torch.randn(b, hk, n, d)
+    bias = None if bias_shape is None else torch.randn(bias_shape)
+    out, lse, _, _, _, _, seed, offset, _ = sdpa_efficient._scaled_dot_product_cudnn_attention(
+        q, k, v, bias, True, p, causal)
+    keep = keep_mask_reference(*key_of(seed, offset), (b, h, m, n), p)
+    grad_out = torch.randn_like(out)
+    launched.clear()
+    grads = sdpa_efficient._scaled_dot_product_cudnn_attention_backward(
+        grad_out, q, k, v, out, lse, seed, offset, bias, None, None, m, n, p, causal)
+    assert launched == (_ONE_PASS if path == "one-pass" else _TWO_KERNELS)
+    want = dropout_oracle(q, k, v, bias, causal, p, keep, grad_out)
+    for got, expected in zip(grads, want[1:]):
+        torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_deterministic_mode_takes_the_two_kernel_path_and_repeats_itself(monkeypatch):
+    launched = _route(monkeypatch, "one-pass")
+    torch.manual_seed(6)
+    q, k, v = torch.randn(1, 4, 21, 16), torch.randn(1, 2, 30, 16), torch.randn(1, 2, 30, 16)
+    out, lse, *_ = sdpa_efficient._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, True)
+    grad_out = torch.randn_like(out)
+
+    def backward():
+        return sdpa_efficient._scaled_dot_product_cudnn_attention_backward(
+            grad_out, q, k, v, out, lse, None, None, None, None, None, 21, 30, 0.0, True)
+
+    one_pass = backward()
+    assert launched == _ONE_PASS
+    previous = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        launched.clear()
+        first, second = backward(), backward()
+    finally:
+        torch.use_deterministic_algorithms(previous[0], warn_only=previous[1])
+    assert launched == _TWO_KERNELS * 2
+    for a, b, c in zip(first, second, one_pass):
+        assert torch.equal(a, b)
+        torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-5)
+
+
+def test_the_interpreter_route_sends_the_quick_samples_down_both_paths():
+    """Head dim 16 takes the one-pass path, 24 and 32 the two kernels: conformance's quick samples run both in CI."""
+    from pathlib import Path
+
+    from gems.runtime import configs
+
+    path = Path(gems.__file__).parent / "runtime/backend/_interpreter/heuristics/attention.py"
+    rule = configs.load_heuristics(path)["attention_backward_route"]["ONE_PASS_MAX_KEYS"]
+    for d, one_pass in ((16, True), (24, False), (32, False)):
+        args = {"batch": 1, "heads": 2, "kv_heads": 2, "M": 13, "N": 24, "HEAD_DIM": d, "DROPOUT": d == 24}
+        assert (args["N"] <= rule(args)) == one_pass
 
 
 def test_flash_attention_forward_keeps_its_dropout_key_in_rng_state():

@@ -45,7 +45,9 @@ TUNE_KEYS = {
     "gemm_persistent": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SCHEDULE"),
     "conv": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),  # gems/ops/conv/: convolution and its backward
     "attention": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash.py: the forward kernel
-    "attention_backward": ("BLOCK_M", "BLOCK_N"),  # gems/ops/attention/flash_backward.py: dK/dV and dQ
+    # gems/ops/attention/flash_backward.py: the dK/dV kernel (both paths), the two-kernel path's dQ kernel
+    "attention_backward": ("BLOCK_M", "BLOCK_N"),
+    "attention_backward_dq": ("BLOCK_M", "BLOCK_N"),
 }
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _POWER_OF_TWO = ("num_warps",)  # besides every META name starting with BLOCK_ (tl.arange needs it)
@@ -190,6 +192,14 @@ HEURISTICS_KEYS = {
         tuple({"batch": b, "kv_heads": hk, "rows": r, "N": n, "HEAD_DIM": d, "q_ptr": _operand()}
               for b, hk, r, n, d in ((1, 1, 1, 256, 16), (2, 2, 8, 512, 32), (1, 8, 4, 8192, 128),
                                      (32, 8, 16, 8192, 128), (64, 1, 64, 1 << 20, 256)))),
+    "attention_backward_route": HeuristicsKey(
+        "gems/ops/attention/flash_backward.py (one_pass: whether dQ is added atomically by the dK/dV kernel or "
+        "computed by its own kernel)",
+        ("ONE_PASS_MAX_KEYS",), (), False,
+        tuple({"batch": b, "heads": h, "kv_heads": hk, "M": m, "N": n, "HEAD_DIM": d, "DROPOUT": p}
+              for b, h, hk, m, n, d in ((1, 1, 1, 1, 1, 16), (2, 4, 2, 13, 24, 32), (4, 12, 12, 512, 512, 64),
+                                        (1, 32, 8, 2048, 2048, 128), (1, 2, 2, 0, 7, 16), (1, 2, 2, 5, 0, 256))
+              for p in (False, True))),
 }
 
 

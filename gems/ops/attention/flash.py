@@ -18,8 +18,9 @@ broadcast to (batch, heads, M, N) by strides (0 where broadcast).
   every overload calls, and it shares this kernel's key walk, ``_fwd_keys``).
 - backward (flash_backward.py; from the forward's lse, P is recomputed, never stored): delta_i = sum_d dO_id O_id; then
   dK, dV per key block (one program per BLOCK_N keys of one kv head, looping over the query heads of its
-  group and their query blocks: no atomics), dQ per query block. dS = P (dP - delta), dQ = scale dS K,
-  dK = scale dS^T Q, dV = P^T dO. Key "attention_backward".
+  group and their query blocks: no atomics for dK, dV), and dQ either added atomically by that kernel (one
+  pass) or computed per query block by a second kernel (deterministic). dS = P (dP - delta), dQ = scale dS K,
+  dK = scale dS^T Q, dV = P^T dO. Keys "attention_backward", "attention_backward_dq", "attention_backward_route".
 
 fp16/bf16 operands go to tl.dot as they are with fp32 accumulation; P and dS are rounded to the input
 dtype for their products on CUDA, as ATen's CUDA kernels do, and stay fp32 elsewhere, as ATen's CPU

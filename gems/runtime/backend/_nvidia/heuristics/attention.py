@@ -1,4 +1,4 @@
-"""Rules of the attention family's split-KV decode forward (gems/ops/attention/decode.py, key "attention_decode";
+"""Rules of the attention family: the split-KV decode forward (gems/ops/attention/decode.py, key "attention_decode";
 args batch, kv_heads, rows = query rows per kv head (group * M, at most 64), N = the key length's next power of
 two, HEAD_DIM, q_ptr).
 
@@ -10,6 +10,12 @@ loads; fewer would make the combine's partial rows a visible share of the traffi
 H100 (132 multiprocessors), 8 kv heads: batch 1 at 512 / 2048 / 8192 keys splits 4 / 16 / 32 ways (32 / 128
 / 256 programs), batch 32 splits 2 ways. NOT YET MEASURED on a GPU (perf/shapes.yaml
 scaled_dot_product_attention, the "decode" rows).
+
+The backward's route (gems/ops/attention/flash_backward.py, key "attention_backward_route"; args batch, heads,
+kv_heads, M, N, HEAD_DIM, DROPOUT): ONE_PASS_MAX_KEYS, the longest key sequence whose dQ the dK/dV kernel adds
+atomically (5 products per tile, the dropout mask drawn once) instead of a dQ kernel's recomputing S, P and dP
+(7 products, the mask drawn twice). Every length, as FlashAttention-2 and -3's CUDA backward kernels do; NOT
+YET MEASURED in gems: runs/attn_bwd_bench.py (branch attnbwd) times both paths on BERT and Llama shapes.
 """
 
 from gems.ops.blas.tuning import multiprocessors
@@ -31,6 +37,7 @@ def _splits(args):
 
 
 HEURISTICS_CONFIGS = {
+    "attention_backward_route": {"ONE_PASS_MAX_KEYS": lambda args: 1 << 30},
     "attention_decode": {
         "BLOCK_N": lambda args: 64 if args["HEAD_DIM"] > 64 else 128,
         "SPLITS": _splits,
