@@ -16,6 +16,7 @@ import triton
 
 import gems
 from gems.runtime import configs, selection
+from gems.runtime.tuning_timer import device_time
 from gems.runtime.vendor import Capabilities, VendorError, VendorInfoBase
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,11 +115,13 @@ def test_activation_refuses_a_malformed_file_of_any_vendor_in_the_chain(tmp_path
 
 
 def test_autotuned_kernels_cache_their_results_on_disk(monkeypatch):
-    # Triton keeps disk caching off under the interpreter, so what is checked here is the request.
+    # Triton keeps disk caching off under the interpreter, so what is checked here is the request (and the timer
+    # its configs are compared with: tests/test_tuning_timer.py).
     seen = {}
     monkeypatch.setattr(triton, "autotune", lambda **kwargs: seen.update(kwargs) or (lambda fn: fn))
     configs.autotune(["config"], ["K"], restore_value=["c_ptr"])
-    assert seen == {"configs": ["config"], "key": ["K"], "cache_results": True, "restore_value": ["c_ptr"]}
+    assert seen == {"configs": ["config"], "key": ["K"], "cache_results": True, "restore_value": ["c_ptr"],
+                    "do_bench": device_time}
 
 
 def test_the_interpreter_reports_that_it_runs_the_first_config():

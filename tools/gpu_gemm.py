@@ -143,9 +143,9 @@ def force(persistent, path, routed):
 def _short_tuning(persistent, gemm):
     """Tune with 5 ms of warm-up and 20 ms of runs per config (Triton's default 25 and 100): same winners on
     clear margins, a fifth of the time."""
-    import triton
+    from gems.runtime.tuning_timer import device_time
 
-    bench = lambda fn, quantiles: triton.testing.do_bench(fn, warmup=5, rep=20, quantiles=quantiles)  # noqa: E731
+    bench = lambda fn, quantiles: device_time(fn, warmup=5, rep=20, quantiles=quantiles)  # noqa: E731
     for tuned in (gemm._gemm_kernel, persistent._tma, persistent._pointer):
         tuned.autotuner._do_bench = bench
 

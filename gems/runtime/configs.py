@@ -10,7 +10,8 @@ base. Every file of the vendor chain is checked when the vendor is activated: an
 field, a missing or unknown META name, or a value of the wrong type is a :class:`VendorError` naming
 the file, the line and the key. A vendor whose device cannot benchmark (``multi_config_autotune``
 false, the interpreter) runs the first config of each list. Tuning results are cached on disk by
-Triton (``cache_results``), so a second process with the same configs does not tune again.
+Triton (``cache_results``), so a second process with the same configs does not tune again (results tuned
+before gems timed the device alone, tuning_timer.py, stay in Triton's cache until it is cleared).
 
 ``heuristics_config_utils.py`` defines ``HEURISTICS_CONFIGS = {key: {meta_name: fn(args) -> value}}``
 for ``triton.heuristics``; so may one file per operator family in the vendor's ``heuristics/`` folder
@@ -30,6 +31,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from gems.runtime.tuning_timer import device_time
 from gems.runtime.vendor import VendorError
 from gems.yaml_file import read_mapping_with_lines
 
@@ -101,10 +103,11 @@ def triton_configs(entries: list[dict]) -> list:
 
 
 def autotune(configs: list, key: list[str], **kwargs):
-    """``triton.autotune`` over ``configs`` (a vendor's list), its results cached on disk."""
+    """``triton.autotune`` over ``configs`` (a vendor's list), its results cached on disk, configs compared by
+    their device time alone (gems/runtime/tuning_timer.py: Triton's timer measured the host's launch)."""
     import triton
 
-    return triton.autotune(configs=configs, key=key, cache_results=True, **kwargs)
+    return triton.autotune(configs=configs, key=key, cache_results=True, do_bench=device_time, **kwargs)
 
 
 class HeuristicsKey(NamedTuple):
