@@ -69,8 +69,9 @@ inline double scalar_value(const c10::IValue& v) {
 // Whether every value of a ScalarList has the first one's float64 bits (the foreach operators' test,
 // gems/ops/optim/foreach.py `apply`: such a list reaches the kernel as one scalar argument, not as table words).
 bool one_value(c10::ArrayRef<c10::IValue> list) {
+  const uint64_t first = bits(scalar_value(list[0]));
   for (const c10::IValue& v : list)
-    if (bits(scalar_value(v)) != bits(scalar_value(list[0]))) return false;
+    if (bits(scalar_value(v)) != first) return false;
   return true;
 }
 
