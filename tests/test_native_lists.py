@@ -10,10 +10,12 @@ import shutil
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import gems
 from gems import native
 from gems.native.record import NEW_SIGNATURE
+from gems.runtime import device_tables
 
 pytestmark = [pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
                                  reason="no C++ compiler: the native layer cannot be built here"),
@@ -92,6 +94,80 @@ def test_scalar_lists_and_scalars_are_read_per_call():
         torch._foreach_add_(ys, zs, alpha=alpha)
         same(ys, want)
     assert replays("_foreach_add_.List") == 1
+
+
+def test_a_scalar_list_of_one_value_reaches_the_kernel_as_an_argument_and_uploads_no_new_table():
+    # Adam's bias corrections: one value for every row, a new one each step. Carried as table words, each step's
+    # values made a new table to upload (pinned memory and a copy on CUDA); as a kernel argument the table holds
+    # addresses only and is found in the cache.
+    params, exp_avgs, denoms = lists(3, 7)
+    denoms = [d.abs() + 0.5 for d in denoms]
+    uploads = []
+    for step in range(1, 5):
+        correction = [1 - 0.999 ** step] * len(denoms)
+        step_size = [-1e-2 / (1 - 0.9 ** step)] * len(params)
+        want_denoms, want_params = [d.clone() for d in denoms], [p.clone() for p in params]
+        with python_path():
+            torch._foreach_div_(want_denoms, correction)
+            torch._foreach_addcdiv_(want_params, exp_avgs, want_denoms, step_size)
+        device_tables.reset_counts()
+        torch._foreach_div_(denoms, correction)
+        torch._foreach_addcdiv_(params, exp_avgs, denoms, step_size)
+        uploads.append(device_tables.counts()["uploads"])
+        same(denoms, want_denoms), same(params, want_params)
+    assert uploads == [2, 2, 0, 0]  # the Python path's cache (the recorded call), then the native layer's
+    assert (replays("_foreach_div_.ScalarList"), replays("_foreach_addcdiv_.ScalarList")) == (3, 3)
+    # lists of the same length whose values differ are another signature: their values are table words
+    scales = [1.0 + i / 8 for i in range(len(denoms))]
+    for _ in range(2):
+        want = [d.clone() for d in denoms]
+        with python_path():
+            torch._foreach_div_(want, scales)
+        torch._foreach_div_(denoms, scales)
+        same(denoms, want)
+    assert replays("_foreach_div_.ScalarList") == 4
+    assert native.python_calls()["_foreach_div_.ScalarList"][NEW_SIGNATURE] == 2
+
+
+class _UploadsByOverload(TorchDispatchMode):
+    """Counts the device tables each overload uploads (the native layer's and the Python path's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.uploads = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        before = device_tables.counts()["uploads"]
+        result = func(*args, **(kwargs or {}))
+        name = func.name().removeprefix("aten::")
+        self.uploads[name] = self.uploads.get(name, 0) + device_tables.counts()["uploads"] - before
+        return result
+
+
+def test_a_steady_torch_adamw_foreach_step_replays_every_call_and_uploads_only_tables_of_fresh_tensors():
+    torch.manual_seed(0)
+    params = [torch.randn(s) for s in [(5, 3), (7,), (2, 2, 2), (6,)] * 10]
+    for p in params:
+        p.grad = torch.randn_like(p)  # kept: a new gradient tensor has a new address, hence a new table
+    opt = torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True)
+    for step in range(5):
+        native.reset_counts()
+        with _UploadsByOverload() as mode:
+            opt.step()
+        if step < 2:
+            continue  # the first step records each signature
+        assert native.python_calls() == {}
+        assert native.call_counts() == {"_foreach_add_.Tensor": 1, "_foreach_mul_.Scalar": 2,
+                                        "_foreach_lerp_.Scalar": 1, "_foreach_addcmul_.Scalar": 1, "_foreach_sqrt": 1,
+                                        "_foreach_div_.ScalarList": 1, "_foreach_add_.Scalar": 1,
+                                        "_foreach_addcdiv_.ScalarList": 1}
+        # Tables over the step's lists are found in the cache. What the step allocates afresh has new addresses
+        # on the CPU (malloc; CUDA's caching allocator tends to hand the same blocks back): _foreach_sqrt's
+        # results, read by _foreach_div_ (whose table _foreach_add_(eps) then shares) and _foreach_addcdiv_, and
+        # the CPU step counts' new 0-d increment (on CUDA, ATen's CPU kernel adds it).
+        fresh = {"_foreach_sqrt", "_foreach_div_.ScalarList", "_foreach_addcdiv_.ScalarList", "_foreach_add_.Tensor"}
+        assert {o: n for o, n in mode.uploads.items() if n and o not in fresh} == {}
+        assert all(mode.uploads[o] <= 1 for o in fresh)
 
 
 def test_a_scalar_tensor_operand_is_read_at_its_address():

@@ -1079,4 +1079,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("lists_uniform", &lists_uniform);
   m.def("uniform_table", &uniform_table);
   m.def("empty_like_list", &empty_like_list);
+  m.def("table_counts", &table_counts);  // list_plans.h
 }

@@ -4,7 +4,8 @@
 // A list call is keyed by a summary of each tensor list (length, dtype, device, all 16-byte aligned, how many
 // empty tensors, whether its rows have the first list's sizes) instead of item by item, and only when each list
 // holds contiguous strided tensors of one dtype and device (else it takes the Python path every time); a
-// ScalarList by its length (its values reach the kernel through the table); everything else as dispatch.cpp
+// ScalarList by its length and whether its values are all one (its values reach the kernel through the table, or
+// the one value as a kernel argument, read per call); everything else as dispatch.cpp
 // keys it. The Python path's uniform table (gems/ops/optim/multi_tensor.py) tells the recorder
 // (gems/native/list_record.py) how the table was built; a replay builds the same table here (lists.cpp's
 // write_table), finds it in a device-table cache keyed by its bytes or uploads it, and launches the recorded
@@ -61,17 +62,32 @@ void add_tensor_list(Key& k, c10::ArrayRef<c10::IValue> list) {
         (uint64_t(aligned) << 24) | (uint64_t(same_sizes) << 25) | (empty << 32));
 }
 
-// A ScalarList (a list of Scalars) of a list call: its length; its values are table words, read per call.
+inline double scalar_value(const c10::IValue& v) {
+  return v.isDouble() ? v.toDouble() : v.isInt() ? double(v.toInt()) : double(v.toBool());
+}
+
+// Whether every value of a ScalarList has the first one's float64 bits (the foreach operators' test,
+// gems/ops/optim/foreach.py `apply`: such a list reaches the kernel as one scalar argument, not as table words).
+bool one_value(c10::ArrayRef<c10::IValue> list) {
+  const uint64_t first = bits(scalar_value(list[0]));
+  for (const c10::IValue& v : list)
+    if (bits(scalar_value(v)) != first) return false;
+  return true;
+}
+
+// A ScalarList (a list of Scalars) of a list call: its length and whether its values are all one; the values
+// are read per call (table words, or the one value as a kernel argument).
 void add_scalar_list(Key& k, c10::ArrayRef<c10::IValue> list) {
   for (const c10::IValue& v : list)
     if (!(v.isDouble() || v.isInt() || v.isBool())) return k.fail(kWhyList);
-  k.add(tag(kDoubleList, list.size()) ^ (uint64_t(1) << 55));  // not a float[] keyed by value
+  const bool one = !list.empty() && one_value(list);
+  k.add(tag(kDoubleList, list.size()) ^ (uint64_t(1) << 55) ^ (uint64_t(one) << 54));  // not a float[] keyed by value
 }
 
 // ------------------------------------------------------------------------------------- the device tables
 
 struct TableEntry {
-  at::Tensor device, host;  // the pinned source stays alive while a copy may read it
+  at::Tensor device;
   std::list<std::string>::iterator order;
 };
 
@@ -82,6 +98,7 @@ struct TableCache {
   std::unordered_map<std::string, TableEntry> tables;
   std::list<std::string> order;  // least recently used first
   std::vector<at::Tensor> kept;  // read by a captured CUDA graph: never freed
+  int64_t hits = 0, uploads = 0;  // since the last table_counts(true)
 };
 
 // Never destroyed: its tensors must not be freed at exit, after the device runtime may be gone.
@@ -98,8 +115,20 @@ bool stream_capturing(c10::Device device) {
          capturing != 0;
 }
 
+// (tables found in the cache, tables uploaded) by list-plan replays since the last reset (`reset`: reset now).
+py::tuple table_counts(bool reset) {
+  TableCache& c = table_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  py::tuple counts = py::make_tuple(c.hits, c.uploads);
+  if (reset) c.hits = c.uploads = 0;
+  return counts;
+}
+
 // The table on `device`, from the cache (keyed by its bytes and the device) or uploaded: from pinned memory without
-// a host synchronisation on CUDA, as gems/ops/optim/multi_tensor.py's _upload does.
+// a host synchronisation on CUDA, as gems/runtime/device_tables.py's upload_cached does. The pinned source is let
+// go once the copy is queued: the copy records an event on it in torch's caching host allocator, which hands the
+// block out again only after the copy has read it, so a steady stream of new tables reuses a few pinned blocks
+// instead of pinning fresh memory (cudaHostAlloc) for each. A captured graph's copy reads it at every replay: kept.
 at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
   std::string key(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(int64_t));
   key.append(reinterpret_cast<const char*>(&device), sizeof(device));
@@ -108,6 +137,7 @@ at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
   std::lock_guard<std::mutex> lock(c.mutex);
   auto found = c.tables.find(key);
   if (found != c.tables.end()) {
+    ++c.hits;
     c.order.splice(c.order.end(), c.order, found->second.order);
     if (capturing) c.kept.push_back(found->second.device);
     return found->second.device;
@@ -121,8 +151,9 @@ at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
     c.kept.push_back(on_device);
     c.kept.push_back(host);
   }
+  ++c.uploads;
   c.order.push_back(key);
-  c.tables.emplace(std::move(key), TableEntry{on_device, host, std::prev(c.order.end())});
+  c.tables.emplace(std::move(key), TableEntry{on_device, std::prev(c.order.end())});
   if (c.tables.size() > kTableCache) {
     c.tables.erase(c.order.front());
     c.order.pop_front();
@@ -164,10 +195,6 @@ Plan* build_list_plan(const py::object& spec) {
   plan->targets.push_back({kGridX, 0, 0, 0, 0});
   plan->list = info.release();
   return plan;
-}
-
-inline double scalar_value(const c10::IValue& v) {
-  return v.isDouble() ? v.toDouble() : v.isInt() ? double(v.toInt()) : double(v.toBool());
 }
 
 // Replays a list plan; false (nothing done, the stack intact) when the call's table differs from the recorded one in
@@ -217,7 +244,10 @@ bool replay_list(Slot& s, const Plan& plan, const Key& k, const c10::IValue* arg
   int64_t values[kMaxValues];  // the table's programs, then the per-call scalars' bits
   values[0] = write_table(operands, tails, words.empty() ? nullptr : words.data(), info.chunk, info.flat_flag, table,
                           n_rows, aligned);
-  for (size_t j = 0; j < info.scalars.size(); ++j) values[1 + j] = int64_t(bits(scalar_value(args[info.scalars[j]])));
+  for (size_t j = 0; j < info.scalars.size(); ++j) {
+    const c10::IValue& a = args[info.scalars[j]];  // a Scalar, or a ScalarList of one value (keyed so): that value
+    values[1 + j] = int64_t(bits(scalar_value(a.isList() ? a.toListRef()[0] : a)));
+  }
   if (n_rows != info.n_rows || aligned != info.aligned) return false;
   const c10::Device device = operands[0][0]->device();
   std::vector<at::Tensor> temps{device_table(table, device)};

@@ -13,7 +13,9 @@ the host) keeps the call's key in Python, with the reason in ``gems.native.pytho
 
 Scalars an overload declares read per call (its implementation's ``per_call_scalars``: arguments that reach
 nothing but a kernel's float64 words, through ``multi_tensor.scalar_word``) are keyed by type, not value, and
-a replay passes their bits: an lr schedule does not make every step a new signature.
+a replay passes their bits: an lr schedule does not make every step a new signature. A ScalarList of one value
+that its implementation passes as a kernel argument (gems/ops/optim/foreach.py ``apply``) is declared the same
+way; the key tells such lists apart (list_plans.h ``one_value``) and a replay passes the list's first value.
 
 Plan spec handed to C++: ``(plan spec, operands, tails, words kind, words index, flat flag, chunk, n_rows,
 aligned, results, per-call scalars, CUDA targets)``, the plan spec as :meth:`gems.native.record.Plan.spec` makes

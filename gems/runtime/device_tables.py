@@ -1,6 +1,13 @@
 """Small int64 tables (an optimizer step's tensor table, a tensor's sizes) uploaded to the device once and
 reused: a kernel that reads such a table would otherwise pay a host-to-device copy per call, and a copy from
-pageable memory waits for the stream (it made ``x[mask]`` 7x slower than ATen's on an H200)."""
+pageable memory waits for the stream (it made ``x[mask]`` 7x slower than ATen's on an H200).
+
+A new table is copied from pinned memory without waiting. Its pinned source is let go once the copy is queued:
+torch's caching host allocator records the copy's event on it and hands the block out again only after the copy
+has read it, so new tables reuse a few pinned blocks; keeping each source alive with its table pinned fresh memory
+(cudaHostAlloc, slow) for every new table. A table a captured CUDA graph reads is kept with its source for the life
+of the process (each replay of the graph copies it again). The native layer's list plans keep their own cache of
+the same kind (gems/native/list_plans.h); :func:`counts` adds both up."""
 
 from __future__ import annotations
 
@@ -8,10 +15,13 @@ from collections import OrderedDict
 
 import torch
 
+from gems import native
+
 # Cached tables per process; an optimizer step uses a few dozen.
 _CACHE_SIZE = 256
 _tables: OrderedDict = OrderedDict()
-_kept: dict = {}  # tables a captured CUDA graph reads: never evicted
+_kept: dict = {}  # tables a captured CUDA graph reads, with their pinned sources: never freed
+_counts = {"hits": 0, "uploads": 0}  # this module's, since the last reset_counts()
 
 
 def upload(words, device: torch.device) -> torch.Tensor:
@@ -25,10 +35,12 @@ def upload_cached(key, make_host, device: torch.device) -> torch.Tensor:
     capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
     cached = _tables.get(key)
     if cached is not None:
+        _counts["hits"] += 1
         _tables.move_to_end(key)
         if capturing:  # unreached on the interpreter: CUDA graph capture
-            _kept[key] = cached
-        return cached[0]
+            _kept.setdefault(key, (cached, None))  # an earlier capture's entry keeps the source its copy reads
+        return cached
+    _counts["uploads"] += 1
     host = make_host()
     if device.type == "cpu":
         on_device = host
@@ -37,10 +49,24 @@ def upload_cached(key, make_host, device: torch.device) -> torch.Tensor:
         on_device = host.to(device, non_blocking=True)  # unreached on the interpreter: CUDA
     else:
         on_device = host.to(device)  # unreached on the interpreter: its tensors are on the CPU
-    entry = (on_device, host)  # the pinned source stays alive while a copy may read it
-    _tables[key] = entry
+    _tables[key] = on_device
     if capturing:  # unreached on the interpreter: CUDA graph capture
-        _kept[key] = entry
+        _kept[key] = (on_device, host)
     if len(_tables) > _CACHE_SIZE:
         _tables.popitem(last=False)
     return on_device
+
+
+def counts() -> dict:
+    """{"hits": tables found in a cache, "uploads": tables copied to the device} since :func:`reset_counts`, by
+    the Python path (this module) and the native layer's list-plan replays together."""
+    ext = native.extension()
+    hits, uploads = ext.table_counts(False) if ext is not None else (0, 0)
+    return {"hits": _counts["hits"] + hits, "uploads": _counts["uploads"] + uploads}
+
+
+def reset_counts() -> None:
+    ext = native.extension()
+    if ext is not None:
+        ext.table_counts(True)
+    _counts.update(hits=0, uploads=0)

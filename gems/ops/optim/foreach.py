@@ -154,7 +154,14 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     """Launch ``body`` over every row: inputs are lists of tensors (row i = their i-th tensors), outs the
     output tensors (allocated by the caller, or the first input list for in-place forms). The scalar comes
     from ``scalars`` (one per row), else a 0-d ``scalar_tensor`` on the lists' device, else ``scalar``
-    (``scalar_arg``: the schema position of the Scalar argument it is, for the native layer's list plans)."""
+    (``scalar_arg``: the schema position of the Scalar or ScalarList argument it is, for the native layer's list
+    plans). A ScalarList argument of one value (Adam's bias corrections: every step count alike) is passed as
+    that scalar: its table then stays the same while the value changes every step, and is not uploaded again."""
+    if scalars is not None:  # the native layer keys one-value lists apart (list_plans.h one_value)
+        if scalar_arg is not None and len(set(float64_bits_list(scalars))) == 1:
+            scalar, scalars = scalars[0], None
+        else:
+            scalar_arg = None  # the values are table words; the scalar argument is unused
     scalar = float64_bits(float(scalar)) if scalar_arg is None else mt.scalar_word(scalar, scalar_arg)
     alpha = mt.scalar_word(alpha, "alpha")
     mode = SCALAR_ROW if scalars is not None else SCALAR_TENSOR if scalar_tensor is not None else SCALAR_ARG
@@ -302,7 +309,7 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
             outs = [_new_out(row[0], _shape_of(row, False), result_dtype([row[k] for k in inputs] + promoted))
                     for row in zip(*lists)]
         apply(body, [lists[k] for k in inputs], outs, alpha=check_scalar(alpha_value),
-              scalar_arg=n_lists if kind == SCALAR else None, **extra)
+              scalar_arg=n_lists if kind in (SCALAR, SCALAR_LIST) else None, **extra)
         return outs
 
     def new(*args, alpha=1):
@@ -311,8 +318,10 @@ def forms(name, suffix, body, n_lists, kind=None, *, alpha=False, inputs=None, r
     def in_place(*args, alpha=1):
         run(args, alpha, True)
 
-    # Scalars that reach the kernel only as float64 bits (apply): list plans read them per call, not by value.
-    new.per_call_scalars = in_place.per_call_scalars = (n_lists, "alpha") if kind == SCALAR else ("alpha",)
+    # Scalars that reach the kernel only as float64 bits (apply): list plans read them per call, not by value
+    # (a ScalarList's one value too).
+    new.per_call_scalars = in_place.per_call_scalars = (n_lists, "alpha") if kind in (SCALAR, SCALAR_LIST) \
+        else ("alpha",)
 
     dot = f".{suffix}" if suffix else ""
     return {f"{name}{dot}": new, f"{name}_{dot}": in_place} if functional else {f"{name}_{dot}": in_place}
