@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import gems
+from gems import native
 from gems.perf import parallel, report, runner, shapes, timing
 from gems.perf.runner import PerfError, PerfRun
 from gems.report import environment
@@ -81,6 +82,7 @@ def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = Fals
     job = parallel.Job(backend, specs, dtypes, suite, book)
     notes = []
     if jobs > 1:
+        native.load(backend.device)  # built (first use: ~30 s) here, once, rather than by every worker at once
         done = parallel.precompile(job, cases, jobs, chosen, deadline, limit, progress)
         notes.append(f"Kernels compiled before timing ({done.line()}): first_call_ms is then a first call with "
                      f"Triton's cache warm.")

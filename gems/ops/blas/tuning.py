@@ -65,7 +65,6 @@ def _run_once(kernel_call, quantiles):  # unreached on the interpreter: called w
     return [0.0] * len(quantiles)
 
 
-
 class Tuned:
     """``Tuned(autotuner).launch(grid, *args)``: ``grid`` a function of the config's META (and heuristic
     values) giving the program counts; ``args`` every kernel argument before the tuned ones. ``scratch``:
@@ -132,7 +131,6 @@ class Tuned:
                     num_warps=config.num_warps, num_stages=config.num_stages)
         self.best_config = config
         return meta
-
 
     def _compile_every_config(self, grid, args, named) -> dict:  # unreached on the interpreter: one config each
         """compile_only(): Triton's autotuner runs every fitting config once with :func:`_run_once` as its
