@@ -618,7 +618,7 @@ def test_precompile_workers_and_device_shards_leave_every_row_as_one_process_mak
     run = perf_run.run_perf(out=tmp_path / "parallel", jobs=2, devices="0,1", **options)
     assert _outcomes(run) == _outcomes(alone) and run.devices == (0, 1) and run.interrupted is None
     (note,) = run.notes
-    assert re.search(r"precompile: 4 of 4 cases compiled by [12] worker processes in \d+ s\)", note), note
+    assert re.search(r"precompile: first calls of 4 of 4 cases made by [12] worker processes in \d+ s\)", note), note
     summary = (tmp_path / "parallel" / "perf_summary.md").read_text()
     assert note in summary and "Timed on 2 devices at once (indices 0, 1)" in summary
     with open(tmp_path / "parallel" / "perf.csv", newline="") as handle:

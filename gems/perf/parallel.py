@@ -33,8 +33,8 @@ from gems.perf.progress import Progress, quiet_warnings
 from gems.runtime import selection
 from gems.testing.cases import dtype_name
 
-# Each worker holds an interpreter, torch, gems and a device context (on a GPU, about a gigabyte of host memory
-# and half a gigabyte of device memory): more than this many only adds memory on the largest machines lent.
+# Each worker holds an interpreter, torch, gems and a device context (on a GPU, roughly a gigabyte of host memory
+# and a few hundred megabytes of device memory: an estimate, not measured): more only adds memory.
 MAX_JOBS = 32
 # A worker costs seconds to start (torch, gems, a device context); a case's compile, one to three. Fewer than this
 # many cases per worker and the default runs no workers, or fewer (an explicit --jobs is taken as given).
@@ -156,8 +156,8 @@ class Precompiled:
     stopped_by: str = ""  # Ctrl-C, the time limit, or a worker that died: the rest compile when timed
 
     def line(self) -> str:
-        text = (f"precompile: {self.warmed} of {self.cases} cases compiled by {len(self.pids)} worker processes "
-                f"in {self.seconds:.0f} s")
+        text = (f"precompile: first calls of {self.warmed} of {self.cases} cases made by {len(self.pids)} worker "
+                f"processes in {self.seconds:.0f} s")
         if self.failed:
             text += f"; {len(self.failed)} failed there (timing records why), e.g. {self.failed[0][0]}: " \
                     f"{self.failed[0][1][:120]}"
@@ -237,7 +237,7 @@ def precompile(job: Job, cases, jobs: int, devices, deadline: float | None, limi
     try:
         futures = {pool.submit(_warm, index): cases[index].label for index in order}
         for future in as_completed(futures):
-            bar.start(f"compile {futures[future]}")
+            bar.start(f"first call {futures[future]}")
             pid, why = future.result()
             done.pids.add(pid)
             if why is None:
@@ -246,7 +246,7 @@ def precompile(job: Job, cases, jobs: int, devices, deadline: float | None, limi
                 done.failed.append((futures[future], why))
             else:
                 done.warmed += 1
-            bar.done("not started" if why is None else "failed" if why else "compiled")
+            bar.done("not started" if why is None else "failed" if why else "done")
     except KeyboardInterrupt:
         stop.set()  # the workers finish the case in hand; the rest are cancelled
         done.stopped_by = "Ctrl-C"
