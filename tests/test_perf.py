@@ -17,11 +17,14 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import gems
 import gems.ops  # noqa: F401  (gems.ops.all_specs below; the vendor is chosen by GEMS_VENDOR)
 from gems.perf import __main__ as cli
-from gems.perf import runner, shapes, timing
+from gems.perf import parallel, runner, shapes, timing
+from gems.perf import run as perf_run
 from gems.perf.report import summary_markdown
 from gems.perf.results import aggregates, row_speedup
 from gems.report import conformance_report, environment
@@ -412,9 +415,34 @@ def test_ctrl_c_keeps_the_finished_cases_and_exits_130(tmp_path, fake_kernels, m
         run.written = [tmp_path / "perf.csv"]
         return run
 
-    monkeypatch.setattr(runner, "run_perf", interrupted_run)
+    monkeypatch.setattr(perf_run, "run_perf", interrupted_run)
     assert cli.main(["--quick", "--out", str(tmp_path)]) == 130
     assert "interrupted after 1 of 3 cases; the finished ones are written" in capsys.readouterr().err
+
+
+def test_a_stop_reason_ends_the_run_between_cases_and_keeps_the_finished(tmp_path, fake_kernels, monkeypatch, capsys):
+    specs = [_fake(name, op, fn, PerfSpec(inputs=_inputs, shapes="tiny")) for name, op, fn in (
+        ("fexp", "exp", torch.exp), ("fneg", "neg", torch.neg), ("fabs", "abs", torch.abs))]
+    asked = []
+
+    def stop():  # the time limit passes after the first case
+        asked.append(True)
+        return "the time limit (--time-limit 1 s)" if len(asked) > 1 else ""
+
+    run = runner.measure(specs, _book(tmp_path), "quick", selection.current(), plan=timing.INTERPRETER_PLAN,
+                         progress=False, register=fake_kernels, stop=stop)
+    assert run.interrupted == 3 and [r["op"] for r in run.rows] == ["fexp"] and len(asked) == 2
+    monkeypatch.setattr(perf_run, "run_perf", lambda **options: run)
+    assert cli.main(["--quick", "--out", str(tmp_path)]) == 130
+    assert "stopped by the time limit (--time-limit 1 s) after 1 of 3 cases" in capsys.readouterr().err
+
+
+def test_stopper_says_why_a_run_stops(monkeypatch):
+    event = SimpleNamespace(is_set=lambda: False)
+    assert parallel.stopper(None, "the limit", event, os.getppid())() == ""
+    assert parallel.stopper(0.0, "the limit", event)() == "the limit"  # a deadline long past
+    assert parallel.stopper(None, "", SimpleNamespace(is_set=lambda: True))() == "Ctrl-C"
+    assert "process that started it" in parallel.stopper(None, "", None, os.getppid() + 1)()
 
 
 def test_dtypes_the_vendor_or_the_operator_lacks_are_unsupported(tmp_path):
@@ -484,10 +512,16 @@ def test_unwritable_out_fails_before_benchmarking(tmp_path, capsys, no_benchmark
     (["--vendor", "nosuch"], "unknown vendor 'nosuch'"),
     (["--ops", "addd"], "did you mean add"),
     (["--dtypes", "float17"], "unknown dtype 'float17'"),
+    (["--jobs", "0"], "--jobs 0: give 1 or more"),
+    (["--devices", "0,7"], "--devices 0,7: there is no cpu device 7 here (vendor interpreter's devices: 0)"),
+    (["--devices", "1,1"], "device 1 is named twice"),
+    (["--devices", "gpu0"], "give device indices separated by commas"),
+    (["--time-limit", "-5"], "--time-limit -5.0: give a number of seconds above 0"),
 ])
 def test_bad_options_are_clear_errors(tmp_path, capsys, no_benchmark, argv, message):
     assert cli.main(["--quick", "--out", str(tmp_path), "--no-progress", *argv]) == 2
-    assert message in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1 and error.startswith("gems-perf: error: ")
 
 
 def test_list_ops_names_every_operator_with_its_overloads(capsys):
@@ -561,3 +595,82 @@ def test_a_declared_device_gap_is_reported_as_unsupported_not_as_a_wrong_result(
     (row,) = run.rows
     assert row["status"] == "unsupported" and row["speedup"] is None
     assert row["reason"].startswith("device gap (no aten-parity rule without ATen)") and "oracle" in row["reason"]
+
+
+# ---------------------------------------------------------------- several processes: precompile workers, device shards
+
+# A pointwise operator and a tuned product (gems/ops/blas/tuning.py), two shapes each: few cases, both launch paths.
+PARALLEL_OPS = "add,mm"
+
+
+def _outcomes(run) -> list:
+    return [(r["op"], r["dtype"], r["shape"], r["status"]) for r in run.rows]
+
+
+@pytest.mark.skipif(os.environ.get("GEMS_VENDOR", "interpreter") != "interpreter",
+                    reason="treats the CPU as two devices; on a GPU machine runs/perf_fast.sh runs the real thing")
+def test_precompile_workers_and_device_shards_leave_every_row_as_one_process_makes_it(tmp_path, monkeypatch):
+    options = {"ops": PARALLEL_OPS, "dtypes": "float32", "quick": True, "progress": False}
+    alone = perf_run.run_perf(out=tmp_path / "alone", **options)
+    assert len(alone.rows) == 4 and {r["status"] for r in alone.rows} == {"ok"} and not alone.notes
+
+    monkeypatch.setattr(parallel, "device_count", lambda device: 2)  # the CPU as two devices: shards in 2 processes
+    run = perf_run.run_perf(out=tmp_path / "parallel", jobs=2, devices="0,1", **options)
+    assert _outcomes(run) == _outcomes(alone) and run.devices == (0, 1) and run.interrupted is None
+    (note,) = run.notes
+    assert re.search(r"precompile: first calls of 4 of 4 cases made by [12] worker processes in \d+ s\)", note), note
+    summary = (tmp_path / "parallel" / "perf_summary.md").read_text()
+    assert note in summary and "Timed on 2 devices at once (indices 0, 1)" in summary
+    with open(tmp_path / "parallel" / "perf.csv", newline="") as handle:
+        assert [(r["op"], r["dtype"], r["shape"], r["status"]) for r in csv.DictReader(handle)] == _outcomes(alone)
+
+
+def test_a_shard_that_fails_leaves_its_cases_as_errors_in_case_order(tmp_path, fake_kernels):
+    specs = [_fake(name, op, fn, PerfSpec(inputs=_inputs, shapes="tiny")) for name, op, fn in (
+        ("fexp", "exp", torch.exp), ("fneg", "neg", torch.neg), ("fsin", "sin", torch.sin), ("nope", "cos", torch.cos))]
+    specs[3] = _fake("nope", "cos", torch.cos, None)  # no perf: recorded as such whichever shard had it
+    book, backend = _book(tmp_path), selection.current()
+    cases = runner.list_cases(specs, book, "quick", backend)
+    first = runner.measure(specs, book, "quick", backend, plan=timing.INTERPRETER_PLAN, progress=False,
+                           register=fake_kernels, shard=(0, 2))
+    assert [r["op"] for r in first.rows] == ["fexp", "fsin"]
+    run = parallel.merge({0: first, 1: "its process died (exit code -9)"}, cases, (0, 1))
+    assert [(r["op"], r["status"]) for r in run.rows] == [("fexp", "ok"), ("fneg", "error"), ("fsin", "fallback"),
+                                                          ("nope", "no-perf")]
+    assert run.rows[1]["reason"] == "the shard on device 1 failed: its process died (exit code -9)"
+    assert run.rows[1]["vendor"] == "interpreter" and run.devices == (0, 1)
+    with pytest.raises(runner.PerfError, match="no device's shard ran: device 0: boom; device 1: bang"):
+        parallel.merge({0: "boom", 1: "bang"}, cases, (0, 1))
+
+
+@triton.jit
+def _block_kernel(y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.full([BLOCK], BLOCK, tl.int32), mask=offs < n)
+
+
+def test_precompile_tuning_runs_every_config_untimed_and_remembers_nothing(tmp_path, monkeypatch):
+    """What a precompile worker does with a tuned kernel: no benchmark (the interpreter has none: Triton's would
+    raise), every config compiled and run once, and no choice kept, in gems' cache or Triton's autotuner."""
+    from gems.ops.blas import tuning
+    from gems.runtime import configs
+
+    monkeypatch.setenv("GEMS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tuning, "_compile_only", False)  # restored after the test
+    autotuner = configs.autotune([triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], ["n"])(_block_kernel)
+    ran, run = [], autotuner.fn.run
+
+    def recorded(*args, **kwargs):
+        ran.append(kwargs["BLOCK"])
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(autotuner.fn, "run", recorded)
+    tuned, disk_cache = tuning.Tuned(autotuner), autotuner.cache_results
+    tuning.compile_only()
+    for _ in range(2):  # the same class twice: every config runs again, as nothing was chosen
+        y = torch.zeros(20, dtype=torch.int32, device=gems.vendor().device)
+        meta = tuned.launch(lambda meta: (triton.cdiv(20, meta["BLOCK"]),), y, 20)
+        assert meta["BLOCK"] == 16 and torch.all(y == 16)  # the first config serves the call
+    assert ran == [16, 32, 16] * 2
+    assert not tuned.chosen and not autotuner.cache and not (tmp_path / "tuning").exists()
+    assert "do_bench" not in vars(autotuner) and autotuner.cache_results is disk_cache  # Triton's own, as before

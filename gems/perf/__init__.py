@@ -9,12 +9,14 @@ From Python (a GPU script)::
     run = run_perf(vendor="nvidia", suite="core", out="runs/nvidia")
 
 Modules: shapes (perf/shapes.yaml), timing (timers), check (accuracy before timing), runner (cases
-and the run), report (perf.csv, perf_summary.md), charts (PNG), matrix (support matrix join),
-progress (the bar). docs/perf.md describes the method and the outputs.
+and timing them), parallel (precompile workers, one process per device), run (run_perf), report
+(perf.csv, perf_summary.md), charts (PNG), matrix (support matrix join), progress (the bar).
+docs/perf.md describes the method and the outputs.
 """
 
 from gems.perf.results import COLUMNS, STATUSES, aggregates, read_csv, row_speedup
-from gems.perf.runner import PerfError, PerfRun, measure, run_perf
+from gems.perf.run import run_perf
+from gems.perf.runner import PerfError, PerfRun, measure
 
 __all__ = ["COLUMNS", "STATUSES", "PerfError", "PerfRun", "aggregates", "measure", "read_csv", "row_speedup",
            "run_perf"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-import warnings
 
 SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps; models: the layers of models "
               "(the matrix products: --ops mm,addmm,bmm,baddbmm) (default: core on a device, quick on the CPU "
@@ -32,6 +33,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default: runs/<vendor>/, git-ignored, shared with conformance)")
     p.add_argument("--shapes", help="shapes file (default: perf/shapes.yaml, or GEMS_PERF_SHAPES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-j", "--jobs", type=int, help="precompile worker processes: before timing, N processes make the "
+                   "first call of every case (Triton compiles, tuned kernels compile every config untimed), so "
+                   "timing finds the cache warm; 1: none, the timing process compiles as it goes (default: one per "
+                   "CPU core on a device, 1 on the CPU interpreter)")
+    p.add_argument("--devices", metavar="0,1", help="time on these devices at once, one process and one shard of "
+                   "the cases each, merged into one run (default: the current device alone)")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS", help="start no case after SECONDS from the "
+                   "start; the finished cases are written and the exit status is 130, as after Ctrl-C")
     p.add_argument("--list-ops", action="store_true", help="list the declared operators (the names --ops takes, "
                    "here and in pytest conformance), their family and ATen overloads, and exit")
     models = p.add_argument_group("models (instead of operators: docs/models.md)")
@@ -90,25 +99,40 @@ def list_ops() -> int:
     return 0
 
 
-# numpy's complaints inside Triton's interpreter (NaN and overflow of the inputs' special values, its deprecated
-# scalar conversions) are expected, as pyproject.toml's pytest filters say; printed, they break the progress bar.
-_INTERPRETER = r"triton\.runtime\.interpreter"
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run():
+    """Ctrl-C and SIGTERM (``timeout``'s default) both end the run keeping its finished cases. SIGINT gets Python's
+    handler even where gems-perf was started with it ignored (a shell's background job), so that ``kill -INT`` and
+    ``timeout -s INT`` work from scripts too. The handlers before are restored after."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler), signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    for category in (RuntimeWarning, DeprecationWarning):
-        warnings.filterwarnings("ignore", category=category, module=_INTERPRETER)
-    warnings.filterwarnings("ignore", "(invalid value|overflow|divide by zero) encountered in", RuntimeWarning, "numpy")
+    from gems.perf.progress import quiet_warnings  # a plain module: --help still needs no torch
+
+    quiet_warnings()
     if args.list_ops:
         return list_ops()
     if args.model or args.model_config:
         return run_models(args)
-    from gems.perf.runner import PerfError, run_perf  # after parsing: --help needs no torch
+    from gems.perf.run import PerfError, run_perf  # after parsing: --help needs no torch
 
     try:
-        run = run_perf(ops=args.ops, dtypes=args.dtypes, suite=args.suite, quick=args.quick, out=args.out,
-                       vendor=args.vendor, shapes_file=args.shapes, progress=not args.no_progress)
+        with _signals_stop_the_run():
+            run = run_perf(ops=args.ops, dtypes=args.dtypes, suite=args.suite, quick=args.quick, out=args.out,
+                           vendor=args.vendor, shapes_file=args.shapes, progress=not args.no_progress,
+                           jobs=args.jobs, devices=args.devices, time_limit=args.time_limit)
     except PerfError as exc:
         print(f"gems-perf: error: {exc}", file=sys.stderr)
         return 2
@@ -116,7 +140,8 @@ def main(argv=None) -> int:
 
     counts = run.counts()
     if run.interrupted is not None:
-        print(f"gems-perf: interrupted after {len(run.rows)} of {run.interrupted} cases; the finished ones are "
+        how = "interrupted" if run.stopped_by == "Ctrl-C" else f"stopped by {run.stopped_by}"
+        print(f"gems-perf: {how} after {len(run.rows)} of {run.interrupted} cases; the finished ones are "
               f"written: {', '.join(str(p) for p in run.written[:1])} ...", file=sys.stderr)
         return 130
     overall = aggregates(run.rows)["overall"]

@@ -48,6 +48,11 @@ def summary_markdown(run, charts=()) -> str:
         + (f"{run.copy_gbps:.1f} GB/s." if run.copy_gbps else "not measured."),
         "",
     ]
+    if run.devices:
+        lines += [f"Timed on {len(run.devices)} devices at once (indices {', '.join(map(str, run.devices))}), one "
+                  "process and every n-th case each; the copy bandwidth above is the mean of theirs, and a case's "
+                  "pct_copy_bw is of its own device's.", ""]
+    lines += [note for text in run.notes for note in (text, "")]
     if env.get("aten_on_device") is False:
         lines += ["> ATen has no kernels on this device (as on gems' simulated device): gems was timed alone and "
                   "checked against the float64 oracle only; there are no ATen times and no speedups. The gems "

@@ -13,20 +13,19 @@ from __future__ import annotations
 import contextlib
 import difflib
 import gc
-import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 import gems
-from gems.perf import check, report, shapes, timing
+from gems.perf import check, shapes, timing
 from gems.perf.progress import Progress
 from gems.perf.results import STATUSES, row_speedup
 from gems.report import environment
-from gems.runtime import registration, selection
-from gems.runtime.vendor import known_vendors
+from gems.runtime import registration
 from gems.spec import OpSpec
 from gems.testing.cases import dtype_name
 from gems.testing.conformance import expected_overloads
@@ -64,7 +63,10 @@ class PerfRun:
     plan: timing.TimingPlan
     out: Path | None = None
     written: list[Path] = field(default_factory=list)
-    interrupted: int | None = None  # Ctrl-C: the number of cases that were to run (rows holds the finished)
+    interrupted: int | None = None  # stopped early: the number of cases that were to run (rows holds the finished)
+    stopped_by: str = ""  # what stopped it: "Ctrl-C", or the time limit
+    devices: tuple = ()  # the device indices whose shards were merged into this run (empty: one process)
+    notes: list = field(default_factory=list)  # how the run was made (precompile workers), for the summary
 
     def counts(self) -> dict:
         return {s: sum(r["status"] == s for r in self.rows) for s in STATUSES}
@@ -174,7 +176,7 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, (torch.OutOfMemoryError, MemoryError)) or "out of memory" in str(exc).lower()
 
 
-def _release_memory(device: str, collect: bool) -> None:
+def release_memory(device: str, collect: bool) -> None:
     """Give the case's memory back before the next one (a traceback's reference cycles need a collection)."""
     if collect:
         gc.collect()
@@ -235,22 +237,29 @@ def run_case(case: PerfCase, backend, timer, overrides: dict) -> dict:
         row["reason"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:_REASON_CHARS]
         for key in ("speedup", "gbps", "tflops", "pct_copy_bw"):
             row[key] = None
-    _release_memory(backend.device, collect=failed)  # after the except block, which held the traceback
+    release_memory(backend.device, collect=failed)  # after the except block, which held the traceback
     return row
+
+
+def prepare_case(case: PerfCase, backend):
+    """(sample, gems call, ATen call, ATen's answer) of a case: inputs seeded by the case's label, ATen run once
+    (its answer and warm-up; None on a device without ATen kernels). The precompile workers make the same calls."""
+    spec = case.spec
+    torch.manual_seed(zlib.crc32(case.label.encode()))
+    with registration.aten_only():
+        sample = spec.perf.inputs(case.shape.dims, case.dtype, backend.device).built()
+        call, args, kwargs = sample.call or spec.call, sample.args, sample.kwargs
+        fn = lambda: call(*args, **kwargs)
+        # An API operator (gems.fused) is timed against its eager PyTorch composite.
+        aten_fn = (lambda: spec.reference(*args, **kwargs)) if spec.reference is not None else fn
+        aten_result = aten_fn() if backend.capabilities.aten_kernels else None
+    return sample, fn, aten_fn, aten_result
 
 
 def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None:
     spec, perf, device = case.spec, case.spec.perf, backend.device
     aten_here = backend.capabilities.aten_kernels  # False on the simulated device: gems is timed alone
-    torch.manual_seed(zlib.crc32(case.label.encode()))
-    with registration.aten_only():
-        sample = perf.inputs(case.shape.dims, case.dtype, device).built()
-        call, args, kwargs = sample.call or spec.call, sample.args, sample.kwargs
-        fn = lambda: call(*args, **kwargs)
-        # An API operator (gems.fused) is timed against its eager PyTorch composite.
-        aten_fn = (lambda: spec.reference(*args, **kwargs)) if spec.reference is not None else fn
-        aten_result = aten_fn() if aten_here else None  # ATen's answer, and its warm-up
-
+    sample, fn, aten_fn, aten_result = prepare_case(case, backend)
     before = _counts(spec)
     gems_result, row["first_call_ms"] = timing.first_call(fn, device)
     passed, how = check.check(spec, sample, gems_result, aten_result, overrides)
@@ -343,32 +352,42 @@ def _single_threaded_cpu(device: str):
 
 
 def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, plan=None, progress=True,
-            register=None) -> PerfRun:
+            register=None, shard: tuple[int, int] | None = None, stop: Callable[[], str] | None = None,
+            label: str = "") -> PerfRun:
     """Time every case of ``specs`` in ``suite`` on the selected vendor; no files are written.
 
     register: a context manager factory that registers the gems kernels (default: gems.use_gems for
-    the operators timed).
+    the operators of the whole run). shard (k, n): only every n-th case from the k-th (one device's share).
+    stop: asked before each case; a reason it gives ("the time limit") ends the run there, as Ctrl-C does.
+    label: printed before each progress line (which device's shard).
     """
     plan = plan or timing.plan_for(backend.device, suite == "quick")
     timer = timing.make_timer(backend.device, plan)
     overrides = check.load_overrides(backend)
-    cases = list_cases(specs, book, suite, backend, dtypes)
+    everything = list_cases(specs, book, suite, backend, dtypes)
+    cases = everything[shard[0]::shard[1]] if shard else everything
     env = environment.environment(backend)
     env.update(timer=timer.name, flush=timer.flush)
-    bar = Progress(len(cases), enabled=progress)
+    bar = Progress(len(cases), enabled=progress, label=label)
     rows = []
     copy_gbps = None
-    with (register() if register else _registered(specs, cases)), _single_threaded_cpu(backend.device):
+    stopped_by = ""
+    # Registered as for the whole run, shard or not: which kernels an operator reaches must not depend on the shard.
+    with (register() if register else _registered(specs, everything)), _single_threaded_cpu(backend.device):
         if any(c.status is None for c in cases):
             try:
                 copy_gbps = timing.copy_bandwidth(backend.device, timer, lambda: gems_off(backend.dispatch_key))
                 bar.note(f"copy bandwidth: {copy_gbps:.1f} GB/s ({timer.name})")
             except Exception as exc:  # the operators can still be timed; pct_copy_bw stays empty
                 bar.note(f"copy bandwidth not measured: {type(exc).__name__}: {exc}")
-            _release_memory(backend.device, collect=copy_gbps is None)
+            release_memory(backend.device, collect=copy_gbps is None)
         interrupted = None
         try:
             for case in cases:
+                stopped_by = stop() if stop else ""
+                if stopped_by:
+                    interrupted = len(cases)
+                    break
                 bar.start(case.label)
                 row = run_case(case, backend, timer, overrides)
                 if row["gbps"] and copy_gbps:
@@ -376,51 +395,27 @@ def measure(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None, pla
                 rows.append(row)
                 bar.done(_outcome(row))
         except KeyboardInterrupt:  # the finished cases are kept and written; the one in flight is dropped
-            interrupted = len(cases)
+            interrupted, stopped_by = len(cases), "Ctrl-C"
     bar.close()
-    rows = [{**{k: env.get(k) for k in ("vendor", "device", "driver", "torch", "triton", "date", "timer", "flush",
-                                        "commit")}, "suite": suite, **row} for row in rows]
-    return PerfRun(env=env, suite=suite, rows=rows, copy_gbps=copy_gbps, plan=plan, interrupted=interrupted)
+    return PerfRun(env=env, suite=suite, rows=with_env(rows, env, suite), copy_gbps=copy_gbps, plan=plan,
+                   interrupted=interrupted, stopped_by=stopped_by)
+
+
+def with_env(rows, env: dict, suite: str) -> list[dict]:
+    """The rows as perf.csv has them: the environment's columns and the suite first."""
+    keys = ("vendor", "device", "driver", "torch", "triton", "date", "timer", "flush", "commit")
+    return [{**{k: env.get(k) for k in keys}, "suite": suite, **row} for row in rows]
+
+
+def failed_row(case: PerfCase, reason: str) -> dict:
+    """The row of a case whose process failed before measuring it: an error, unless the case was recorded
+    without running (unsupported, no-perf, left to ATen), which it stays."""
+    row = _empty_row(case)
+    if not case.status:
+        row["status"], row["reason"] = "error", reason[:_REASON_CHARS]
+    return row
 
 
 def _outcome(row: dict) -> str:
     speedup = row_speedup(row)
     return f"{row['status']} {speedup:.3g}x" if speedup else row["status"]
-
-
-def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = False, out=None, vendor: str | None = None,
-             shapes_file=None, progress: bool = True, plan: timing.TimingPlan | None = None) -> PerfRun:
-    """Select the vendor, time the suite and write perf.csv, perf_summary.md, charts and the support matrix.
-
-    ``gems-perf`` is this function; scripts call it directly, e.g. on a GPU machine::
-
-        from gems.perf import run_perf
-        run = run_perf(vendor="nvidia", suite="core", out="runs/nvidia")
-        print(run.counts(), run.written)
-
-    Options are checked, and ``out`` proven writable, before any benchmark starts. Without a suite, a device
-    runs ``core`` and the CPU interpreter ``quick`` (its core shapes take minutes per case and time nothing).
-    """
-    if suite is not None and suite not in shapes.SUITES:
-        raise PerfError(f"unknown suite {suite!r}; choose one of {', '.join(shapes.SUITES)}")
-    if vendor and vendor not in known_vendors():
-        raise PerfError(f"--vendor: unknown vendor {vendor!r}; known vendors: {', '.join(known_vendors())}")
-    try:
-        backend = selection.select(vendor, why="the vendor argument (--vendor)") if vendor else selection.current()
-    except gems.VendorError as exc:
-        raise PerfError(f"--vendor: {exc}" if vendor else str(exc)) from exc
-    specs, dtypes = select_specs(ops), parse_dtypes(dtypes)
-    try:
-        book = shapes.load(shapes_file)
-    except shapes.ShapesError as exc:
-        raise PerfError(str(exc)) from exc
-    if quick or (suite is None and timing.interpreted()):
-        suite = "quick"
-    suite = suite or "core"
-    out = check_out_dir(Path(out) if out else environment.default_run_dir(backend.name))
-    print(f"gems-perf: vendor {backend.name} ({selection.selected_because()}), device {backend.device}, "
-          f"{suite} suite, results to {out}", file=sys.stderr, flush=True)
-    run = measure(specs, book, suite, backend, dtypes, plan, progress)
-    run.out = out
-    run.written = report.write_all(run, out)
-    return run

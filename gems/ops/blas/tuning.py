@@ -23,6 +23,11 @@ While tuning, Triton saves each tensor named in ``restore_value`` before a bench
 back after (``copy_``), which ATen refuses for a tensor whose elements share memory (an expanded
 view). Under the interpreter nothing is benchmarked, so :class:`Tuned` checks that copy itself before
 tuning, on every vendor: such a call fails on the CPU as it would on the GPU.
+
+In a process that compiles for another to time (gems-perf's precompile workers, which share the GPU with each
+other), :func:`compile_only` turns tuning into compiling: a class that would be tuned runs every config once,
+untimed, and the choice is kept nowhere (neither here nor in the gems cache nor in Triton's autotune cache), so
+the timing process tunes it itself, on a quiet GPU, from compiled kernels.
 """
 
 from __future__ import annotations
@@ -41,6 +46,23 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 
 from gems.runtime import registration, selection
 from gems.runtime.launch import Launcher, next_power_of_2
+
+_compile_only = False  # compile_only(): tuning compiles every config and chooses nothing
+
+
+def compile_only(on: bool = True) -> None:
+    """From now on in this process, a shape class that would be tuned runs every fitting config once, untimed
+    (compiling it), then serves the call with the first that ran; nothing is chosen or remembered. For a
+    process whose work is filling Triton's cache for another one (gems-perf's precompile workers): timings
+    taken while other processes use the same GPU would pick, and persist, the wrong configs."""
+    global _compile_only
+    _compile_only = on
+
+
+def _run_once(kernel_call, quantiles):  # unreached on the interpreter: called where a class is tuned
+    """An autotuner's benchmark in compile-only mode: the config compiles and runs once; every config ties."""
+    kernel_call()
+    return [0.0] * len(quantiles)
 
 
 class Tuned:
@@ -89,6 +111,8 @@ class Tuned:
         if config is None and _capturing():  # unreached on the interpreter: CUDA graph capture
             config = self._untuned_during_capture(key, named, args)
         if config is None or not _plain_options(config):  # unreached on the interpreter: one config each, never tuned
+            if _compile_only:
+                return self._compile_every_config(grid, args, named)
             if config is None and registration.recording is not None:  # the next call of this signature is plain
                 registration.recording.deferred = "tuning"
             self._tuning(grid, *args)
@@ -108,6 +132,24 @@ class Tuned:
         self.best_config = config
         return meta
 
+    def _compile_every_config(self, grid, args, named) -> dict:  # unreached on the interpreter: one config each
+        """compile_only(): Triton's autotuner runs every fitting config once with :func:`_run_once` as its
+        benchmark and its disk cache off; its in-memory choice is dropped after, and nothing is kept here."""
+        tuner = self.autotuner
+        saved_bench, saved_cache, known = tuner.__dict__.get("do_bench"), tuner.cache_results, set(tuner.cache)
+        tuner.do_bench, tuner.cache_results = _run_once, False  # instance attributes over Triton's defaults
+        try:
+            self._tuning(grid, *args)
+        finally:
+            tuner.cache_results = saved_cache
+            if saved_bench is None:
+                del tuner.do_bench
+            else:
+                tuner.do_bench = saved_bench
+            for key in set(tuner.cache) - known:
+                del tuner.cache[key]
+        self.best_config = tuner.best_config
+        return self.meta(tuner.best_config, named)
 
     def _known(self, key, named):
         """The config of a class without tuning: the only one, or the one the gems cache remembers."""
