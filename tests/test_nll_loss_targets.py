@@ -79,6 +79,18 @@ def test_a_warm_call_with_an_out_of_range_target_still_raises():
         torch.testing.assert_close(loss, F.nll_loss(x, target))
 
 
+def test_host_checked_calls_keep_exact_plans_at_new_sizes():
+    """A size-generic plan would need formulas for the flags' sizes too: calls reading flags keep exact plans."""
+    gems.enable()
+    native.invalidate()
+    for rows in (6, 7):
+        F.nll_loss(torch.randn(rows, 5), torch.randint(0, 5, (rows,)))
+    assert native.python_reasons()["nll_loss_forward"] == (
+        "a new size of a family with no size-generic plan: it reads flags on the host (interpreted kernels' checks): "
+        "exact plans only")
+    assert native.generic_plan_counts().get("nll_loss_forward", 0) == 0
+
+
 def test_flags_clear_reads_nothing_in_a_dry_run():
     flags = torch.zeros(3, dtype=torch.int32)
     assert not record.flags_clear(flags)
