@@ -448,7 +448,9 @@ def flags_clear(flags: torch.Tensor) -> bool:
 
 
 def _all_set(flags: torch.Tensor) -> bool:
-    return bool(flags.cpu().numpy().all())  # on the host: no operator of the device computes it
+    # Read on the host; the transfer is the device's own copy (through gems' _to_copy it would be a fallback).
+    with registration.aten_only():
+        return bool(flags.cpu().numpy().all())
 
 
 def replay(py_plan, inputs, outputs, temps, values) -> bool:
