@@ -368,3 +368,93 @@ def test_a_random_call_at_a_new_size_keeps_exact_plans_and_says_why():
     first, second = torch.randn(96, 48), torch.randn(96, 48)
     assert native.calls_of("randn") == before + 2  # the exact plan of 96 rows replays, drawing fresh keys
     assert not torch.equal(first, second)
+
+
+# ------------------------------------------------------------------ calls of many tensors (a BERT training step's)
+
+
+def _attention_grads(query, key, value, bias, grad):
+    """dq, dk, dv by autograd through ATen's math attention (the oracle)."""
+    leaves = [t.detach().requires_grad_() for t in (query, key, value)]
+    with gems.aten_only():
+        out = torch.ops.aten._scaled_dot_product_attention_math(*leaves, attn_mask=bias)[0]
+        return torch.autograd.grad(out, leaves, grad)
+
+
+def test_attention_backward_of_nine_tensors_replays():
+    """The cuDNN attention backward of a masked model: grad, query, key, value, out, lse, the two Philox tensors
+    and the bias (a BERT training step calls it once per layer; a plan held 8 tensors before)."""
+    cudnn = torch.ops.aten._scaled_dot_product_cudnn_attention
+    for _ in range(3):
+        q, k, v, grad = (torch.randn(2, 2, 16, 8) for _ in range(4))
+        bias = torch.randn(2, 2, 16, 16)
+        out, lse, _, _, max_q, max_k, seed, offset, _ = cudnn(q, k, v, bias, True)
+        got = torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
+            grad, q, k, v, out, lse, seed, offset, bias, None, None, max_q, max_k, 0.0, False)
+        for g, w in zip(got, _attention_grads(q, k, v, bias, grad)):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+    assert _counts("_scaled_dot_product_cudnn_attention_backward")[:2] == (1, 2)
+
+
+def test_calls_of_up_to_16_tensors_replay_and_more_say_why():
+    for n in (12, 16):
+        for _ in range(3):
+            parts = [torch.randn(3) for _ in range(n)]
+            assert torch.equal(torch.cat(parts), aten(torch.cat, parts))
+    assert _counts("cat")[:2] == (2, 4)
+    parts = [torch.randn(3) for _ in range(17)]
+    for _ in range(2):
+        assert torch.equal(torch.cat(parts), aten(torch.cat, parts))
+    assert _counts("cat")[:2] == (4, 4)
+    assert native.python_reasons()["cat"] == "more than 16 tensors in one call"
+
+
+def test_the_same_tensor_twice_past_the_eighth_is_planned_apart():
+    """The key's aliasing word names, for each of up to 16 tensors, the first tensor it is: cat(x0..x9, x0, x11)
+    reads x0 twice through one pointer, a plan that cat of twelve different tensors must not replay."""
+    parts = [torch.randn(3) for _ in range(12)]
+    aliased = parts[:10] + [parts[0], parts[11]]
+    for _ in range(2):
+        assert torch.equal(torch.cat(aliased), aten(torch.cat, aliased))
+    assert _counts("cat")[:2] == (1, 1)
+    assert torch.equal(torch.cat(parts), aten(torch.cat, parts))  # another signature: recorded, not replayed
+    assert _counts("cat")[:2] == (2, 1)
+
+
+def test_embedding_backward_of_expanded_indices_replays():
+    """BERT's token type ids are a buffer expanded to the batch (strides (0, 1)): flattening them copies, which gems'
+    copy kernel does inside the plan (Tensor.reshape's ATen copy left the call in Python)."""
+    for _ in range(3):
+        grad = torch.randn(2, 700, 8)
+        ids = torch.randint(0, 5, (1, 700)).expand(2, 700)
+        got = torch.ops.aten.embedding_dense_backward(grad, ids, 5, -1, False)
+        want = aten(torch.ops.aten.embedding_dense_backward, grad, ids, 5, -1, False)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert _counts("embedding_dense_backward")[:2] == (1, 2)
+
+
+def test_index_of_broadcast_indices_replays_where_values_are_not_read_on_the_host(monkeypatch):
+    """A padding mask indexed as mask[batch_idx, kv_idx] (a (b, 1, 1, 1) and a (1, 1, 1, n) index): the indices
+    get one layout by gems' copy, inside the plan. Where kernels are interpreted the index values are checked on
+    the host, which keeps the call in Python; with that check off (valid indices), as where kernels are compiled
+    (they assert on the device), the warm calls replay."""
+    from gems.ops.indexing import shared
+
+    monkeypatch.setattr(shared, "_interpreted", [False])
+    batch, kv = torch.arange(2).view(2, 1, 1, 1), torch.arange(16).view(1, 1, 1, 16)
+    for _ in range(3):
+        mask = torch.rand(2, 16) > 0.5
+        assert torch.equal(mask[batch, kv], aten(torch.Tensor.__getitem__, mask, (batch, kv)))
+    assert _counts("index.Tensor")[:2] == (1, 2)
+
+
+def test_a_view_op_that_copies_keeps_the_call_in_python_and_says_so():
+    def abs_after_reshape(x):
+        x.expand(2, *x.shape).t().reshape(-1)  # no view possible: reshape copies, with ATen's kernel
+        return torch.empty_like(x)
+
+    _register_abs(abs_after_reshape)
+    for _ in range(2):
+        torch.abs(torch.randn(5))
+    assert native.call_counts().get("abs", 0) == 0
+    assert native.python_reasons()["abs"] == "it called aten.reshape.default, which copied (no view was possible)"

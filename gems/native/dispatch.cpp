@@ -50,7 +50,11 @@ typedef CUresult (*cuStreamIsCapturing_t)(CUstream, int*);
 constexpr CUresult kInvalidContext = 201;
 
 constexpr int kMaxKey = 128;     // words; a longer signature is served by Python
-constexpr int kMaxTensors = 8;   // tensors per call that a plan may reference
+// Tensors per call that a plan may reference: the cuDNN attention backward of a masked model takes 9 (grad, q, k,
+// v, out, lse, the two Philox tensors, the bias). The key's arrays are fixed, so a larger bound costs stack space,
+// not time; the aliasing word below holds 4 bits per tensor.
+constexpr int kMaxTensors = 16;
+static_assert(kMaxTensors <= 16, "the aliasing word holds 4 bits per tensor");
 constexpr int kMaxParams = 64;   // kernel parameters per launch
 constexpr int kTableSize = 64;   // plans per overload (open addressing)
 constexpr int kProbe = 8;
@@ -65,11 +69,11 @@ enum WordKind : uint32_t { kFixedWord = 0, kSizeWord = 1, kStrideWord = 2, kIntW
 
 // Why a call left the native path without a new signature to record (gems.native.python_reasons()).
 enum Why : uint8_t { kWhyNone = 0, kWhyArgument, kWhyTensors, kWhyLong, kWhyTensorKind, kWhyOverlap, kWhyOff,
-                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyList, kWhyListTable, kWhyCount };
+                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyList, kWhyListTable, kWhyCheck, kWhyCount };
 const char* const kWhyText[kWhyCount] = {
     "",
     "an argument the key does not cover (a generator, a list of Scalars, a symbolic size, a long string)",
-    "more than 8 tensors in one call",
+    "more than 16 tensors in one call",
     "a signature longer than 128 words",
     "a tensor that is not strided, has the conj/neg bit, has no storage, or a number of more than 16 bytes",
     "a written argument shares memory with another argument (ATen's overlap rules live in Python)",
@@ -82,6 +86,8 @@ const char* const kWhyText[kWhyCount] = {
     "a tensor list that is not uniform (mixed dtypes or devices, a non-contiguous or non-strided tensor) or a "
     "list of Scalars with a complex value: the per-row Python path serves it",
     "its table's rows or alignment differ from those of the recorded call with its key",
+    "a value check of its replay failed (a flag its kernels cleared, read on the host where kernels are "
+    "interpreted): the Python path raises ATen's error",
 };
 
 struct Driver {
@@ -389,23 +395,24 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
     }
   }
   if (!k.ok) return;
-  // Which tensors are the same memory: add(x, x) and add(x, y) may be planned differently. A written
-  // tensor that shares storage with another tensor in any other way is left to Python (ATen's overlap
-  // errors and copies live there).
+  // Which tensors are the same memory: add(x, x) and add(x, y) may be planned differently. Each tensor's 4 bits
+  // name the first tensor it is (itself if none). A written tensor that shares storage with another tensor in any
+  // other way is left to Python (ATen's overlap errors and copies live there).
   uint64_t alias = 0;
-  int bit = 0;
-  for (int i = 0; i < k.nt; ++i) {
-    auto* a = k.tensors[i]->unsafeGetTensorImpl();
-    for (int j = i + 1; j < k.nt; ++j, ++bit) {
-      auto* b = k.tensors[j]->unsafeGetTensorImpl();
+  for (int j = 1; j < k.nt; ++j) {
+    auto* b = k.tensors[j]->unsafeGetTensorImpl();
+    int same = j;
+    for (int i = 0; i < j; ++i) {
+      auto* a = k.tensors[i]->unsafeGetTensorImpl();
       if (a == b) {
-        alias |= uint64_t(1) << bit;
+        if (same == j) same = i;
         continue;
       }
       if ((k.mutable_tensor[i] || k.mutable_tensor[j]) &&
           a->storage().unsafeGetStorageImpl() == b->storage().unsafeGetStorageImpl())
         return k.fail(kWhyOverlap);
     }
+    alias |= uint64_t(same) << (4 * j);
   }
   k.add(alias);
 }
@@ -597,8 +604,9 @@ py::tuple as_tuple(const std::vector<at::Tensor>& v) {
   return t;
 }
 
-// Replay a plan; `values` are a size-generic plan's numbers for this call (nullptr for an exact plan).
-void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack,
+// Replay a plan; `values` are a size-generic plan's numbers for this call (nullptr for an exact plan). False (the
+// stack untouched) when the Python primitive's host checks fail: the caller serves the call in Python.
+bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack,
             const int64_t* values, size_t nvalues, const uint64_t* keys) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(k.nt);
@@ -642,7 +650,8 @@ void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
     py::tuple numbers(nvalues);
     for (size_t i = 0; i < nvalues; ++i) numbers[i] = py::int_(values[i]);
     py::handle fn(g_replay);
-    fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps), numbers);
+    if (fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps), numbers).ptr() == Py_False)
+      return false;
   }
   s.hits.fetch_add(1, std::memory_order_relaxed);
   if (values != nullptr) s.generic_hits.fetch_add(1, std::memory_order_relaxed);
@@ -660,6 +669,7 @@ void replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
         if (t.what == kOutInt && t.item == j) value = values[t.value];
     stack->emplace_back(value);
   }
+  return true;
 }
 
 Plan* build_plan(const py::object& spec) {
@@ -900,8 +910,8 @@ struct GemsKernel : public c10::OperatorKernel {
         if (!replay_list(s, *plan, k, args, stack)) serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyListTable]);
       } else if (g_primitive == kCuda && !plan->draw_increments.empty() && !take_keys(*plan, current, keys)) {
         serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCaptureDraw]);
-      } else {
-        replay(s, *plan, current, k, stack, nullptr, 0, keys);
+      } else if (!replay(s, *plan, current, k, stack, nullptr, 0, keys)) {
+        serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCheck]);
       }
       return;
     }
@@ -911,8 +921,9 @@ struct GemsKernel : public c10::OperatorKernel {
     }
     int64_t values[kMaxValues];
     const Generic* g = find_generic(s, k, values);
-    if (g != nullptr) {
-      replay(s, *g->plan, current, k, stack, values, g->formulas.size(), nullptr);  // no draws: dry runs stop them
+    if (g != nullptr) {  // no draws: dry runs stop them; no host checks: derive() refuses them
+      if (!replay(s, *g->plan, current, k, stack, values, g->formulas.size(), nullptr))
+        serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCheck]);
       return;
     }
     serve_python(s, op, ks, stack, &k, h, nullptr);

@@ -118,6 +118,8 @@ def _derive(family, overload, tensors, words, descs, previous, plan, args, kwarg
     free = [i for i, (w, p) in enumerate(zip(words, previous)) if w != p]
     if not free:
         raise NoGeneric("the same signature was recorded again (its exact plan was replaced)")
+    if plan.checks:  # their flags' sizes would need formulas too; only interpreted kernels read flags on the host
+        raise NoGeneric("it reads flags on the host (interpreted kernels' checks): exact plans only")
     var = min(free, key=lambda i: (descs[i] & 15 == _STRIDE, abs(words[i] - previous[i]), i))
     step = words[var] - previous[var]
     a, b = [0] * len(words), list(words)

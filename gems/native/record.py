@@ -12,7 +12,10 @@ call did can be redone from its signature alone:
   result not asked for, as in ``convolution_backward``'s output_mask) or an integer (a SymInt result);
 - the random generators' states moved only by the Philox keys the call took through
   ``gems.ops.random.philox.philox_key`` from the default generator: those kernel arguments are
-  :class:`DrawnWord` in the plan, and every replay takes fresh keys, moving the generator as the call did.
+  :class:`DrawnWord` in the plan, and every replay takes fresh keys, moving the generator as the call did;
+- flags its kernels wrote were read on the host only through :func:`flags_clear` (a check of values where
+  kernels are interpreted): the Python primitive's replay reads them after its launches, and a failed check
+  sends the call to the Python path, which raises ATen's error.
 
 Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count, draws)``, or a str: "this
 signature stays in Python", and why. A second call of the same family (the same key but for sizes and
@@ -102,9 +105,19 @@ class _Watch(TorchDispatchMode):
             out = func(*args, **(kwargs or {}))
         if func in _ALLOCATING:
             self.recording.allocated.add(out.untyped_storage().data_ptr())
+        elif not computes and _copied(func, args, out):
+            self.recording.refused = self.recording.refused or f"it called {func}, which copied (no view was possible)"
         elif computes:
             self.recording.refused = self.recording.refused or f"it called {func}"  # the first one says most
         return out
+
+
+def _copied(func, args, out) -> bool:
+    """Whether a view op (reshape, contiguous, flatten: "a view if possible") made a copy, which the watch did not
+    see computing (it ran inside the op)."""
+    if not (func.is_view and isinstance(out, torch.Tensor) and args and isinstance(args[0], torch.Tensor)):
+        return False
+    return out.untyped_storage().data_ptr() != args[0].untyped_storage().data_ptr()
 
 
 class Recording:
@@ -120,6 +133,7 @@ class Recording:
         self.refused = None
         self.deferred = None  # why this call cannot be a plan but a later one of its signature may (tuning)
         self.draws = []  # (generator, increment) of each Philox key the call took
+        self.checks = []  # flag tensors read on the host (flags_clear)
         self.why_python = None
         self._mode = _Watch(self)
 
@@ -196,7 +210,10 @@ class Recording:
         if passed != {(draw, field) for draw in range(len(self.draws)) for field in (0, 1)}:
             # a word reached a kernel changed (offset + k): a replay would pass the recorded call's key again
             raise NotRecordable("a Philox key it took reached no kernel as taken")
-        return Plan(outs, temps, launches)
+        checks = [self._arg(flags) for flags in self.checks]
+        if checks and self.primitive == "cuda":  # unreached on the interpreter: compiled kernels assert instead
+            raise NotRecordable("it reads flags on the host (the CUDA primitive replays no host check)")
+        return Plan(outs, temps, launches, checks)
 
     def _arg(self, value):
         """("c", constant or never-read placeholder tensor), ("g", draw, field, increment, device) (a Philox key
@@ -235,11 +252,12 @@ class Recording:
 class Plan:
     """A recorded call: ``outs`` ((0, j, shape, strides, dtype, device index) fresh / (1, input) / (2, j) None /
     (3, j, value) an integer),
-    ``temps`` (bytes), ``launches`` ((launcher, compiled, grid, options, argspec, args)). :meth:`spec` is what
-    C++ stores; ``refs`` (slot -> index of a computed number) makes a size-generic plan's spec."""
+    ``temps`` (bytes), ``launches`` ((launcher, compiled, grid, options, argspec, args)), ``checks`` (the argspecs
+    of flag tensors read on the host after the launches). :meth:`spec` is what C++ stores; ``refs`` (slot -> index
+    of a computed number) makes a size-generic plan's spec."""
 
-    def __init__(self, outs, temps, launches):
-        self.outs, self.temps, self.launches = outs, temps, launches
+    def __init__(self, outs, temps, launches, checks=()):
+        self.outs, self.temps, self.launches, self.checks = outs, temps, launches, tuple(checks)
 
     def spec(self, primitive: str, refs=None):
         refs = refs or {}
@@ -258,7 +276,7 @@ class Plan:
                 if a[0] == "g":
                     increments[a[1]] = a[3]
         draws = ([increments[d] for d in range(len(increments))], draw_params)
-        return self.outs, self.temps, cuda_launches, tuple(py_plan), len(py_plan), draws
+        return self.outs, self.temps, cuda_launches, (tuple(py_plan), self.checks), len(py_plan), draws
 
     def cuda_fields(self, n: int) -> dict:
         """Launch ``n``'s argument position -> ("param", index, bytes) or ("patch", index) on the CUDA primitive."""
@@ -414,17 +432,41 @@ def _dense_nbytes(t: torch.Tensor) -> int:
     return (1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))) * t.element_size()
 
 
-def replay(py_plan, inputs, outputs, temps, values) -> None:
+def flags_clear(flags: torch.Tensor) -> bool:
+    """Whether every element of ``flags`` (written by the call's kernels, nonzero where their check passed) is
+    nonzero, read on the host: how a call checks values where kernels are interpreted (their device asserts are
+    off). While the native layer records the call, the plan keeps the check and its replay reads the flags again;
+    a dry run (whose launches did not run) reads nothing."""
+    recording = registration.recording
+    if recording is None:
+        return _all_set(flags)
+    recording.checks.append(flags)
+    if recording.dry:
+        return True
+    with recording.paused():
+        return _all_set(flags)
+
+
+def _all_set(flags: torch.Tensor) -> bool:
+    # Read on the host; the transfer is the device's own copy (through gems' _to_copy it would be a fallback).
+    with registration.aten_only():
+        return bool(flags.cpu().numpy().all())
+
+
+def replay(py_plan, inputs, outputs, temps, values) -> bool:
     """The Python launch primitive: rebuild each launch's arguments and launch through its Launcher; ``values``
-    are a size-generic plan's numbers for this call (empty for an exact plan)."""
+    are a size-generic plan's numbers for this call (empty for an exact plan). False when a host check of the
+    plan fails (C++ then serves the call in Python, which raises the error)."""
     groups = (inputs, outputs, temps)
-    keys = _fresh_keys(py_plan)
-    for launcher, grid, options, argspec in py_plan:
+    launches, checks = py_plan
+    keys = _fresh_keys(launches)
+    for launcher, grid, options, argspec in launches:
         if values:
             grid = tuple(values[g] if type(g) is _Ref else g for g in grid)
         args = [a[1] if a[0] == "c" else values[a[1]] if a[0] == "r" else keys[a[1]][a[2]] if a[0] == "g"
                 else _tensor(groups, a, values) for a in argspec]
         launcher(grid, *args, **options)
+    return all(_all_set(_tensor(groups, c, values)) for c in checks)
 
 
 def _fresh_keys(py_plan) -> dict:

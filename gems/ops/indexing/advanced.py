@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from gems.ops.compaction.nonzero import nonzero
+from gems.ops.copy.shared import copy_view
 from gems.ops.indexing.shared import broadcast_shape, check_device, check_values, out_of_bounds
 from gems.ops.indexing.walk import MAX_INDICES, Indices
 from gems.runtime.registration import Fallback
@@ -86,7 +87,10 @@ def plan(self: torch.Tensor, indices) -> Advanced:
         raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}")
     tensors = [t if tuple(t.shape) == b_shape else t.expand(b_shape) for _, t, _ in dims]
     if any(t.stride() != tensors[0].stride() for t in tensors):
-        tensors = [t.contiguous() for t in tensors]  # one set of strides for all (small copies of the indices)
+        # One set of strides for all: small copies of the indices, by gems' copy (Tensor.contiguous would copy with
+        # ATen's kernel inside the call, which the native layer cannot replay: broadcast indices such as a mask's
+        # padding_mask[batch_idx, kv_idx] would take the Python path every call).
+        tensors = [t if t.is_contiguous() else copy_view(t) for t in tensors]
     positions = [d for d, _, _ in dims]
     numel = 1
     for n in b_shape:

@@ -15,6 +15,7 @@ import torch
 import triton.language as tl  # noqa: F401  (kernel modules import it: the interpreter needs it)
 
 from gems.dtypes import FLOATS
+from gems.ops.copy.shared import copy_view
 from gems.ops.indexing.segments import sum_rows
 from gems.ops.indexing.shared import prepare_out
 from gems.runtime.registration import Fallback
@@ -32,10 +33,20 @@ def _backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         raise Fallback(f"embedding_dense_backward of {grad_output.dtype} is left to ATen")
     n = indices.numel()
     width = grad_output.shape[-1] if grad_output.dim() else 1
-    grad = grad_output.reshape(n, width)
+    grad = _reshaped(grad_output, (n, width))
     shape = (num_weights, width)
     out = torch.empty(shape, dtype=grad.dtype, device=grad.device) if out is None else prepare_out(out, grad, shape)
-    return sum_rows(out, indices.reshape(-1), grad, skip_row=padding_idx, scale=bool(scale_grad_by_freq))
+    return sum_rows(out, _reshaped(indices, (n,)), grad, skip_row=padding_idx, scale=bool(scale_grad_by_freq))
+
+
+def _reshaped(t, shape):
+    """``t.reshape(shape)``, copied by gems' kernel where no view is possible (BERT's token type ids, expanded from
+    a buffer with strides (0, 1)): Tensor.reshape would copy with ATen's kernel inside the call, which the native
+    layer cannot replay."""
+    try:
+        return t.view(shape)
+    except RuntimeError:
+        return copy_view(t).view(shape)
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
