@@ -396,6 +396,28 @@ def test_attention_backward_of_nine_tensors_replays():
     assert _counts("_scaled_dot_product_cudnn_attention_backward")[:2] == (1, 2)
 
 
+def test_deterministic_mode_is_in_the_key():
+    """Head dim 16 takes attention's one-pass backward on the interpreter (atomic dQ adds); once deterministic mode
+    is on, a warm call must not replay that plan but record the two-kernel one (global_state's second bit)."""
+    cudnn = torch.ops.aten._scaled_dot_product_cudnn_attention
+    backward = torch.ops.aten._scaled_dot_product_cudnn_attention_backward
+    q, k, v, grad = (torch.randn(1, 2, 16, 16) for _ in range(4))
+    out, lse, _, _, max_q, max_k, seed, offset, _ = cudnn(q, k, v, None, True)
+    args = (grad, q, k, v, out, lse, seed, offset, None, None, None, max_q, max_k, 0.0, False)
+    for _ in range(2):
+        backward(*args)
+    assert _counts("_scaled_dot_product_cudnn_attention_backward")[:2] == (1, 1)
+    previous = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        first, second = backward(*args), backward(*args)
+    finally:
+        torch.use_deterministic_algorithms(previous[0], warn_only=previous[1])
+    assert _counts("_scaled_dot_product_cudnn_attention_backward")[:2] == (2, 2)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
 def test_calls_of_up_to_16_tensors_replay_and_more_say_why():
     for n in (12, 16):
         for _ in range(3):

@@ -113,7 +113,12 @@ c10::DispatchKeySet g_traced_keys;
 
 // Global state a Python decision may read, as bits of every key. An implementation that starts reading
 // another flag adds it here (one bit), and nowhere else.
-inline uint64_t global_state() { return uint64_t(at::globalContext().allowTF32CuBLAS()); }
+// Process-wide flags a Python decision reads: TF32 (the products' precision), deterministic mode (attention's
+// backward then takes its two-kernel path instead of atomic adds).
+inline uint64_t global_state() {
+  const auto& context = at::globalContext();
+  return uint64_t(context.allowTF32CuBLAS()) | (uint64_t(context.deterministicAlgorithms()) << 1);
+}
 
 struct Patch {
   int param;
