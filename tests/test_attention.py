@@ -353,6 +353,50 @@ def test_for_cpu_outputs_have_the_strides_of_atens_meta_function(query_layout):
     assert [g.stride() for g in grads] == [g.stride() for g in want_grads]
 
 
+_CUDA_OVERLOADS = {  # overload -> (its forward call, its backward call from the forward's results)
+    "efficient": (lambda q, k, v, p: A._scaled_dot_product_efficient_attention(q, k, v, None, True, p, False),
+                  lambda g, q, k, v, p, r: A._scaled_dot_product_efficient_attention_backward(
+                      g, q, k, v, None, r[0], r[1], r[2], r[3], p, [True, True, True, False], False)[:3]),
+    "cudnn": (lambda q, k, v, p: A._scaled_dot_product_cudnn_attention(q, k, v, None, True, p, False),
+              lambda g, q, k, v, p, r: A._scaled_dot_product_cudnn_attention_backward(
+                  g, q, k, v, r[0], r[1], r[6], r[7], None, None, None, q.shape[2], k.shape[2], p, False)),
+    "flash": (lambda q, k, v, p: A._scaled_dot_product_flash_attention(q, k, v, p, False),
+              lambda g, q, k, v, p, r: A._scaled_dot_product_flash_attention_backward(
+                  g, q, k, v, r[0], r[1], None, None, q.shape[2], k.shape[2], p, False, r[6], r[7])),
+}
+
+
+@pytest.mark.parametrize("overload", list(_CUDA_OVERLOADS))
+@pytest.mark.parametrize("query_layout", ["heads-major", "sequence-major", "packed"])
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_cuda_overloads_lay_out_outputs_and_gradients_as_their_meta_functions(overload, query_layout, p):
+    """The layouts ATen's CUDA kernels return, which their meta functions state (the H200's conformance compares
+    the kernels' strides): the memory-efficient path's output and gradients (batch, M, heads, D) in memory
+    whatever the inputs' layout; cuDNN's and FlashAttention's in the layout of the query (and of key, value)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def qkv(device):
+        shape, dtype = (2, 13, 2, 16), torch.float16
+        if query_layout == "packed":  # one projection's output, split (batch, M, 3, heads, D)
+            qkv = torch.randn(2, 13, 3, 2, 16, device=device).to(dtype)
+            return tuple(qkv.select(2, i).transpose(1, 2) for i in range(3))
+        if query_layout == "sequence-major":
+            return tuple(torch.randn(shape, device=device).to(dtype).transpose(1, 2) for _ in range(3))
+        return tuple(torch.randn(2, 2, 13, 16, device=device).to(dtype) for _ in range(3))
+
+    forward, backward = _CUDA_OVERLOADS[overload]
+    with FakeTensorMode():
+        q, k, v = qkv("cuda")
+        want = forward(q, k, v, p)
+        want_grads = backward(torch.empty_like(want[0]), q, k, v, p, want)
+    q, k, v = qkv("cpu")
+    with gems.use_gems(include=["scaled_dot_product_attention"]):
+        got = forward(q, k, v, p)
+        got_grads = backward(torch.randn_like(got[0]), q, k, v, p, got)
+    assert got[0].stride() == want[0].stride()
+    assert [t.stride() for t in got_grads] == [t.stride() for t in want_grads]
+
+
 def _counting_decode_launches(monkeypatch):
     launched = []
     for name in ("_chunks", "_combine"):

@@ -23,6 +23,7 @@ import torch
 from gems.ops.attention.checks import check_debug_mask, check_inputs
 from gems.ops.attention.decode import attention_forward
 from gems.ops.attention.flash_backward import attention_backward
+from gems.ops.attention.sdpa_flash import empty_in_order, in_layout_of
 from gems.ops.random.philox import philox_key
 from gems.runtime.registration import Fallback
 
@@ -37,10 +38,13 @@ def _checked(name, query, key, value, attn_bias, dropout_p, gqa=False):
                            f"{query.dtype})")
 
 
-def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows, dropout_p=0.0):
-    """(out, lse, philox_seed, philox_offset); the seeds hold the dropout key (unwritten without dropout)."""
+def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows, dropout_p=0.0, out_like_query=False):
+    """(out, lse, philox_seed, philox_offset); the seeds hold the dropout key (unwritten without dropout). out is
+    laid out (batch, M, heads, Dv) in memory as ATen's memory-efficient kernel writes it, or in the query's
+    layout (``out_like_query``) as its cuDNN path allocates it."""
     b, h, m, _ = query.shape
-    out = torch.empty((b, m, h, value.shape[3]), dtype=query.dtype, device=query.device).transpose(1, 2)
+    shape = (b, h, m, value.shape[3])
+    out = in_layout_of(query, shape) if out_like_query else empty_in_order(shape, (0, 2, 1, 3), query)
     lse = torch.empty((b, h, lse_rows), dtype=torch.float32, device=query.device)
     full = lse if lse_rows >= m else torch.empty((b, h, m), dtype=torch.float32, device=query.device)
     seed, offset = _seeds(query)
@@ -54,12 +58,18 @@ def _forward(query, key, value, attn_bias, is_causal, scale, lse_rows, dropout_p
 
 def _backward(
         grad_out, query, key, value, attn_bias, out, logsumexp, is_causal, scale, dropout_p=0.0, philox_seed=None,
-        philox_offset=None):
-    dq, dk, dv = torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
+        philox_offset=None, grads=None):
+    dq, dk, dv = grads or (torch.empty_like(query), torch.empty_like(key), torch.empty_like(value))
     dropout = (dropout_p, philox_seed, philox_offset) if dropout_p > 0.0 else None
     attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, dq, dk, dv,
                        dropout=dropout)
     return dq, dk, dv
+
+
+def _efficient_grads(query, key, value):
+    """dQ, dK, dV laid out (batch, rows, heads, dim) in memory whatever the inputs' layout, as ATen's
+    memory-efficient backward and its meta function (which torch.compile's graphs rely on) lay them out."""
+    return tuple(empty_in_order(t.shape, (0, 2, 1, 3), t) for t in (query, key, value))
 
 
 def _no_bias_grad(grad_input_mask, attn_bias):
@@ -87,7 +97,7 @@ def _scaled_dot_product_efficient_attention_backward(
     _no_bias_grad(grad_input_mask, attn_bias)
     lse = logsumexp[:, :, : query.shape[2]]
     return (*_backward(grad_out_, query, key, value, attn_bias, out, lse, is_causal, scale, dropout_p, philox_seed,
-                       philox_offset), None)
+                       philox_offset, _efficient_grads(query, key, value)), None)
 
 
 def _scaled_dot_product_cudnn_attention(
@@ -96,7 +106,8 @@ def _scaled_dot_product_cudnn_attention(
     _checked("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, gqa=True)
     check_debug_mask("_scaled_dot_product_cudnn_attention", return_debug_mask, dropout_p)
     b, h, m, _ = query.shape
-    out, lse, seed, offset = _forward(query, key, value, attn_bias, is_causal, scale, m, dropout_p)
+    out, lse, seed, offset = _forward(query, key, value, attn_bias, is_causal, scale, m, dropout_p,
+                                      out_like_query=True)
     return (out, lse.unsqueeze(3), None, None, m, key.shape[2], seed, offset, None)
 
 

@@ -23,22 +23,23 @@ from gems.ops.random.philox import philox_key
 
 
 def _outputs(q, v):
-    """out (batch, heads, M, Dv) laid out (batch, M, heads, Dv) in memory, as ATen's flash kernels write it."""
+    """out (batch, heads, M, Dv) in the query's layout, as ATen's CUDA flash kernel and its meta function lay it
+    out."""
     b, h, m, _ = q.shape
-    return torch.empty((b, m, h, v.shape[3]), dtype=q.dtype, device=q.device).transpose(1, 2)
+    return in_layout_of(q, (b, h, m, v.shape[3]))
 
 
-def _empty_in_order(shape, order, like):
+def empty_in_order(shape, order, like):
     """An empty tensor of ``shape`` whose dims lie in memory in ``order`` (outermost first): an allocation and a
     view, which the native layer's plans replay (torch.empty_permuted is not among their operations)."""
     physical = torch.empty([shape[d] for d in order], dtype=like.dtype, device=like.device)
     return physical.permute([order.index(d) for d in range(len(order))])
 
 
-def _in_layout_of(query, shape):
+def in_layout_of(query, shape):
     """An empty tensor of ``shape`` whose dims are ordered in memory as query's are: ATen's CPU flash kernel (and
     its meta function, which torch.compile's graphs rely on) returns the output in the query's layout."""
-    return _empty_in_order(shape, sorted(range(4), key=lambda d: -query.stride(d)), query)
+    return empty_in_order(shape, sorted(range(4), key=lambda d: -query.stride(d)), query)
 
 
 def _grads(q, k, v):
@@ -105,7 +106,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     check_inputs(name, query, key, value, attn_mask, dropout_p, gqa=True)
     attn_mask = _cpu_mask(name, query, attn_mask)
     b, h, m, _ = query.shape
-    out = _in_layout_of(query, (b, h, m, value.shape[3]))
+    out = in_layout_of(query, (b, h, m, value.shape[3]))
     lse = torch.empty((b, m, h), dtype=torch.float32, device=query.device).transpose(1, 2)
     attention_forward(query, key, value, attn_mask, is_causal, scale, out, lse, empty_lse=0.0)
     return out, lse
@@ -118,7 +119,7 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     attn_mask = _cpu_mask(name, query, attn_mask)
     # laid out (batch, M, heads, D) in memory, whatever the inputs' layout, as ATen's CPU kernel (and its meta
     # function, which torch.compile's graphs rely on) lays them out
-    dq, dk, dv = (_empty_in_order(t.shape, (0, 2, 1, 3), t) for t in (query, key, value))
+    dq, dk, dv = (empty_in_order(t.shape, (0, 2, 1, 3), t) for t in (query, key, value))
     attention_backward(grad_out, query, key, value, out, logsumexp, attn_mask, is_causal, scale, dq, dk, dv)
     return dq, dk, dv
 
