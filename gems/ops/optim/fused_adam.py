@@ -10,6 +10,10 @@ Per element, in fp32 (fp64 for fp64 params), as ATen's FusedAdamMathFunctor:
     p -= lr / (1 - beta1^step) * m / (sqrt(v or v_max) / sqrt(1 - beta2^step) + eps)
 with each tensor's step read from its (device) state_steps tensor and the bias corrections in fp64. A
 found_inf of exactly 1 skips the whole step (GradScaler's overflow), with no host synchronisation.
+fp32 and fp64 divide and take square roots with IEEE rounding, as ATen; fp16 and bf16 parameters, whose results
+are rounded to 8 or 11 bits of mantissa, use the GPU's approximate fp32 division and square root (2 ulp of fp32 at
+most): those roundings decide the stored value only at a 16-bit rounding boundary, and they cut the step's time
+(``_FAST_DTYPES``).
 
 ATen's checks come first: lists of one length, every tensor of one dtype, device and dense layout with
 its row's sizes and strides (RuntimeError), grad_scale and found_inf in float32.
@@ -33,6 +37,8 @@ from gems.spec import OpSpec, lazy, lazy_perf
 WIDTH = 7  # row words: numel, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (or 0), step
 _STEP_DTYPES = {torch.float32, torch.float64}  # step counts the kernel reads on the device
 _DEVICE, _DTYPE = operator.attrgetter("device"), operator.attrgetter("dtype")
+# Parameter dtypes computed with approximate fp32 division and square root (see the module docstring).
+_FAST_DTYPES = {torch.float16, torch.bfloat16}
 
 
 @triton.jit
@@ -47,7 +53,8 @@ def _sqrt(x):
 @triton.jit
 def _adam_tile(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, offs, mask, gscale, b1, one_minus_b1, b2, one_minus_b2, wd,
                lr_wd, step_size, bc2_sqrt, eps, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, ADAMW: tl.constexpr,
-               AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr):
+               AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
+               FAST: tl.constexpr):
     p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
     g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
     m = tl.load(m_ptr + offs, mask=mask).to(COMPUTE)
@@ -68,10 +75,13 @@ def _adam_tile(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, offs, mask, gscale, b1, one
         vmax = tl.load(vmax_ptr + offs, mask=mask).to(COMPUTE)
         vmax = tl.where(vmax < v, v, vmax)  # std::max(vmax, v)
         tl.store(vmax_ptr + offs, vmax.to(DTYPE), mask=mask)
-        denom = fdiv(_sqrt(vmax), bc2_sqrt) + eps
+        second = vmax
     else:
-        denom = fdiv(_sqrt(v), bc2_sqrt) + eps
-    p = p - fdiv(step_size * m, denom)
+        second = v
+    if FAST:
+        p = p - step_size * m / (tl.sqrt(second) / bc2_sqrt + eps)
+    else:
+        p = p - fdiv(step_size * m, fdiv(_sqrt(second), bc2_sqrt) + eps)
     tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
     tl.store(m_ptr + offs, m.to(DTYPE), mask=mask)
     tl.store(v_ptr + offs, v.to(DTYPE), mask=mask)
@@ -82,7 +92,7 @@ def _adam_kernel(table_ptr, lr_ptr, grad_scale_ptr, found_inf_ptr, n_rows, lr_bi
                  eps_bits, DTYPE: tl.constexpr, STEP_DTYPE: tl.constexpr, COMPUTE: tl.constexpr, ADAMW: tl.constexpr,
                  AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, LR_TENSOR: tl.constexpr,
                  HAS_GRAD_SCALE: tl.constexpr, HAS_FOUND_INF: tl.constexpr, ALIGNED: tl.constexpr,
-                 STEPS: tl.constexpr, CHUNK_SIZE: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+                 FAST: tl.constexpr, STEPS: tl.constexpr, CHUNK_SIZE: tl.constexpr, BLOCK_SIZE: tl.constexpr):
     row_ptr, start, numel = mt.program_row(table_ptr, n_rows, 7, STEPS, CHUNK_SIZE)
     end = tl.minimum(start + CHUNK_SIZE, numel)
     if HAS_FOUND_INF:
@@ -108,12 +118,12 @@ def _adam_kernel(table_ptr, lr_ptr, grad_scale_ptr, found_inf_ptr, n_rows, lr_bi
     for base in range(start, full_end, BLOCK_SIZE):
         _adam_tile(p_ptr + base, g_ptr + base, m_ptr + base, v_ptr + base, vmax_ptr + base, offs, None, gscale, b1,
                    one_minus_b1, b2, one_minus_b2, wd, lr_wd, step_size, bc2_sqrt, eps, DTYPE, COMPUTE, ADAMW,
-                   AMSGRAD, MAXIMIZE, HAS_WD, HAS_GRAD_SCALE)
+                   AMSGRAD, MAXIMIZE, HAS_WD, HAS_GRAD_SCALE, FAST)
     if full_end < end:
         idx = full_end + offs
         _adam_tile(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, idx, idx < end, gscale, b1, one_minus_b1, b2,
                    one_minus_b2, wd, lr_wd, step_size, bc2_sqrt, eps, DTYPE, COMPUTE, ADAMW, AMSGRAD, MAXIMIZE,
-                   HAS_WD, HAS_GRAD_SCALE)
+                   HAS_WD, HAS_GRAD_SCALE, FAST)
 
 
 mt.mark(_adam_kernel)
@@ -164,7 +174,7 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps
             mt.scalar_word(beta2, "beta2"), float64_bits(float(weight_decay)), mt.scalar_word(eps, "eps"),
             mt.TL_DTYPES[dtype], mt.TL_DTYPES[state_steps[0].dtype],
             tl.float64 if dtype == torch.float64 else tl.float32, adamw, amsgrad, maximize, weight_decay != 0,
-            lr_tensor, grad_scale is not None, found_inf is not None, aligned,
+            lr_tensor, grad_scale is not None, found_inf is not None, aligned, dtype in _FAST_DTYPES,
             mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
 
 
