@@ -39,6 +39,10 @@ _STEP_DTYPES = {torch.float32, torch.float64}  # step counts the kernel reads on
 _DEVICE, _DTYPE = operator.attrgetter("device"), operator.attrgetter("dtype")
 # Parameter dtypes computed with approximate fp32 division and square root (see the module docstring).
 _FAST_DTYPES = {torch.float16, torch.bfloat16}
+# Warps per program: twice the other multi-tensor kernels' (more loads in flight around the longer arithmetic). On
+# an H200, bf16 AdamW over the llama preset's 971M parameters: 3.40 ms with 8 warps, 3.93 ms with 4, ATen's fused
+# step 5.02 ms (IEEE division and square root with 4 warps: 4.89 ms); over BERT-base's 109M: 0.977 / 0.992 / 1.004.
+_NUM_WARPS = 8
 
 
 @triton.jit
@@ -175,7 +179,7 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps
             mt.TL_DTYPES[dtype], mt.TL_DTYPES[state_steps[0].dtype],
             tl.float64 if dtype == torch.float64 else tl.float32, adamw, amsgrad, maximize, weight_decay != 0,
             lr_tensor, grad_scale is not None, found_inf is not None, aligned, dtype in _FAST_DTYPES,
-            mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
+            mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=_NUM_WARPS)
 
 
 def fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
