@@ -1,13 +1,14 @@
 """pytest plugin for the conformance suite: options, one test per case, results and the support matrix.
 
     pytest conformance --vendor nvidia [--quick] [--ops add,softmax] [--dtypes float16,bfloat16]
-                       [--report-dir DIR] [-m softmax] [-n 8]
+                       [--report-dir DIR] [--time-limit SECONDS] [-m softmax] [-n 8]
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -39,6 +40,10 @@ def pytest_addoption(parser):
     group.addoption("--ops", default=None, help="comma-separated operators to test (default: all)")
     group.addoption("--dtypes", default=None, help="comma-separated dtypes, e.g. float16,bfloat16")
     group.addoption("--report-dir", default=None, help="where results go (default: runs/<vendor>/)")
+    group.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="start no case later than this many seconds after the run started: the rest are skipped "
+                         "and the report is written from the cases that ran, with a note of how many did (for a "
+                         "machine lent for a fixed time; default: no limit)")
 
 
 class ConformanceRun:
@@ -53,6 +58,10 @@ class ConformanceRun:
         self.model_cases = model_cases.list_cases(models, self.dtypes, self.quick)
         self.collected = Counter(case.op for case in (*self.cases, *self.model_cases))
         self.overrides = _load_overrides(self.backend, [spec.name for spec in self.all_specs])
+        self.time_limit = config.getoption("--time-limit")
+        # one deadline for the controller and every xdist worker: the controller's clock at its start
+        started = getattr(config, "workerinput", {}).get("gems_started", time.time())
+        self.deadline = None if self.time_limit is None else started + self.time_limit
         report_dir = config.getoption("--report-dir")
         self.report_dir_given = bool(report_dir)
         self.selected = bool(config.getoption("--ops") is not None or config.getoption("--dtypes"))
@@ -147,6 +156,15 @@ def _group_cases_by_kernels(config):
 def pytest_configure_node(node):
     if node.config.option.dist == "loadgroup":
         node.workerinput["gems_loadgroup"] = True
+    run = getattr(node.config, "gems_conformance", None)
+    if run is not None and run.deadline is not None:
+        node.workerinput["gems_started"] = run.deadline - run.time_limit
+
+
+def pytest_runtest_setup(item):
+    run = getattr(item.config, "gems_conformance", None)
+    if run is not None and run.deadline is not None and time.time() > run.deadline:
+        pytest.skip(f"not run: --time-limit {run.time_limit:g} s had passed")
 
 
 def pytest_configure(config):
@@ -250,8 +268,13 @@ def pytest_sessionfinish(session):
     if not run.report_dir_given and not run.selected and len(run.results) < sum(run.collected.values()):
         run.report_dir /= "partial"  # cases left out by -k, -m or -x: not the whole suite either
     env = environment.environment(run.backend)
+    notes = list(run.backend.capabilities.notes)
+    total = sum(run.collected.values())
+    if run.deadline is not None and len(run.results) < total:
+        notes.append(f"stopped by --time-limit {run.time_limit:g} s: {len(run.results)} of the {total} collected "
+                     f"cases ran, the rest were not started")
     report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,
-                                      notes=run.backend.capabilities.notes)
+                                      notes=notes)
     run.written = conformance_report.write(run.report_dir, report)
     run.written += matrix.refresh(run.report_dir)  # a perf.csv there: the joined matrix follows this run
     run.report = report
