@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import difflib
 import os
+import signal
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -70,6 +72,7 @@ class ConformanceRun:
             self.report_dir /= "partial"  # a partial run never replaces the whole suite's results
         self.results: list[dict] = []
         self.written: list[Path] = []
+        self.interrupted_by = ""  # a signal's name, once one stopped the run
 
 
 def _select_vendor(name):
@@ -174,11 +177,29 @@ def pytest_configure(config):
     config.gems_conformance = run
     _use_own_device(run.backend)
     _share_cpu_cores()
+    _stop_on_sigterm(config, run)
     _group_cases_by_kernels(config)
     for spec in run.all_specs:
         config.addinivalue_line("markers", f"{spec.name}: conformance cases of the {spec.name} operator")
     for name in model_cases.names():
         config.addinivalue_line("markers", f"{name}: conformance cases of the {name.removeprefix('model_')} model")
+
+
+def _stop_on_sigterm(config, run) -> None:
+    """SIGTERM (what `timeout` and a job scheduler send when a machine's time is up) stops the run as Ctrl-C
+    does: pytest ends the session, and the report is still written from the cases that finished, with a note
+    of how many did. (Killed outright, a whole-suite run that had reached 100% left no report.) In the
+    controller only: an xdist worker that gets the signal too just ends."""
+    if hasattr(config, "workerinput") or threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum, frame):
+        run.interrupted_by = signal.Signals(signum).name
+        raise KeyboardInterrupt(f"{run.interrupted_by}: the conformance run was stopped")
+
+    signal.signal(signal.SIGTERM, stop)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def pytest_report_header(config):
@@ -261,7 +282,7 @@ def pytest_sessionstart(session):
     _session_run = getattr(session.config, "gems_conformance", None)
 
 
-def pytest_sessionfinish(session):
+def pytest_sessionfinish(session, exitstatus):
     run = _session_run
     if run is None or hasattr(session.config, "workerinput") or not run.results:
         return
@@ -270,7 +291,10 @@ def pytest_sessionfinish(session):
     env = environment.environment(run.backend)
     notes = list(run.backend.capabilities.notes)
     total = sum(run.collected.values())
-    if run.deadline is not None and len(run.results) < total:
+    if len(run.results) < total and (run.interrupted_by or exitstatus == pytest.ExitCode.INTERRUPTED):
+        notes.append(f"stopped by {run.interrupted_by or 'an interrupt (Ctrl-C)'}: {len(run.results)} of the "
+                     f"{total} collected cases ran")
+    elif run.deadline is not None and len(run.results) < total:
         notes.append(f"stopped by --time-limit {run.time_limit:g} s: {len(run.results)} of the {total} collected "
                      f"cases ran, the rest were not started")
     report = conformance_report.build(env, "quick" if run.quick else "full", dict(run.collected), run.results,

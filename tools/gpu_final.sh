@@ -4,7 +4,7 @@
 # and promoted.
 #
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh shard I K     # operators I, I+K, I+2K... (I from 0);
-#                                                                     # WORKERS pytest workers (16), SHARD_S limit (560)
+#                                                                     # WORKERS pytest workers (16), SHARD_S limit (540)
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh perf [ops]    # gems-perf core with tools/gpu_final.yaml
 set -uo pipefail
 OUT=${OUT:-/tmp/gems-out}
@@ -26,8 +26,8 @@ print(','.join(names[$2::$3]))")
     name=nvidia-shard$2of$3
     # --time-limit stops starting cases 40 s before the backstop, so the shard's report is written even when it
     # runs long (its note says how many cases were not started: re-run those operators as another shard)
-    limit=${SHARD_S:-560}
-    timeout "$limit" python -m pytest conformance --vendor nvidia --quick -n "${WORKERS:-16}" -v -p no:randomly -rf --tb=line \
+    limit=${SHARD_S:-540}
+    timeout -k 30 "$limit" python -m pytest conformance --vendor nvidia --quick -n "${WORKERS:-16}" -v -p no:randomly -rf --tb=line \
         --ops "$OPS" --time-limit $((limit - 40)) --report-dir "runs/$name" > "$OUT/$name.log" 2>&1
     echo "$name: $(grep -c ' PASSED ' "$OUT/$name.log") passed, $(grep -c ' FAILED ' "$OUT/$name.log") failed; \
 $(tail -1 "$OUT/$name.log")"
