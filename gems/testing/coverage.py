@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import inspect
 import json
 import os
 import subprocess
@@ -109,6 +110,53 @@ def json_report(out: Path) -> dict:
 
 # Variables through which a measured process has the processes it starts measured (``patch = subprocess``).
 _SUBPROCESS_VARIABLES = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+
+
+def pytest_configure(config):
+    """(pytest plugin, in every process) The Triton interpreter's own work runs untraced."""
+    _untrace_interpreter()
+
+
+def _untrace_interpreter() -> None:
+    """Python 3.11 runs every frame slower while a trace function is set, measured or not: the quick suite took
+    twice its time under coverage, most of it in the Triton interpreter's own Python (the semantic layer behind
+    each tl.* call, its patching of the language for each launch, the copies of the arguments), where no measured
+    line is. Those functions stop the tracer for their call and start it again after; a kernel's body, its jit
+    helpers and the combine functions given to tl.reduce stay traced."""
+    try:
+        from triton.runtime import interpreter
+        scope, grid = interpreter._LangPatchScope, interpreter.GridExecutor
+        wrapped = [(interpreter, "_patch_lang"), (scope, "restore"), (grid, "_init_args_hst"),
+                   (grid, "_restore_args_dev")]
+        members = [getattr(owner, name) for owner, name in wrapped] + [scope.set_attr]
+    except AttributeError:  # another triton: traced as it is, only slower
+        return
+    for (owner, name), member in zip(wrapped, members):
+        setattr(owner, name, _untraced(member))
+    set_attr = members[-1]
+
+    def set_untraced_attr(patch_scope, obj, name, value):
+        # what a kernel calls in place of a tl.* builtin, a tensor method or a language hook while it runs
+        set_attr(patch_scope, obj, name, _untraced(value) if inspect.isfunction(value) else value)
+
+    scope.set_attr = set_untraced_attr
+
+
+def _untraced(function):
+    """function, called with the tracer stopped, unless it is given a function (tl.reduce's combine_fn). The
+    wrapper's own call and return are traced: coverage.py's stack of frames stays in step."""
+    def untraced_call(*args, **kwargs):
+        tracer = sys.gettrace()
+        if tracer is None or not hasattr(tracer, "stop") or any(map(callable, args)) \
+                or any(map(callable, kwargs.values())):
+            return function(*args, **kwargs)
+        tracer.stop()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            tracer.start()
+
+    return untraced_call
 
 
 @pytest.hookimpl(hookwrapper=True)
