@@ -4,7 +4,8 @@ The formulas avoid cancellation: ``0.5 x erfc(-x/sqrt2)`` and, for "tanh", ``0.5
 x / (1 + exp(-2u))``. fp16/bf16 "none" takes ATen's own ``1 + erf`` form: erfc is several times the
 work of erf, and in 2-byte dtypes the kernel is bound by arithmetic, not memory (0.64x of ATen at 64M
 elements on an H200 with erfc, 0.96-1.0x without). The fp32 cancellation of ``1 + erf`` is an absolute
-error below 1e-7 |x|, inside fp16/bf16 tolerance.
+error below 1e-7 |x|, inside fp16/bf16 tolerance. "tanh" divides correctly rounded for fp32 and fp64
+results and with Triton's approximate fp32 division for fp16/bf16 (shared.div_for_storage).
 """
 
 import torch
@@ -14,7 +15,7 @@ from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import FLOATS
-from gems.ops.pointwise.shared import combined, div_rn, pointwise_perf, unary_samples
+from gems.ops.pointwise.shared import combined, div_for_storage, pointwise_perf, unary_samples
 from gems.spec import OpSpec
 
 SQRT1_2 = tl.constexpr(0.7071067811865476)  # 1 / sqrt(2)
@@ -34,13 +35,13 @@ def _gelu_none(x, COMMON: tl.constexpr):
 
 
 @triton.jit
-def _gelu_tanh(x):
+def _gelu_tanh(x, COMMON: tl.constexpr):
     inner = (x + (x * x * x) * KAPPA) * SQRT_2_OVER_PI
-    return div_rn(x, 1.0 + libdevice.exp(-2.0 * inner))
+    return div_for_storage(x, 1.0 + libdevice.exp(-2.0 * inner), COMMON)
 
 
 gelu_ops = {"none": PointwiseOp("gelu", _gelu_none, operands=1, dtypes=FLOATS, common_arg=True),
-            "tanh": PointwiseOp("gelu", _gelu_tanh, operands=1, dtypes=FLOATS)}
+            "tanh": PointwiseOp("gelu", _gelu_tanh, operands=1, dtypes=FLOATS, common_arg=True)}
 
 
 def approximation(table, approximate):

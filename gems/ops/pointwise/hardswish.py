@@ -11,13 +11,8 @@ import triton.language as tl
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import FLOATS
-from gems.ops.pointwise.hardsigmoid import clamp_to_six
+from gems.ops.pointwise.hardsigmoid import ONE_SIXTH, clamp_to_six
 from gems.ops.pointwise.unary_shared import unary_spec
-
-# fp32 1 / 6: clamp * ONE_SIXTH is within 1 ulp of clamp / 6 (fp32 tolerance: about 11 ulp) and never
-# above 1 (6 * ONE_SIXTH rounds to 1.0). A correctly rounded tl.div_rn cost ~25 instructions per element
-# (FCHK, a slow-path call) and made fp16/bf16 compute-bound: 0.51x ATen at 64M on an H200.
-ONE_SIXTH = tl.constexpr(1.0 / 6.0)
 
 
 @triton.jit

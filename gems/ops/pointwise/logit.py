@@ -1,5 +1,6 @@
 """logit(eps=None): log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given (ATen's CUDA
-formula: a correctly rounded division, libdevice's log; NaN x stays NaN). Without eps, 0 and 1 give -inf
+formula: a correctly rounded division, libdevice's log; NaN x stays NaN; fp16/bf16 results take Triton's
+approximate fp32 division, shared.div_for_storage). Without eps, 0 and 1 give -inf
 and inf and values outside [0, 1] NaN. Integers and bool give the default float dtype; fp16/bf16 are
 computed in fp32, and eps is converted to fp32 for them (to fp64 for fp64). Its backward is logit_backward.
 """
@@ -10,7 +11,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp, Promotion
-from gems.ops.pointwise.shared import div_rn
+from gems.ops.pointwise.shared import div_for_storage
 from gems.ops.pointwise.unary_shared import alias_calls, scalar_variants, unary_spec, value_samples
 
 NO_EPS = -1.0  # ATen's kernels take a negative eps for "none"
@@ -21,13 +22,14 @@ EDGE_EPS = 2.0**-20
 
 
 @triton.jit
-def _logit(x, eps):
+def _logit(x, eps, COMMON: tl.constexpr):
     clamped = tl.where(x < eps, eps, tl.where(x > 1.0 - eps, 1.0 - eps, x))
     z = tl.where(eps < 0, x, clamped)
-    return libdevice.log(div_rn(z, 1.0 - z))
+    return libdevice.log(div_for_storage(z, 1.0 - z, COMMON))
 
 
-logit_op = PointwiseOp("logit", _logit, operands=1, scalars=("eps",), promotion=Promotion.INT_TO_FLOAT)
+logit_op = PointwiseOp("logit", _logit, operands=1, scalars=("eps",), promotion=Promotion.INT_TO_FLOAT,
+                       common_arg=True)
 
 
 def logit(self, eps=None):

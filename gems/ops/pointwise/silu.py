@@ -1,22 +1,24 @@
-"""silu: x / (1 + exp(-x)) (floating dtypes only, as ATen). Its backward is silu_backward."""
+"""silu: x / (1 + exp(-x)) (floating dtypes only, as ATen), the division correctly rounded for fp32 and fp64
+results and Triton's approximate fp32 one for fp16/bf16 (shared.div_for_storage). Its backward is
+silu_backward."""
 
 import torch
 import triton
-import triton.language as tl  # noqa: F401  (the interpreter runs a kernel only with tl in its module)
+import triton.language as tl
 from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp, unary_overloads
 from gems.dtypes import FLOATS
-from gems.ops.pointwise.shared import div_rn, pointwise_perf, unary_samples
+from gems.ops.pointwise.shared import div_for_storage, pointwise_perf, unary_samples
 from gems.spec import OpSpec
 
 
 @triton.jit
-def _silu(x):
-    return div_rn(x, 1.0 + libdevice.exp(-x))
+def _silu(x, COMMON: tl.constexpr):
+    return div_for_storage(x, 1.0 + libdevice.exp(-x), COMMON)
 
 
-silu_op = PointwiseOp("silu", _silu, operands=1, dtypes=FLOATS)
+silu_op = PointwiseOp("silu", _silu, operands=1, dtypes=FLOATS, common_arg=True)
 
 
 def _silu_out(x):

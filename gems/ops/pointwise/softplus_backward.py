@@ -1,6 +1,7 @@
 """softplus_backward(grad, x, beta, threshold): grad where x * beta > threshold, else grad z / (z + 1) with
-z = exp(x * beta): ATen's CUDA formula, with the quotient z / (z + 1) taken first (correctly rounded), where
-ATen's grad * z overflows to inf for large gradients whose result is finite."""
+z = exp(x * beta): ATen's CUDA formula, with the quotient z / (z + 1) taken first (correctly rounded for fp32
+and fp64 results, Triton's approximate fp32 division for fp16/bf16: shared.div_for_storage), where ATen's
+grad * z overflows to inf for large gradients whose result is finite."""
 
 import torch
 import triton
@@ -9,20 +10,20 @@ from triton.language.extra import libdevice
 
 from gems.codegen.pointwise import PointwiseOp
 from gems.dtypes import FLOATS
-from gems.ops.pointwise.shared import backward_samples, combined, div_rn, pointwise_perf
+from gems.ops.pointwise.shared import backward_samples, combined, div_for_storage, pointwise_perf
 from gems.ops.pointwise.unary_shared import backward_overloads_with_numbers
 from gems.spec import OpSpec
 
 
 @triton.jit
-def _softplus_backward(grad, x, beta, threshold):
+def _softplus_backward(grad, x, beta, threshold, COMMON: tl.constexpr):
     scaled = x * beta
     z = libdevice.exp(scaled)
-    return tl.where(scaled > threshold, grad, grad * div_rn(z, z + 1.0))
+    return tl.where(scaled > threshold, grad, grad * div_for_storage(z, z + 1.0, COMMON))
 
 
 softplus_backward_op = PointwiseOp("softplus_backward", _softplus_backward, operands=2,
-                                   scalars=("beta", "threshold"), dtypes=FLOATS)
+                                   scalars=("beta", "threshold"), dtypes=FLOATS, common_arg=True)
 
 
 aten = torch.ops.aten
