@@ -73,6 +73,7 @@ class ConformanceRun:
         self.results: list[dict] = []
         self.written: list[Path] = []
         self.interrupted_by = ""  # a signal's name, once one stopped the run
+        self.finishing = False  # writing the report: a SIGTERM no longer interrupts
 
 
 def _select_vendor(name):
@@ -195,6 +196,8 @@ def _stop_on_sigterm(config, run) -> None:
     previous = signal.getsignal(signal.SIGTERM)
 
     def stop(signum, frame):
+        if run.finishing:  # the report is being written: let it finish (a second signal, SIGKILL, still ends it)
+            return
         run.interrupted_by = signal.Signals(signum).name
         raise KeyboardInterrupt(f"{run.interrupted_by}: the conformance run was stopped")
 
@@ -286,6 +289,7 @@ def pytest_sessionfinish(session, exitstatus):
     run = _session_run
     if run is None or hasattr(session.config, "workerinput") or not run.results:
         return
+    run.finishing = True  # a SIGTERM now would lose the whole report (a GPU shard at fe82a63 got one mid-json.dumps)
     if not run.report_dir_given and not run.selected and len(run.results) < sum(run.collected.values()):
         run.report_dir /= "partial"  # cases left out by -k, -m or -x: not the whole suite either
     env = environment.environment(run.backend)

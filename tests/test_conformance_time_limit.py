@@ -32,6 +32,24 @@ def pytest_runtest_teardown(item):
 """
 
 
+# SIGTERM while the report is written: the report is still written whole.
+SIGTERM_WHILE_WRITING = """
+import os, signal
+
+from gems.report import conformance_report
+
+_write = conformance_report.write
+
+
+def write(report_dir, report):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return _write(report_dir, report)
+
+
+conformance_report.write = write
+"""
+
+
 def _conformance(tmp_path, *args):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run(
@@ -73,3 +91,12 @@ def test_sigterm_stops_the_run_and_the_report_says_how_many_cases_ran(tmp_path):
         assert 1 <= ran < total, (workers, report["summary"])
         assert f"stopped by SIGTERM: {ran} of the {total} collected cases ran" in " ".join(report["notes"]), workers
         (report_dir / "conformance.json").unlink()
+
+
+def test_sigterm_while_the_report_is_written_leaves_it_whole(tmp_path):
+    (tmp_path / "sigterm_while_writing.py").write_text(SIGTERM_WHILE_WRITING)
+    done = _conformance(tmp_path, "-p", "sigterm_while_writing")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "report" / "conformance.json").read_text())
+    assert len(report["cases"]) == sum(report["collected"].values()) > 1
+    assert not any("stopped by" in note for note in report["notes"])
