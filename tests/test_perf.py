@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -393,6 +394,19 @@ def test_bad_cases_are_recorded_and_the_run_goes_on(tmp_path, fake_kernels):
     summary = summary_markdown(run)
     assert "| 1 | 1 | 1 | 0 | 2 | 1 | 1 |" in summary  # the status counts
     assert aggregates(run.rows)["cases"] == 1
+
+
+def test_a_call_atens_device_kernel_refuses_is_unsupported_not_an_error(tmp_path, fake_kernels):
+    """angle of fp16 on CUDA: ATen raises NotImplementedError (gems computes it), so there is no speedup to take."""
+    def no_aten_kernel(x):
+        raise NotImplementedError('"angle_cuda" not implemented for \'Half\'')
+
+    spec = replace(_fake("fexp", "exp", torch.exp, PerfSpec(inputs=_inputs, shapes="tiny")), reference=no_aten_kernel)
+    run = runner.measure([spec], _book(tmp_path), "quick", selection.current(), plan=timing.INTERPRETER_PLAN,
+                         progress=False, register=fake_kernels)
+    (row,) = run.rows
+    assert row["status"] == "unsupported" and row["speedup"] is None and row["gems_ms"] is None
+    assert row["reason"].startswith("ATen has no kernel for it on this device") and "angle_cuda" in row["reason"]
 
 
 def test_ctrl_c_keeps_the_finished_cases_and_exits_130(tmp_path, fake_kernels, monkeypatch, capsys):

@@ -231,6 +231,9 @@ def run_case(case: PerfCase, backend, timer, overrides: dict) -> dict:
     failed = False
     try:
         _measure(case, backend, timer, overrides, row)
+    except NoAtenKernel as exc:  # gems may compute it (angle of fp16), but there is no ATen time to compare with
+        row["status"] = "unsupported"
+        row["reason"] = f"ATen has no kernel for it on this device: nothing to time against ({exc})"[:_REASON_CHARS]
     except Exception as exc:  # a failing case is a result, not the end of the run
         failed = True
         row["status"] = "oom" if _is_oom(exc) else "error"
@@ -241,9 +244,14 @@ def run_case(case: PerfCase, backend, timer, overrides: dict) -> dict:
     return row
 
 
+class NoAtenKernel(Exception):
+    """ATen has no kernel for the case's call on this device (its NotImplementedError: angle of fp16 on CUDA)."""
+
+
 def prepare_case(case: PerfCase, backend):
     """(sample, gems call, ATen call, ATen's answer) of a case: inputs seeded by the case's label, ATen run once
-    (its answer and warm-up; None on a device without ATen kernels). The precompile workers make the same calls."""
+    (its answer and warm-up; None on a device without ATen kernels). The precompile workers make the same calls.
+    Raises NoAtenKernel where ATen has no kernel for the call."""
     spec = case.spec
     torch.manual_seed(zlib.crc32(case.label.encode()))
     with registration.aten_only():
@@ -252,7 +260,10 @@ def prepare_case(case: PerfCase, backend):
         fn = lambda: call(*args, **kwargs)
         # An API operator (gems.fused) is timed against its eager PyTorch composite.
         aten_fn = (lambda: spec.reference(*args, **kwargs)) if spec.reference is not None else fn
-        aten_result = aten_fn() if backend.capabilities.aten_kernels else None
+        try:
+            aten_result = aten_fn() if backend.capabilities.aten_kernels else None
+        except NotImplementedError as exc:
+            raise NoAtenKernel(f"{exc}".replace("\n", " ")) from exc
     return sample, fn, aten_fn, aten_result
 
 
