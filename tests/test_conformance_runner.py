@@ -81,6 +81,16 @@ def test_known_failures_are_expected_and_turn_red_when_fixed():
     assert _run(spec).status == "xpass"
 
 
+def test_a_known_failure_says_its_declared_reason_whatever_failed():
+    def always_falls_back(x):
+        raise gems.Fallback("test: not handled")
+
+    _register({"neg": always_falls_back})
+    result = _run(_neg_spec(known_failures={("*", "float32", "contiguous"): "tracked in issue 99"}))
+    assert result.status == "xfail"
+    assert result.message.startswith("known failure: tracked in issue 99 (not executed by gems"), result.message
+
+
 def test_error_cases_need_the_same_exception_type():
     def never_raises(x, *, out):
         return out

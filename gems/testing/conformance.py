@@ -397,6 +397,8 @@ def _judge(spec, sample, case, vendor, overrides, result, gems_outs, aten_outs, 
         result.status, result.message = "xpass", f"declared as a known failure but passes: {known}"
     else:
         result.status = "pass"
+    if result.status == "xfail" and not result.message.startswith("known failure"):  # the declaration says why
+        result.message = f"known failure: {known} ({result.message})"
     return tols
 
 
