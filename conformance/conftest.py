@@ -1,7 +1,7 @@
 """pytest plugin for the conformance suite: options, one test per case, results and the support matrix.
 
     pytest conformance --vendor nvidia [--quick] [--ops add,softmax] [--dtypes float16,bfloat16]
-                       [--report-dir DIR] [--time-limit SECONDS] [-m softmax] [-n 8]
+                       [--report-dir DIR] [--time-limit SECONDS] [--cell-durations FILE] [-m softmax] [-n 8]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import torch
 import gems
 from gems.models import conformance as model_cases
 from gems.perf import matrix
-from gems.report import conformance_report, environment
+from gems.report import conformance_report, durations, environment
 from gems.runtime import registration, selection
 from gems.testing import compare
 from gems.testing.cases import dtype_name, list_cases
@@ -46,6 +46,10 @@ def pytest_addoption(parser):
                     help="start no case later than this many seconds after the run started: the rest are skipped "
                          "and the report is written from the cases that ran, with a note of how many did (for a "
                          "machine lent for a fixed time; default: no limit)")
+    group.addoption("--cell-durations", default=None, metavar="FILE",
+                    help="seconds per operator-dtype cell from an earlier run (a durations.json or a case-level "
+                         "conformance.json), to send the longest cells first under -n (default: the vendor's "
+                         "reports/<vendor>/durations.json, else its base vendor's; none: case counts)")
 
 
 class ConformanceRun:
@@ -154,6 +158,33 @@ def _group_cases_by_kernels(config):
     elif getattr(config, "workerinput", {}).get("gems_loadgroup"):
         config.option.loadgroup = True  # workers re-parse the command line: they name their groups too
     keep_collection_order(config)
+    if getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup":
+        config.gems_group_seconds = _expected_group_seconds(config, config.gems_conformance)
+
+
+def _expected_group_seconds(config, run) -> dict[str, float]:
+    """{xdist group: expected seconds} of this run's cells, from the earliest file found: --cell-durations,
+    then reports/<vendor>/durations.json up the vendor's chain (gems/report/durations.py)."""
+    given = config.getoption("--cell-durations")
+    if given and not Path(given).is_file():
+        raise pytest.UsageError(f"--cell-durations: no file {given}; name a durations.json or a conformance.json")
+    reports = Path(__file__).resolve().parent.parent / "reports"
+    paths = [Path(given)] if given else [reports / m.name / durations.FILE for m in run.backend.chain()]
+    known = {}
+    for path in paths:
+        try:
+            known = durations.load(path)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        if known:
+            break
+    counts = Counter(f"{case.op}::{dtype_name(case.dtype)}" for case in (*run.cases, *run.model_cases))
+    return {_group_name(*key.split("::")): seconds
+            for key, seconds in durations.expected_seconds(counts, known).items()}
+
+
+def _group_name(op: str, dtype: str) -> str:
+    return f"{op}-{dtype}"
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -222,7 +253,7 @@ def pytest_generate_tests(metafunc):
 
 
 def _marks(case):
-    return [getattr(pytest.mark, case.op), pytest.mark.xdist_group(f"{case.op}-{dtype_name(case.dtype)}")]
+    return [getattr(pytest.mark, case.op), pytest.mark.xdist_group(_group_name(case.op, dtype_name(case.dtype)))]
 
 
 @pytest.fixture

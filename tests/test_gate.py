@@ -27,6 +27,7 @@ from gems.gate.promote import LOG
 from gems.gate.verdict import MAX_ROWS
 from gems.perf.results import COLUMNS as PERF_COLUMNS
 from gems.perf.results import geomean, row_speedup
+from gems.report import durations
 from gems.report.conformance_report import cell_status, cells, compact_text
 
 # The real runs are built once per pytest run, whichever xdist worker asks first (conftest's once_per_run).
@@ -603,6 +604,20 @@ def test_promote_copies_model_results_and_keeps_them_when_a_later_run_has_none(r
     assert (target / "models.md").read_text() == "models.md of the candidate\n"
     assert _promote(capsys, "--candidate", str(runs["same"]), "--reports", str(reports))[0] == PASS
     assert (target / "models.json").read_text() == "models.json of the candidate\n"
+
+
+def test_promote_records_each_cells_seconds_and_keeps_them_for_a_run_without_times(runs, tmp_path, capsys):
+    reports = tmp_path / "reports"
+    assert _promote(capsys, "--candidate", str(runs["base"]), "--reports", str(reports))[0] == PASS
+    written = durations.load(reports / "interpreter" / durations.FILE)
+    expected = durations.cell_seconds(_report(runs["base"]))
+    assert written.keys() == expected.keys() == {f"{c['op']}::{c['dtype']}" for c in _report(runs["base"])["cases"]}
+    assert all(written[k] == pytest.approx(expected[k], abs=0.006) for k in expected)
+    compact_only = tmp_path / "compact"
+    compact_only.mkdir()
+    (compact_only / "conformance_cells.json").write_text(compact_text(_report(runs["same"])))
+    assert _promote(capsys, "--candidate", str(compact_only), "--reports", str(reports))[0] == PASS
+    assert durations.load(reports / "interpreter" / durations.FILE) == written
 
 
 def test_promote_rejects_unreadable_candidate_and_keeps_the_baseline(runs, tmp_path, capsys):

@@ -4,7 +4,8 @@ The run is validated as the gate validates it. A run with failures is refused un
 reason; every promotion is logged in ``reports/<vendor>/PROMOTIONS.md`` (forced ones with the reason).
 The baseline keeps the run's conformance results in their compact, reviewable form
 (``conformance_cells.json``, gems.report.conformance_report.compact_text), which is all the gate reads;
-the case-level ``conformance.json`` stays with the run. The new baseline is assembled beside the old one
+the case-level ``conformance.json`` stays with the run, less the seconds of each cell (``durations.json``,
+which orders the next runs' cells, gems/report/durations.py). The new baseline is assembled beside the old one
 and swapped in, so a failure leaves the old one whole.
 """
 
@@ -16,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from gems.gate.inputs import COMPACT_FILE, CONFORMANCE_FILE, PERF_FILE, GateInputError, load_perf, load_run
+from gems.report import durations
 from gems.report.conformance_report import compact_text, status_counts
 
 MATRIX_FILES = ("support_matrix.md", "support_matrix.csv", "support_matrix.html")
@@ -97,6 +99,10 @@ def promote(vendor: str, candidate: Path, reports: Path, force: bool = False, re
         (stage / COMPACT_FILE).write_text(compact_text(run.conformance))
         done.append(f"wrote {target / COMPACT_FILE} from {run.conformance_path} (compact: per cell, and every case "
                     f"that did not simply pass; the case-level records stay with the run)")
+        seconds = durations.load(candidate / CONFORMANCE_FILE)  # load_run has read it: valid
+        if seconds:  # (a compact-form candidate has no times: the baseline's file, if any, is kept)
+            (stage / durations.FILE).write_text(durations.durations_text(seconds))
+            done.append(f"wrote {target / durations.FILE}: the seconds of each cell, which order the next runs")
         names = [n for n in MATRIX_FILES if (candidate / n).is_file()]
         if run.perf is not None:
             names += _perf_files(candidate)

@@ -11,6 +11,9 @@ Groups are then scheduled as xdist's loadscope schedules scopes, which by defaul
 conformance's operator-dtype groups would run before tests/, and tests that expect gems unregistered would
 find the registration a conformance case leaves behind. :func:`keep_collection_order` keeps the order
 ``load`` had (each worker runs tests/ before conformance/), called from both conftests' pytest_configure.
+Within the grouped tests, a plugin may set ``config.gems_group_seconds`` ({group: expected seconds}, the
+conformance suite does, gems/report/durations.py): those groups are then collected longest first, after every
+other test, so that no long group starts last and runs on alone.
 """
 
 from __future__ import annotations
@@ -23,15 +26,38 @@ def pytest_collection_modifyitems(config, items):
     if not getattr(config.option, "loadgroup", False):  # set on the workers of a --dist loadgroup run
         return
     for item in items:
-        marks = item.iter_markers("xdist_group")
-        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks}
-        if not names:
+        group = _group(item)
+        if group is None:
             continue
-        suffix = "@" + "_".join(sorted(names))
+        suffix = "@" + group
         if not item.nodeid.endswith(suffix):
             from _pytest.nodeid import NodeId  # pytest 9 (pytest 8 has no such module, and needs none)
 
             item._id = NodeId.parse(item.nodeid + suffix)
+    seconds = getattr(config, "gems_group_seconds", None)
+    if seconds:
+        items[:] = longest_groups_first(items, seconds)
+
+
+def _group(item) -> str | None:
+    """The test's xdist group, named as xdist names it (its marks' names, sorted and joined); None without."""
+    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    return "_".join(sorted(names)) or None
+
+
+def longest_groups_first(items: list, seconds: dict[str, float]) -> list:
+    """The tests of groups that ``seconds`` names, longest group first and each group's tests in their order,
+    after all other tests (tests/, which must run before any conformance case), which keep theirs."""
+    first_seen: dict[str, int] = {}
+    keyed = []
+    for index, item in enumerate(items):
+        group = _group(item)
+        if group not in seconds:
+            keyed.append(((0, 0.0, index), item))
+        else:
+            first_seen.setdefault(group, index)
+            keyed.append(((1, -seconds[group], first_seen[group]), item))
+    return [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
 
 
 def keep_collection_order(config) -> None:
