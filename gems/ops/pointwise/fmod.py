@@ -1,9 +1,11 @@
 """fmod (Tensor and Scalar, in-place, out=): C's fmod, x - trunc(x / y) * y computed exactly, with the
-sign of x. Floats take a short exact path for quotients below 2^20 (_fmod_f32) and libdevice's fmod beyond
-it: Triton's float ``%`` lowers on NVIDIA GPUs to x - trunc(x / y) * y with a rounded quotient, wrong once
-|x / y| passes 2^24 (under the interpreter, libdevice's fmod is torch's CPU fmod, which is as inexact there
-as ATen's CPU kernel). Integer division by zero raises RuntimeError("ZeroDivisionError") on CPU, as ATen's
-CPU kernel does, and is left undefined elsewhere, as CUDA's is. remainder.py builds on this kernel."""
+sign of x. Floats are computed in fp32 (fp16 and bf16 too) or fp64 by libdevice's fmod, which is exact, save
+that Triton links libdevice with FTZ on NVIDIA GPUs: fp32 subnormal operands and results are flushed to zero.
+Where an operand is below 2^-103 (only then can either be subnormal), the block takes an exact path of its own
+(_fmod_f32_tiny); fp16 values never are. Triton's float ``%`` is no alternative: it lowers to
+x - trunc(x / y) * y with a rounded quotient, wrong once |x / y| passes 2^24. Integer division by zero raises
+RuntimeError("ZeroDivisionError") on CPU, as ATen's CPU kernel does, and is left undefined elsewhere, as
+CUDA's is. remainder.py builds on this kernel."""
 
 import torch
 import triton
@@ -21,58 +23,52 @@ DIVISOR = {"low": -4.0, "high": 4.0, "int_low": -9, "int_high": 9}
 # Perf divisors: no integer zero (ATen's CPU kernel raises for it).
 PERF_DIVISOR = {"low": 0.5, "high": 4.0, "int_low": 1, "int_high": 9}
 
-
-FP32_SMALLEST_NORMAL = tl.constexpr(1.1754943508222875e-38)
-# 2^64 and 2^-64: scale an fp32 subnormal divisor to a normal number and back, exactly.
-SUBNORMAL_SCALE = tl.constexpr(18446744073709551616.0)
-SUBNORMAL_UNSCALE = tl.constexpr(5.421010862427522e-20)
-FP32_LARGEST = tl.constexpr(3.4028234663852886e38)
-# Below 2^20 an approximate quotient (2 ulp) is less than 1/8 from the exact one: its floor is one off at most.
-SHORT_QUOTIENT_LIMIT = tl.constexpr(1048576.0)
+# Below 2^-103 an fp32 operand may be subnormal, or (a multiple of a 2^-126 - 23 ulp smaller than the
+# divisor) give a subnormal result: libdevice's FTZ would flush either.
+TINY = tl.constexpr(9.860761315262648e-32)
+INF = tl.constexpr(float("inf"))
+# 2^64 and 2^-64: scale a tiny divisor to a normal number and back, exactly.
+SCALE = tl.constexpr(18446744073709551616.0)
+UNSCALE = tl.constexpr(5.421010862427522e-20)
 
 
 @triton.jit
-def _fmod_f32_exact(x, y):
-    """libdevice's fmod without its flush of subnormal operands (Triton links libdevice with FTZ on NVIDIA
-    GPUs): |x| < |y| is x itself; a subnormal y first reduces x by y * 2^64, a multiple of y (exact), then
-    the remainder and y are both scaled by 2^64 and the result scaled back."""
+def _fmod_f32_tiny(x, y):
+    """fmod where |x| or |y| is below 2^-103, exactly and without FTZ's flushes: |x| < |y| is x itself (a
+    subnormal x included); a tiny y first reduces x by y * 2^64 (a multiple of y: exact, its result a
+    multiple of y's ulp times 2^64, normal), then the remainder and y are both scaled by 2^64, divided, and
+    the result scaled back by a multiplication (not flushed)."""
     ay = tl.abs(y)
-    tiny = ay < FP32_SMALLEST_NORMAL
-    big_y = y * SUBNORMAL_SCALE
-    reduced = tl.where(tl.abs(x) < ay * SUBNORMAL_SCALE, x, libdevice.fmod(x, big_y))
-    scaled = libdevice.fmod(reduced * SUBNORMAL_SCALE, big_y) * SUBNORMAL_UNSCALE
+    big_y = y * SCALE
+    reduced = tl.where(tl.abs(x) < ay * SCALE, x, libdevice.fmod(x, big_y))
+    scaled = libdevice.fmod(reduced * SCALE, big_y) * UNSCALE
     plain = tl.where(tl.abs(x) < ay, x, libdevice.fmod(x, y))
-    return tl.where(tiny, scaled, plain)
+    return tl.where(ay < TINY, scaled, plain)
 
 
 @triton.jit
-def _fmod_f32(x, y):
-    """Quotients |x / y| < 2^20 with a finite normal y (what most calls see) take a short exact path: Triton's
-    approximate fp32 '/' (within 2 ulp) truncates to the integer quotient q or one off, which the sign or size
-    of fma(-q, |y|, |x|) reveals; with the right q that fma is exact (the remainder is representable). A block
-    with other elements (huge quotients, subnormal, zero or non-finite operands) also runs _fmod_f32_exact; one
-    without skips it. The exact function alone, three libdevice fmod calls an element, made fp16/bf16 fmod
-    0.30x ATen at 64M on an H200."""
-    ax = tl.abs(x)
-    ay = tl.abs(y)
-    # A zero limit where |y| is subnormal, zero, infinite or NaN; one where-select, not an & of a y-shaped mask
-    # with an x-shaped one (the interpreter splats a scalar bool into a float array, which & then rejects).
-    limit = tl.where((ay >= FP32_SMALLEST_NORMAL) & (ay <= FP32_LARGEST), ay * SHORT_QUOTIENT_LIMIT, 0.0)
-    fast = ax < limit
-    q = tl.floor(ax / ay)
-    r = tl.fma(0 - q, ay, ax)
-    q = tl.where(r < 0, q - 1.0, tl.where(r >= ay, q + 1.0, q))
-    r = libdevice.copysign(tl.fma(0 - q, ay, ax), x)
-    if tl.max(tl.where(fast, 0, 1)) > 0:
-        r = tl.where(fast, r, _fmod_f32_exact(x, y))
+def _fmod_f32(x, y, STORED: tl.constexpr):
+    """libdevice's fmod (on an H200 at 64M bf16 elements as fast as ATen's, 100 us); a block with an operand
+    below 2^-103 (zeros aside) also runs _fmod_f32_tiny for those elements. fp16 operands never are (their
+    smallest, 2^-24, is an fp32 normal), so they skip the test. (The exact path this replaces, a fast path
+    for quotients below 2^20 with libdevice only beyond, took 215 us there: 0.46x ATen.)"""
+    r = libdevice.fmod(x, y)
+    if STORED != tl.float16:
+        ax = tl.abs(x)
+        ay = tl.abs(y)
+        smallest = tl.minimum(tl.where(ax > 0, ax, INF), tl.where(ay > 0, ay, INF))  # NaN: INF, never tiny
+        tiny = smallest < TINY
+        if tl.max(tl.where(tiny, 1, 0)) > 0:
+            r = tl.where(tiny, _fmod_f32_tiny(x, y), r)
     return r
 
 
 @triton.jit
-def c_fmod(x, y):
-    """x fmod y: the sign of x (Triton's integer ``%`` truncates, like C)."""
+def c_fmod(x, y, STORED: tl.constexpr):
+    """x fmod y with the sign of x (Triton's integer ``%`` truncates, like C); STORED: the operator's common
+    dtype (PointwiseOp(common_arg=True))."""
     if x.dtype == tl.float32:
-        r = _fmod_f32(x, y)
+        r = _fmod_f32(x, y, STORED)
     elif x.dtype.is_floating():
         r = libdevice.fmod(x, y)
     else:
@@ -80,7 +76,7 @@ def c_fmod(x, y):
     return r
 
 
-fmod_op = PointwiseOp("fmod", c_fmod, operands=2, dtypes=NUMERIC)
+fmod_op = PointwiseOp("fmod", c_fmod, operands=2, dtypes=NUMERIC, common_arg=True)
 fmod, fmod_, fmod_out = checked_binary_overloads(fmod_op, check_zero_division)
 
 
@@ -106,6 +102,7 @@ def modulo_samples(name, call):
             ("inplace-scalar", lambda x: inplace_ops.Scalar(x, 3), f"{name}_.Scalar", one_tensor()),
             ("scalar-out", lambda x: call(x, -3, out=torch.empty_like(x)), f"{name}.Tensor_out", one_tensor()),
             ("huge-quotient", call, f"{name}.Tensor", _huge_quotients),
+            ("tiny-operands", call, f"{name}.Tensor", _tiny_operands),
         ]
         if dtype.is_floating_point:
             extra.append(("scalar-zero", lambda x: call(x, 0.0), f"{name}.Scalar", one_tensor()))
@@ -127,6 +124,19 @@ def _huge_quotients(dtype, device, quick):
         x = torch.tensor([info.max, info.min, info.max, info.min + 1], dtype=dtype)
         y = torch.tensor([3, 7, 2, 5] if info.min == 0 else [3, -7, -2, 5], dtype=dtype)
     return (x.to(device), y.to(device)), {}
+
+
+def _tiny_operands(dtype, device, quick):
+    """Operands below 2^-103, where libdevice's FTZ would flush: subnormal x or y, and normal ones whose
+    remainder is subnormal (2^-120 (1 + 2^-7) fmod 2^-120 = 2^-127), beside ordinary elements of the block.
+    fp16 has no such values (they round to zero: still the ordinary path's zeros)."""
+    x = [2.0 ** -120 * (1 + 2.0 ** -7), 2.0 ** -100, 1.0, -(2.0 ** -130), 5.0, 2.0 ** -149, 7.5, -3.25, 0.0, 1e30]
+    y = [2.0 ** -120, 3 * 2.0 ** -110, 3 * 2.0 ** -120, 1.0, 2.0 ** -140, 2.0 ** -148, 2.0, -1.5, 2.0 ** -140,
+         -(2.0 ** -126)]
+    if not dtype.is_floating_point:
+        x, y = [7, -9, 5, 3, 100, -4, 8, 1, 0, 2], [2, 4, -3, 7, 9, 3, 5, 1, 6, -1]
+    return (torch.tensor(x, dtype=torch.float64).to(dtype).to(device),
+            torch.tensor(y, dtype=torch.float64).to(dtype).to(device)), {}
 
 
 SPECS = [

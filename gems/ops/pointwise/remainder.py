@@ -17,14 +17,14 @@ from gems.spec import OpSpec
 
 
 @triton.jit
-def _remainder(x, y):
-    r = c_fmod(x, y)
+def _remainder(x, y, STORED: tl.constexpr):
+    r = c_fmod(x, y, STORED)
     if not x.dtype.is_int_unsigned():
         r = tl.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
     return r
 
 
-remainder_op = PointwiseOp("remainder", _remainder, operands=2, dtypes=NUMERIC)
+remainder_op = PointwiseOp("remainder", _remainder, operands=2, dtypes=NUMERIC, common_arg=True)
 remainder, remainder_, remainder_out = checked_binary_overloads(remainder_op, check_zero_division)
 
 

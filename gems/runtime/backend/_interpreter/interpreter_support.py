@@ -213,6 +213,15 @@ def _libm_double(np_fn):
     return lambda x: torch.from_numpy(np_fn(x.double().numpy()))
 
 
+def _fmod(x, y):
+    """libdevice's fmod, exact as C's is, for fp32 (and fp16/bf16, computed in fp32): torch's CPU fmod divides
+    first, so a quotient past fp32's range (1e30 fmod 2^-62) gives NaN. fp64 keeps torch's: this device's ATen
+    kernel, which the float64 oracle and the parity check on this device are (both NaN past 2^1024)."""
+    if x.dtype == torch.float64 or y.dtype == torch.float64:
+        return torch.fmod(x, y)
+    return torch.from_numpy(np.fmod(x.numpy(), y.numpy()))
+
+
 # libdevice name -> torch function over CPU tensors (same precision as the kernel's values).
 _LIBDEVICE = {
     "tanh": torch.tanh, "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv,
@@ -223,7 +232,7 @@ _LIBDEVICE = {
     "atan": torch.atan, "sinh": _libm_double(np.sinh), "cosh": _libm_double(np.cosh), "asinh": torch.asinh,
     "acosh": torch.acosh, "atanh": torch.atanh, "atan2": torch.atan2, "pow": torch.pow,
     "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "rint": torch.round,
-    "nearbyint": torch.round, "round": _round_half_away, "fmod": torch.fmod, "hypot": torch.hypot,
+    "nearbyint": torch.round, "round": _round_half_away, "fmod": _fmod, "hypot": torch.hypot,
     "copysign": torch.copysign, "fmin": torch.fmin, "fmax": torch.fmax, "lgamma": torch.lgamma,
     "isinf": torch.isinf, "isnan": torch.isnan, "signbit": torch.signbit,
     "cbrt": lambda x: x.sign() * x.abs() ** (1 / 3),
