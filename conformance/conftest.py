@@ -78,6 +78,7 @@ class ConformanceRun:
         self.written: list[Path] = []
         self.interrupted_by = ""  # a signal's name, once one stopped the run
         self.finishing = False  # writing the report: a SIGTERM no longer interrupts
+        self.groups: dict[str, str] = {}  # case id -> xdist group, under -n (_group_cases_by_kernels)
 
 
 def _select_vendor(name):
@@ -152,39 +153,50 @@ def _share_cpu_cores():
 
 def _group_cases_by_kernels(config):
     """``-n N`` sends the cases of one operator and dtype, which share their kernels, to one worker:
-    each kernel then compiles once, not once per worker (xdist's loadgroup; plain load otherwise)."""
+    each kernel then compiles once, not once per worker (xdist's loadgroup; plain load otherwise). The
+    groups are collected longest first, and a cell longer than its share of the run is cut into several
+    groups (gems/report/durations.py)."""
+    run = config.gems_conformance
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
     elif getattr(config, "workerinput", {}).get("gems_loadgroup"):
         config.option.loadgroup = True  # workers re-parse the command line: they name their groups too
     keep_collection_order(config)
-    if getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup":
-        config.gems_group_seconds = _expected_group_seconds(config, config.gems_conformance)
+    if not (getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup"):
+        return
+    cases = (*run.cases, *run.model_cases)
+    expected = durations.expected_seconds(Counter(_cell(case) for case in cases), _known_cell_seconds(config, run))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))  # set in the workers, which collect
+    parts = durations.parts_per_cell(expected, workers)
+    seen = Counter()
+    for case in cases:  # the cases of a cut cell are dealt out in turn, so that each part has every kind of sample
+        cell = _cell(case)
+        part = seen[cell] % parts[cell]
+        seen[cell] += 1
+        run.groups[case.id] = f"{case.op}-{dtype_name(case.dtype)}" + (f"-part{part}" if parts[cell] > 1 else "")
+    config.gems_group_seconds = {run.groups[case.id]: expected[_cell(case)] / parts[_cell(case)] for case in cases}
 
 
-def _expected_group_seconds(config, run) -> dict[str, float]:
-    """{xdist group: expected seconds} of this run's cells, from the earliest file found: --cell-durations,
-    then reports/<vendor>/durations.json up the vendor's chain (gems/report/durations.py)."""
+def _cell(case) -> str:
+    return f"{case.op}::{dtype_name(case.dtype)}"
+
+
+def _known_cell_seconds(config, run) -> dict[str, float]:
+    """Seconds per cell of an earlier run, from the first file found: --cell-durations, then
+    reports/<vendor>/durations.json up the vendor's chain; {} without one."""
     given = config.getoption("--cell-durations")
     if given and not Path(given).is_file():
         raise pytest.UsageError(f"--cell-durations: no file {given}; name a durations.json or a conformance.json")
     reports = Path(__file__).resolve().parent.parent / "reports"
     paths = [Path(given)] if given else [reports / m.name / durations.FILE for m in run.backend.chain()]
-    known = {}
     for path in paths:
         try:
             known = durations.load(path)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from exc
         if known:
-            break
-    counts = Counter(f"{case.op}::{dtype_name(case.dtype)}" for case in (*run.cases, *run.model_cases))
-    return {_group_name(*key.split("::")): seconds
-            for key, seconds in durations.expected_seconds(counts, known).items()}
-
-
-def _group_name(op: str, dtype: str) -> str:
-    return f"{op}-{dtype}"
+            return known
+    return {}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -249,11 +261,12 @@ def pytest_generate_tests(metafunc):
     run = metafunc.config.gems_conformance
     for name, cases in (("case", run.cases), ("model_case", run.model_cases)):
         if name in metafunc.fixturenames:
-            metafunc.parametrize(name, [pytest.param(c, id=c.id, marks=_marks(c)) for c in cases])
+            metafunc.parametrize(name, [pytest.param(c, id=c.id, marks=_marks(c, run)) for c in cases])
 
 
-def _marks(case):
-    return [getattr(pytest.mark, case.op), pytest.mark.xdist_group(_group_name(case.op, dtype_name(case.dtype)))]
+def _marks(case, run):
+    group = run.groups.get(case.id, f"{case.op}-{dtype_name(case.dtype)}")
+    return [getattr(pytest.mark, case.op), pytest.mark.xdist_group(group)]
 
 
 @pytest.fixture

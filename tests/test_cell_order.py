@@ -82,13 +82,15 @@ def _run(tmp_path, *args):
 
 def test_workers_collect_the_longest_cells_first(tmp_path):
     (tmp_path / "durations.json").write_text(durations.durations_text(
-        {"neg::float32": 1.0, "neg::int32": 9.0, "abs::float32": 5.0, "abs::int32": 2.0}))
+        {"neg::int32": 2.0, "abs::float32": 1.9, "abs::int32": 1.8, "neg::float32": 1.7}))
     done = _run(tmp_path, "-n", "2", "--cell-durations", str(tmp_path / "durations.json"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for worker in ("gw0", "gw1"):
         order = json.loads((tmp_path / f"{worker}.json").read_text())
         groups = list(dict.fromkeys(nodeid.split("@")[1] for nodeid in order if "@" in nodeid))
-        assert groups == ["neg-int32", "abs-float32", "abs-int32", "neg-float32"]
+        # 7.4 s over 2 workers: cells over 1.85 s are cut in two
+        assert groups == ["abs-int32", "neg-float32", "neg-int32-part0", "neg-int32-part1", "abs-float32-part0",
+                          "abs-float32-part1"]
     report = json.loads((tmp_path / "report" / "conformance.json").read_text())
     assert {c["status"] for c in report["cases"]} == {"pass"}
 
@@ -97,3 +99,27 @@ def test_a_missing_cell_durations_file_is_a_usage_error(tmp_path):
     done = _run(tmp_path, "-n", "2", "--cell-durations", str(tmp_path / "nowhere.json"))
     assert done.returncode == 4
     assert "--cell-durations: no file" in done.stdout + done.stderr
+
+
+def test_a_cell_longer_than_half_a_workers_share_is_cut_into_parts():
+    expected = {"sdpa::float32": 300.0, "mm::float32": 120.0, **{f"op{i}::float32": 10.0 for i in range(100)}}
+    parts = durations.parts_per_cell(expected, workers=10)  # share 142 s a worker: parts of at most 71 s
+    assert parts["sdpa::float32"] == 5 and parts["mm::float32"] == 2 and parts["op0::float32"] == 1
+    assert durations.parts_per_cell(expected, workers=1) == {key: 1 for key in expected}
+
+
+def test_workers_collect_the_parts_of_a_long_cell_as_groups_of_their_own(tmp_path):
+    (tmp_path / "durations.json").write_text(durations.durations_text(
+        {"neg::float32": 100.0, "neg::int32": 1.0, "abs::float32": 1.0, "abs::int32": 1.0}))
+    done = _run(tmp_path, "-n", "2", "--cell-durations", str(tmp_path / "durations.json"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    order = json.loads((tmp_path / "gw0.json").read_text())
+    groups = list(dict.fromkeys(nodeid.split("@")[1] for nodeid in order if "@" in nodeid))
+    # 103 s over 2 workers: parts of at most 25.75 s, so neg::float32 in 4 parts, each 25 s, first
+    assert groups == [f"neg-float32-part{i}" for i in range(4)] + ["abs-float32", "abs-int32", "neg-int32"]
+    neg = [nodeid.split("@")[0] for nodeid in order if "@neg-float32" in nodeid]
+    cases = [nodeid.split("@")[0] for nodeid in json.loads((tmp_path / "gw1.json").read_text()) if "@neg-float32" in nodeid]
+    assert sorted(neg) == sorted(cases) and len(set(neg)) == len(neg)  # every case once, in the same parts
+    report = json.loads((tmp_path / "report" / "conformance.json").read_text())
+    assert {c["status"] for c in report["cases"]} == {"pass"}
+    assert len([c for c in report["cases"] if c["op"] == "neg" and c["dtype"] == "float32"]) == len(neg)
