@@ -69,13 +69,10 @@ device_gaps = {
             for variant in ("floor-zero-divisor", "trunc-zero-divisor") for dtype in _INTS},
     "floor_divide": {f"zero-divisor/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division "
                                                                     "by zero") for dtype in _INTS},
-    # fmod and remainder: the integer zero divisors as floor_divide's; and the interpreter's stand-in
-    # for libdevice's (exact) fmod is torch's CPU fmod, which loses exactness, as ATen's own CPU result does,
-    # once |x / y| passes the fp32 mantissa.
-    **{op: {**{f"zero-divisor/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division by zero")
-               for dtype in _INTS},
-            **{f"{variant}/{dtype}": _NO_PARITY for variant in ("special-values", "special-values-nonzero")
-               for dtype in ("float32", "bfloat16")}}
+    # fmod and remainder: the integer zero divisors as floor_divide's. (Their float special values pass: the
+    # interpreter's stand-in for libdevice's fmod is C's, exact, since 0253d30.)
+    **{op: {f"zero-divisor/{dtype}": _CPU_ONLY.format(what="ZeroDivisionError for an integer division by zero")
+            for dtype in _INTS}
        for op in ("fmod", "remainder")},
 
     # Measured on 2026-11-22 for the operators added that day (quick suite on sim, 230 cases).
