@@ -153,9 +153,9 @@ def _share_cpu_cores():
 
 def _group_cases_by_kernels(config):
     """``-n N`` sends the cases of one operator and dtype, which share their kernels, to one worker:
-    each kernel then compiles once, not once per worker (xdist's loadgroup; plain load otherwise). The
-    groups are collected longest first, and a cell longer than its share of the run is cut into several
-    groups (gems/report/durations.py)."""
+    each kernel then compiles once, not once per worker (xdist's loadgroup; plain load otherwise). Where a
+    cell is long beside a worker's share of the run, the groups are collected longest first, and a cell
+    longer than half that share is cut into several groups (gems/report/durations.py)."""
     run = config.gems_conformance
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
@@ -167,6 +167,8 @@ def _group_cases_by_kernels(config):
     cases = (*run.cases, *run.model_cases)
     expected = durations.expected_seconds(Counter(_cell(case) for case in cases), _known_cell_seconds(config, run))
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))  # set in the workers, which collect
+    if not durations.worth_ordering(expected, workers):
+        return  # no cell long enough to matter: collection order (each operator's cells together) is faster
     parts = durations.parts_per_cell(expected, workers)
     seen = Counter()
     for case in cases:  # the cases of a cut cell are dealt out in turn, so that each part has every kind of sample

@@ -124,3 +124,11 @@ def test_workers_collect_the_parts_of_a_long_cell_as_groups_of_their_own(tmp_pat
     report = json.loads((tmp_path / "report" / "conformance.json").read_text())
     assert {c["status"] for c in report["cases"]} == {"pass"}
     assert len([c for c in report["cases"] if c["op"] == "neg" and c["dtype"] == "float32"]) == len(neg)
+
+
+def test_cells_are_reordered_only_where_one_is_long_beside_a_workers_share():
+    even = {f"op{i}::float32": 1.0 for i in range(100)}  # CI's interpreter runs: many short cells
+    assert not durations.worth_ordering(even, workers=2)
+    assert durations.worth_ordering({**even, "sdpa::float32": 20.0}, workers=2)  # 20 s > 120 s / 2 / 8
+    assert not durations.worth_ordering({**even, "sdpa::float32": 20.0}, workers=1)
+
