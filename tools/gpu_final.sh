@@ -6,6 +6,8 @@
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh shard I K     # operators I, I+K, I+2K... (I from 0);
 #                                                                     # WORKERS pytest workers (16), SHARD_S limit (540)
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh perf [ops]    # gems-perf core with tools/gpu_final.yaml
+# On 4 H200s the whole suite fits one command: WORKERS=54 SHARD_S=420 ... shard 0 1 (301 s at 8203530, its cells
+# ordered by reports/nvidia/durations.json).
 set -uo pipefail
 OUT=${OUT:-/tmp/gems-out}
 mkdir -p "$OUT" runs
