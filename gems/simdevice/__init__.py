@@ -20,8 +20,10 @@ registers) above the route; the route then serves only the calls gems does not: 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import sys
 import threading
 import types
 from collections import Counter
@@ -55,13 +57,16 @@ class SimDeviceBuildError(RuntimeError):
 
 def build_dir() -> Path:
     """The build cache: GEMS_SIMDEVICE_BUILD_DIR, else under TORCH_EXTENSIONS_DIR or ~/.cache/torch_extensions.
-    One directory per torch version, so an upgrade rebuilds instead of loading a stale binary."""
+    One directory per torch version, so an upgrade rebuilds instead of loading a stale binary, and per Python
+    environment: the compile command names the environment's torch headers, so two venvs sharing a directory
+    (CI's two) rebuilt it (about a minute on 2 cores) at every switch."""
     explicit = os.environ.get("GEMS_SIMDEVICE_BUILD_DIR")
     if explicit:
         return Path(explicit)
     root = os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions"
     version = re.sub(r"[^0-9A-Za-z]+", "_", torch.__version__)
-    return Path(root) / f"gems_simdevice_torch{version}"
+    environment = hashlib.sha1(sys.prefix.encode()).hexdigest()[:8]
+    return Path(root) / f"gems_simdevice_torch{version}_{environment}"
 
 
 def _build():
