@@ -210,6 +210,32 @@ def test_torch_adamw_steps_replay_natively_and_match_atens(kind):
     assert {o: native.python_calls()[o] for o in served} == {o: {NEW_SIGNATURE: 1} for o in served}
 
 
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_torch_fused_sgd_steps_replay_natively_and_match_atens(momentum):
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 8))
+    ref, mine = copy.deepcopy(model), copy.deepcopy(model)
+    options = {"lr": 0.1, "momentum": momentum, "nesterov": momentum > 0, "weight_decay": 0.01, "fused": True}
+    opt_ref, opt = torch.optim.SGD(ref.parameters(), **options), torch.optim.SGD(mine.parameters(), **options)
+    schedules = [torch.optim.lr_scheduler.LambdaLR(o, lambda step: 1 / (1 + step)) for o in (opt_ref, opt)]
+    for _ in range(4):
+        for p, q in zip(ref.parameters(), mine.parameters()):
+            p.grad = torch.randn_like(p)
+            q.grad = p.grad.clone()
+        with gems.aten_only():
+            opt_ref.step()
+        opt.step()
+        for p, q in zip(ref.parameters(), mine.parameters()):
+            torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
+        for schedule in schedules:
+            schedule.step()
+    # The first step with momentum buffers is a signature of its own (is_first_step); every later step replays,
+    # the scheduled lr read per call.
+    new_signatures = 2 if momentum else 1
+    assert replays("_fused_sgd_") == 4 - new_signatures
+    assert native.python_calls()["_fused_sgd_"] == {NEW_SIGNATURE: new_signatures}
+
+
 def test_fused_adam_reads_lr_grad_scale_and_found_inf_per_call():
     params, grads, m, v = lists(4, 2, [(5, 3), (7,), (2, 2, 2)])
     steps = [torch.tensor(1.0) for _ in params]

@@ -96,28 +96,41 @@ def fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr,
         raise Fallback(f"params of dtype {self[0].dtype}: ATen's fused kernels are for floating types")
     lr = mt.device_scalars(self, lr, grad_scale, found_inf)
     lists = [self, grads] + ([momentum_buffer_list] if has_momentum else [])
-    mt.check_fused_lists(lists, "params, grads, and momentum_buffer_list" if has_momentum else "params and grads")
-    rows, numels, addresses = [], [], []
-    for i, p in enumerate(self):
-        if p.numel() == 0:
-            continue
-        row = [t[i].data_ptr() for t in lists] + ([] if has_momentum else [0])
-        rows.append(row)
-        numels.append(p.numel())
-        addresses += row[:len(lists)]
-    if not rows:
-        return
+    # Row words: numel, param, grad, momentum buffer (0 without momentum). Contiguous lists of one dtype and equal
+    # shapes (every optimizer's): checked and written in one C++ loop of the native layer, whose list plans then
+    # replay the call with no Python (an lr schedule's new lr read per call).
+    uniform = mt.uniform_table(lists, () if has_momentum else [0] * len(self), flat_flag=False)
+    if uniform is None:
+        mt.check_fused_lists(lists, "params, grads, and momentum_buffer_list" if has_momentum else "params and grads")
     device, dtype = self[0].device, self[0].dtype
-    table, programs = mt.table(rows, numels, device)
+    if uniform is not None:
+        content, programs, n_rows, aligned = uniform
+        table = mt.upload_bytes(content, device) if n_rows else None
+    else:
+        rows, numels, addresses = [], [], []
+        for i, p in enumerate(self):
+            if p.numel() == 0:
+                continue
+            row = [t[i].data_ptr() for t in lists] + ([] if has_momentum else [0])
+            rows.append(row)
+            numels.append(p.numel())
+            addresses += row[:len(lists)]
+        n_rows, aligned = len(rows), mt.aligned(addresses)
+        table, programs = mt.table(rows, numels, device) if rows else (None, 0)
+    if not n_rows:
+        return
     lr_tensor = isinstance(lr, torch.Tensor)
     _launch((programs,), table, lr if lr_tensor else table, table if grad_scale is None else grad_scale,
-            table if found_inf is None else found_inf, len(rows), float64_bits(0.0 if lr_tensor else float(lr)),
-            float64_bits(float(weight_decay)), float64_bits(float(momentum)), float64_bits(float(dampening)),
-            mt.TL_DTYPES[dtype], tl.float64 if dtype == torch.float64 else tl.float32, has_momentum, bool(nesterov),
-            bool(is_first_step), bool(maximize), weight_decay != 0, lr_tensor, grad_scale is not None,
-            found_inf is not None, mt.aligned(addresses), mt.steps_for(len(rows)), mt.CHUNK, mt.BLOCK,
-            num_warps=mt.NUM_WARPS)
+            table if found_inf is None else found_inf, n_rows,
+            float64_bits(0.0) if lr_tensor else mt.scalar_word(lr, "lr"), float64_bits(float(weight_decay)),
+            float64_bits(float(momentum)), float64_bits(float(dampening)), mt.TL_DTYPES[dtype],
+            tl.float64 if dtype == torch.float64 else tl.float32, has_momentum, bool(nesterov), bool(is_first_step),
+            bool(maximize), weight_decay != 0, lr_tensor, grad_scale is not None, found_inf is not None, aligned,
+            mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK, num_warps=mt.NUM_WARPS)
 
+
+# What reaches the kernel only as float64 bits (list plans read it per call: an lr schedule's new value).
+fused_sgd_.per_call_scalars = ("lr",)
 
 SPECS = [
     OpSpec(name="fused_sgd", family="optim",
