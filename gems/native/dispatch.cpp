@@ -75,7 +75,7 @@ const char* const kWhyText[kWhyCount] = {
     "an argument the key does not cover (a generator, a list of Scalars, a symbolic size, a long string)",
     "more than 16 tensors in one call",
     "a signature longer than 128 words",
-    "a tensor that is not strided, has the conj/neg bit, has no storage, or a number of more than 16 bytes",
+    "a tensor that is not strided, has the conj bit, has no storage, or a number of more than 16 bytes",
     "a written argument shares memory with another argument (ATen's overlap rules live in Python)",
     "the native layer is turned off",
     "autograd: grad mode is on and an input requires grad, or an input has a forward-mode tangent (the "
@@ -287,8 +287,9 @@ void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable, int
     return;
   }
   if (k.nt == kMaxTensors) return k.fail(kWhyTensors);
-  if (impl->layout() != c10::kStrided || impl->is_conj() || impl->is_neg() || !impl->has_storage())
-    return k.fail(kWhyTensorKind);
+  // A negative bit (a lazy negation, torch._neg_view) is keyed: the Python path negates on the way (a clone of such
+  // a view: resolve_neg), and the plan it records does the same for every tensor that has the bit.
+  if (impl->layout() != c10::kStrided || impl->is_conj() || !impl->has_storage()) return k.fail(kWhyTensorKind);
   if (s.autograd && ((c10::GradMode::is_enabled() && impl->requires_grad()) ||
                      (impl->autograd_meta() != nullptr && impl->_fw_grad(0, t).defined())))
     return k.fail(kWhyGrad);
@@ -301,7 +302,7 @@ void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable, int
   const bool wrapped = impl->is_wrapped_number();
   k.add(tag(kTensor, uint64_t(impl->dtype().toScalarType()) | (uint64_t(dim) << 8) |
                         (uint64_t(device.type()) << 16) | (uint64_t(device.index() + 1) << 24) |
-                        ((addr & 15) << 32) | (uint64_t(wrapped) << 36)));
+                        ((addr & 15) << 32) | (uint64_t(wrapped) << 36) | (uint64_t(impl->is_neg()) << 37)));
   const auto sizes = impl->sizes();
   const auto strides = impl->strides();
   for (int64_t d = 0; d < dim; ++d) {

@@ -64,8 +64,8 @@ def _raw_draws(r0, r1, r2, r3, DIST: tl.constexpr, PER_LANE: tl.constexpr):
     uniforms in [0, 1), standard normals, integers (int64 from 32 or 64 random bits), or for EXPONENTIAL with
     four per lane the guarded logarithms ln(1 - u) (_log_of_unit_draw)."""
     if DIST == INTEGERS:
-        if PER_LANE == 4:
-            d0, d1, d2, d3 = r0.to(tl.int64), r1.to(tl.int64), r2.to(tl.int64), r3.to(tl.int64)
+        if PER_LANE == 4:  # uint32 words, taken modulo a span of up to 2^32 in 32 bits
+            d0, d1, d2, d3 = r0, r1, r2, r3
         else:
             d0 = ((r0.to(tl.uint64) << 32) | r1.to(tl.uint64)).to(tl.int64, bitcast=True)
             d1 = ((r2.to(tl.uint64) << 32) | r3.to(tl.uint64)).to(tl.int64, bitcast=True)
@@ -102,8 +102,9 @@ def _draw_values(out_ptr, a_ptr, b_ptr, seed_ptr, offset_ptr, seed: tl.int64, of
     mask = offs < n
     out_ty = out_ptr.dtype.element_ty
     if DIST == INTEGERS:
-        if PER_LANE == 4:
-            y = x % span + low
+        if PER_LANE == 4:  # a 32-bit remainder: in int64 it was a long division, half of ATen's speed at 64M
+            span32 = span.to(tl.uint32)  # a span of 2^32 becomes 0: every 32-bit value
+            y = tl.where(span32 == 0, x, x % tl.maximum(span32, 1)).to(tl.int64) + low
         else:  # 64 random bits modulo a span of up to 2^64 (0), in uint64
             spans = (x * 0 + span).to(tl.uint64, bitcast=True)
             drawn = x.to(tl.uint64, bitcast=True)
