@@ -49,8 +49,21 @@ def index_samples(dtype, device, quick):
                         call=lambda x, i: torch.ops.aten.index.Tensor_out(x, i, out=torch.empty(0, dtype=x.dtype,
                                                                                                device=x.device)),
                         expects="index.Tensor_out"))
+    # x[mask] over leading dims (masked_rows.py): rows past one column chunk (512) and past one block of the mask
+    # (1024), a mask over two dims, rows a step apart, a uint8 mask; rows that are not one run of memory take the
+    # general path.
+    mask = lambda s, d=torch.bool: make_tensor(s, d, device)
+    cases += [
+        Sample("mask-rows-wide", lambda: (make((3, 700)), [mask((3,))])),
+        Sample("mask-rows-long", lambda: (make((2500, 2)), [mask((2500,))])),
+        Sample("mask-leading-2d", lambda: (make((4, 5, 6)), [mask((4, 5))])),
+        Sample("mask-rows-strided", lambda: (make((2 * rows, cols))[::2], [mask((rows,))])),
+        Sample("mask-rows-transposed", lambda: (make((cols, rows)).t(), [mask((rows,))])),
+        Sample("mask-uint8", lambda: (make(), [mask((rows,), torch.uint8)])),
+    ]
     if not dtype.is_floating_point:
-        return [c for c in cases if c.variant in ("one-index", "two-indices", "mask", "separated", "out")]
+        return [c for c in cases if c.variant in ("one-index", "two-indices", "mask", "separated", "out", "mask-rows",
+                                                  "mask-leading-2d")]
     cases += [
         Sample("special-values", lambda: (as_rows(special_values(dtype, device)), [None, idx(6, 4)])),
         Sample("grad", lambda: (make().requires_grad_(), [idx(9, rows)]), grad=True,

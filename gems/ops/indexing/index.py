@@ -4,7 +4,8 @@ backward is index_put with accumulate (index_put.py).
 
 One launch of walk.py's gather over the result (after gems' nonzero for a mask): where the indexed dims
 lead and the rows of the dims after them are contiguous (``table[ids]``), each index is read once per row
-and each row is one coalesced copy, as in index_select.
+and each row is one coalesced copy, as in index_select. A lone mask over self's leading dims (``x[mask]``)
+copies the kept rows in one launch after the count (masked_rows.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import triton.language as tl  # noqa: F401  (kernel modules import it: the inter
 
 from gems.dtypes import ALL
 from gems.ops.indexing.advanced import plan
+from gems.ops.indexing.masked_rows import masked_rows, rows_view
 from gems.ops.indexing.shared import check_no_overlap_with, cuda_asserts, prepare_out
 from gems.ops.indexing.walk import gather
 from gems.spec import OpSpec, lazy_perf
@@ -21,7 +23,19 @@ from gems.spec import OpSpec, lazy_perf
 # --------------------------------------------------------------------------- ATen overloads
 
 
+def _lone_mask(indices):
+    """The mask of ``self[mask]`` (a bool or uint8 tensor first, nothing indexed after it), else None."""
+    mask = indices[0] if indices else None
+    if mask is None or mask.dtype not in (torch.bool, torch.uint8) or any(t is not None for t in indices[1:]):
+        return None
+    return mask
+
+
 def index(self, indices):
+    mask = _lone_mask(indices)
+    rows = None if mask is None else rows_view(self, mask)
+    if rows is not None:
+        return masked_rows(self, mask, rows)
     indexed = plan(self, indices)
     src_strides, where = indexed.layout(self)
     return gather(self, src_strides, torch.empty(indexed.shape, dtype=self.dtype, device=self.device), where)
