@@ -87,14 +87,16 @@ def roll_samples(dtype, device, quick):
     return with_extra(dtype, core, extra)
 
 
-def _shuffle_samples(fn, dtype, device, quick, small, big, empty=True):
-    """pixel_shuffle / pixel_unshuffle: ``small`` and ``big`` are inputs (shape, factor) the op accepts."""
+def _shuffle_samples(fn, dtype, device, quick, small, big, wide, empty=True):
+    """pixel_shuffle / pixel_unshuffle: ``small``, ``big`` and ``wide`` are inputs (shape, factor) the op accepts;
+    wide's planes are wider than one program's columns (pixel_planes.py)."""
     make = maker(dtype, device)
     overload = f"{fn.__name__}.out"
     op = getattr(torch.ops.aten, fn.__name__)
     core = [
         Sample("batched", lambda: (make(small[0]), small[1])),
         Sample("factor-3", lambda: (make(big[0]), big[1])),
+        Sample("wide", lambda: (make(wide[0]), wide[1])),
         Sample("noncontiguous", lambda: (make(small[0][::-1]).permute(3, 2, 1, 0), small[1])),
         Sample("out", lambda: (make(small[0]), small[1]), expects=overload,
                call=lambda x, r: op.out(x, r, out=fresh(x))),
@@ -118,11 +120,12 @@ def _shuffle_samples(fn, dtype, device, quick, small, big, empty=True):
 
 
 def pixel_shuffle_samples(dtype, device, quick):
-    return _shuffle_samples(torch.pixel_shuffle, dtype, device, quick, ((2, 12, 3, 5), 2), ((1, 18, 4, 3), 3))
+    return _shuffle_samples(torch.pixel_shuffle, dtype, device, quick, ((2, 12, 3, 5), 2), ((1, 18, 4, 3), 3),
+                            ((1, 4, 2, 2100), 2))
 
 
 def pixel_unshuffle_samples(dtype, device, quick):
     # No empty input: ATen's CPU kernel returns an empty input unchanged (a clone), its CUDA (composite) kernel
     # returns the unshuffled shape, which gems follows; the CPU stands in for the oracle here.
     return _shuffle_samples(torch.pixel_unshuffle, dtype, device, quick, ((2, 3, 6, 10), 2), ((1, 2, 9, 6), 3),
-                            empty=False)
+                            ((1, 1, 4, 4200), 2), empty=False)

@@ -1,12 +1,14 @@
 """pixel_shuffle (and .out): (*, C * r * r, H, W) -> (*, C, H * r, W * r), out[.., c, h * r + i, w * r + j] =
-x[.., c * r * r + i * r + j, h, w]. A permutation: one launch of the family's copy kernel over the output viewed
-as (*, C, H, r, W, r), each dim reading x through its own stride (batch dims merge where they can; the rows of
-the output's last dim are its columns). pixel_unshuffle is its inverse and shares the checks.
+x[.., c * r * r + i * r + j, h, w]. A permutation: between contiguous tensors one launch of pixel_planes.py (planes
+read in runs, transposed in registers, rows written in runs); else one launch of the family's copy kernel over the
+output viewed as (*, C, H, r, W, r), each dim reading x through its own stride (batch dims merge where they can; the
+rows of the output's last dim are its columns). pixel_unshuffle is its inverse and shares the checks.
 """
 
 import torch
 
 from gems.dtypes import ALL
+from gems.ops.shape.pixel_planes import planes_copy
 from gems.ops.shape.remap import KEEP, MAX_RANK, dense_copy, rank, remap
 from gems.ops.shape.shared import checked_dtype, empty_suggested, prepared_out, shape_perf, shape_samples
 from gems.spec import OpSpec
@@ -31,6 +33,8 @@ def _shuffled_shape(x, r):
 
 
 def _shuffle(x, out, r):
+    if planes_copy(x, out, r, unshuffle=False) is not None:
+        return out
     *batch, c, h, w = out.shape
     *xb, xc, xh, xw = x.stride()
     *ob, oc, oh, ow = out.stride()

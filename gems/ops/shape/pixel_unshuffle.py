@@ -1,10 +1,11 @@
 """pixel_unshuffle (and .out): (*, C, H * r, W * r) -> (*, C * r * r, H, W), the inverse of pixel_shuffle:
-out[.., c * r * r + i * r + j, h, w] = x[.., c, h * r + i, w * r + j]. One launch of the family's copy kernel over
-the output viewed as (*, C, r, r, H, W)."""
+out[.., c * r * r + i * r + j, h, w] = x[.., c, h * r + i, w * r + j]. Between contiguous tensors one launch of
+pixel_planes.py; else one launch of the family's copy kernel over the output viewed as (*, C, r, r, H, W)."""
 
 import torch
 
 from gems.dtypes import ALL
+from gems.ops.shape.pixel_planes import planes_copy
 from gems.ops.shape.pixel_shuffle import check_factor
 from gems.ops.shape.remap import KEEP, MAX_RANK, dense_copy, rank, remap
 from gems.ops.shape.shared import empty_suggested, prepared_out, shape_perf, shape_samples
@@ -22,6 +23,8 @@ def _unshuffled_shape(x, r):
 
 
 def _unshuffle(x, out, r):
+    if planes_copy(x, out, r, unshuffle=True) is not None:
+        return out
     *batch, c, h, w = x.shape
     *xb, xc, xh, xw = x.stride()
     *ob, oc, oh, ow = out.stride()
