@@ -1,4 +1,4 @@
-"""Recording a call over tensor lists (``_foreach_*``, ``_fused_adam(w)_``) as a list plan (list_plans.h).
+"""Recording a call over tensor lists (``_foreach_*``, ``_fused_*_``) as a list plan (list_plans.h).
 
 Such calls are keyed by a summary of each tensor list, not item by item (dispatch.cpp keys at most 8 tensors).
 Their Python implementations build one uniform launch: a table over the lists (gems/ops/optim/multi_tensor.py
