@@ -109,3 +109,20 @@ def test_the_interpreters_untraced_calls_leave_a_kernels_lines_and_arcs_as_trace
     assert arcs["1"] == arcs["0"]
     lines = {b for a, b in arcs["1"] if b > 0}
     assert {8, 13, 14, 15, 16, 17, 18} <= lines  # the combine function and every line of the kernel
+
+
+def test_data_appended_from_a_copy_of_the_checkout_counts_as_its_own_files(tmp_path):
+    # CI's worked example runs its conformance in a scratch copy of the repository (--append): the report must
+    # count those files as this checkout's, beside the data of runs made here.
+    mine = report.ROOT / "gems" / "ops" / "blas" / "mm.py"
+    copied = tmp_path / "scratch" / "gems-copy" / "gems" / "ops" / "blas" / "mm.py"
+    for suffix, path, arcs in (("copy", copied, [(-1, 1), (1, -1)]), ("here", mine, [(-1, 2), (2, -1)])):
+        data = coverage.CoverageData(basename=str(tmp_path / ".coverage"), suffix=suffix)
+        data.add_arcs({str(path): arcs})
+        data.write()
+    report.combine(tmp_path)
+    report.combine(tmp_path)  # again, as a later --append run does: the same data, nothing counted twice
+    combined = coverage.CoverageData(basename=str(tmp_path / ".coverage"))
+    combined.read()
+    assert combined.measured_files() == {str(mine)}
+    assert set(combined.arcs(str(mine))) == {(-1, 1), (1, -1), (-1, 2), (2, -1)}

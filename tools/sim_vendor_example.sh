@@ -2,8 +2,16 @@
 # README's "Adding a backend" worked example for an out-of-tree device, run for real: vendor "acme"
 # brings device type "acme" on PrivateUse1, rehearsed on gems' simulated device. It runs in a scratch
 # copy of this repository (the scaffold writes into the tree it runs from), so the checkout is untouched.
+#   tools/sim_vendor_example.sh [--coverage DIR]
+# --coverage DIR: step 2's conformance runs under line and branch coverage, its data added to DIR's
+# (python -m gems.testing.coverage --append: CI's report of what the samples reach).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+coverage_dir=""
+if [[ $# -gt 0 ]]; then
+    [[ $1 == --coverage && $# -eq 2 ]] || { echo "usage: $0 [--coverage DIR]" >&2; exit 2; }
+    coverage_dir="$(mkdir -p "$2" && cd "$2" && pwd)"
+fi
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/gems-copy"
@@ -20,7 +28,12 @@ python -m gems.scaffold --vendor acme --base sim --device-name acme --dispatch-k
 
 # 2. Conformance (the whole quick suite: the gate refuses a run that leaves registered operators
 #    untested), then perf, on device "acme" (GEMS_VENDOR too: conftest imports gems.ops before --vendor).
-GEMS_VENDOR=acme python -m pytest -n 2 --dist loadgroup conformance --vendor acme --quick -q -p no:randomly
+conformance=(-n 2 --dist loadgroup conformance --vendor acme --quick -q -p no:randomly)
+if [[ -n $coverage_dir ]]; then
+    GEMS_VENDOR=acme python -m gems.testing.coverage --append --out "$coverage_dir" "${conformance[@]}"
+else
+    GEMS_VENDOR=acme python -m pytest "${conformance[@]}"
+fi
 # Perf of a few operators, to show the pipeline (the whole quick perf suite takes about 9 minutes of
 # interpreter time on 2 cores; its only 2 non-ok cases, skip_layer_norm float16, are a declared device gap:
 # no aten-parity rule without ATen). The gate leaves sim's perf ungated: interpreter times say nothing of speed.

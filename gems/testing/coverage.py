@@ -1,11 +1,12 @@
 """What the conformance samples reach: the quick suite under line and branch coverage.
 
-    python -m gems.testing.coverage [--out DIR] [pytest arguments]
+    python -m gems.testing.coverage [--out DIR] [--append] [pytest arguments]
     python -m gems.testing.coverage conformance --quick --ops add,softmax -n 1     # a part of it
 
-runs pytest with the arguments given (none: ``conformance --quick``; CI gives its whole test command,
-``tests`` included) on the interpreter vendor under coverage.py, branch coverage on, xdist workers
-measured too, and writes to DIR (default ``runs/coverage/``):
+runs pytest with the arguments given (none: ``conformance --quick``) under coverage.py, branch coverage on,
+xdist workers measured too, on the vendor GEMS_VENDOR names (default: the interpreter; CI measures the
+simulated device's worked example, whose kernels also run as Python), and writes to DIR (default
+``runs/coverage/``):
 
 - ``coverage.md``: line and branch coverage of gems/ops (the target: 95% of lines, 90% of branches),
   gems/codegen and gems/native/record.py, then every operator module and codegen file with what no
@@ -20,7 +21,9 @@ the interpreter a kernel's body runs as Python, so its lines and branches count 
 (a device-only branch, offsets past 2^31 elements) says why on its line, after
 ``# unreached on the interpreter:``: it is left out of the totals and listed with that reason (the
 GPU's conformance covers it).
-The exit status is pytest's; a report is written whatever it is.
+With ``--append`` the data of earlier runs in DIR is kept and the report covers them all, made from this
+checkout or from a copy of it (the simulated device's worked example runs in a scratch copy): a copy's
+files count as this checkout's. The exit status is pytest's; a report is written whatever it is.
 """
 
 from __future__ import annotations
@@ -50,26 +53,34 @@ _COVERAGE = (sys.executable, "-m", "coverage")
 
 
 def _config(out: Path) -> Path:
-    """A coverage.py configuration for the run (subprocesses, the xdist workers, measured alike)."""
+    """A coverage.py configuration for the run (subprocesses, the xdist workers, measured alike). Its [paths]
+    make another copy's gems/ (data appended from a scratch copy) this checkout's when the data is combined."""
     rc = out / "coveragerc"
     include = ", ".join(str(ROOT / m) + ("" if m.endswith(".py") else "/*") for m in MEASURED)
     rc.write_text(f"[run]\nbranch = True\nparallel = True\npatch = subprocess\ndata_file = {out / '.coverage'}\n"
-                  f"include = {include}\n[report]\nexclude_also =\n    [#]{UNREACHED[1:]}\n")
+                  f"include = {include}\n[paths]\ngems =\n    {ROOT / 'gems'}\n    */gems\n"
+                  f"[report]\nexclude_also =\n    [#]{UNREACHED[1:]}\n")
     return rc
 
 
-def run(out: Path, pytest_args: list[str]) -> int:
-    """pytest under coverage (this module its plugin); returns pytest's exit status."""
+def vendor() -> str:
+    """The vendor measured: one whose kernels run under Triton's interpreter (the interpreter, sim, or a vendor
+    scaffolded on them)."""
+    return os.environ.get("GEMS_VENDOR") or "interpreter"
+
+
+def run(out: Path, pytest_args: list[str], append: bool = False) -> int:
+    """pytest under coverage (this module its plugin); returns pytest's exit status. Each process leaves its own
+    data file in ``out`` (combined by :func:`json_report`); ``append`` keeps those of earlier runs."""
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob(".coverage*"):
-        old.unlink()
+        if not append:
+            old.unlink()
     rc = _config(out)
-    env = {**os.environ, "GEMS_VENDOR": "interpreter"}
+    env = {**os.environ, "GEMS_VENDOR": vendor()}
     command = [*_COVERAGE, "run", f"--rcfile={rc}", "-m", "pytest", "-p", "gems.testing.coverage",
                *(pytest_args or ["conformance", "--quick"])]
-    status = subprocess.run(command, cwd=ROOT, env=env).returncode
-    subprocess.run([*_COVERAGE, "combine", "-q", f"--rcfile={rc}"], cwd=ROOT, check=True)
-    return status
+    return subprocess.run(command, cwd=ROOT, env=env).returncode
 
 
 def _add_kernel_arcs(out: Path) -> None:
@@ -100,8 +111,16 @@ def _decorated(path: str) -> dict:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list}
 
 
+def combine(out: Path) -> None:
+    """``out``/.coverage made afresh from every process's data file there (kept: a later run may append), a
+    copy's paths mapped onto this checkout's."""
+    (out / ".coverage").unlink(missing_ok=True)
+    subprocess.run([*_COVERAGE, "combine", "-q", "--keep", f"--rcfile={_config(out)}"], cwd=ROOT, check=True)
+
+
 def json_report(out: Path) -> dict:
     """coverage.json from the data in ``out`` (the markers of unreached lines read as they are now)."""
+    combine(out)
     _add_kernel_arcs(out)
     subprocess.run([*_COVERAGE, "json", "-q", f"--rcfile={_config(out)}", "-o", str(out / "coverage.json")],
                    cwd=ROOT, check=True)
@@ -196,7 +215,7 @@ def _relative(files: dict) -> dict:
 
 def markdown(report: dict) -> str:
     files = _relative(report["files"])
-    lines = ["# What the quick conformance suite reaches (interpreter)", ""]
+    lines = [f"# What the quick conformance suite reaches (vendor {vendor()})", ""]
     lines += ["| measured | lines | branches |", "|---|---|---|"]
     for prefix in MEASURED:
         totals = summarize(files, prefix)
@@ -244,8 +263,11 @@ def main(argv=None) -> int:
                                      allow_abbrev=False)  # the rest is pytest's: --report-dir is not --report-only
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "coverage", help="where the report goes")
     parser.add_argument("--report-only", action="store_true", help="write the report from the data in --out")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the data of earlier runs in --out: the report covers them all")
     args, pytest_args = parser.parse_known_args(argv)
-    status = 0 if args.report_only else run(args.out, pytest_args)
+    args.out = args.out.resolve()  # pytest runs from the repository root
+    status = 0 if args.report_only else run(args.out, pytest_args, args.append)
     report = json_report(args.out)
     (args.out / "coverage.md").write_text(markdown(report) + "\n")
     files = _relative(report["files"])
