@@ -116,11 +116,13 @@ def test_data_appended_from_a_copy_of_the_checkout_counts_as_its_own_files(tmp_p
     # count those files as this checkout's, beside the data of runs made here.
     mine = report.ROOT / "gems" / "ops" / "blas" / "mm.py"
     copied = tmp_path / "scratch" / "gems-copy" / "gems" / "ops" / "blas" / "mm.py"
+    report._parts(tmp_path).mkdir()
     for suffix, path, arcs in (("copy", copied, [(-1, 1), (1, -1)]), ("here", mine, [(-1, 2), (2, -1)])):
-        data = coverage.CoverageData(basename=str(tmp_path / ".coverage"), suffix=suffix)
+        data = coverage.CoverageData(basename=str(report._parts(tmp_path) / ".coverage"), suffix=suffix)
         data.add_arcs({str(path): arcs})
         data.write()
     report.combine(tmp_path)
+    report.json_report(tmp_path)  # coverage.py's report erases the process files beside the data file it reads
     report.combine(tmp_path)  # again, as a later --append run does: the same data, nothing counted twice
     combined = coverage.CoverageData(basename=str(tmp_path / ".coverage"))
     combined.read()

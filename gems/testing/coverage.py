@@ -57,10 +57,17 @@ def _config(out: Path) -> Path:
     make another copy's gems/ (data appended from a scratch copy) this checkout's when the data is combined."""
     rc = out / "coveragerc"
     include = ", ".join(str(ROOT / m) + ("" if m.endswith(".py") else "/*") for m in MEASURED)
-    rc.write_text(f"[run]\nbranch = True\nparallel = True\npatch = subprocess\ndata_file = {out / '.coverage'}\n"
-                  f"include = {include}\n[paths]\ngems =\n    {ROOT / 'gems'}\n    */gems\n"
+    rc.write_text(f"[run]\nbranch = True\nparallel = True\npatch = subprocess\n"
+                  f"data_file = {_parts(out) / '.coverage'}\ninclude = {include}\n"
+                  f"[paths]\ngems =\n    {ROOT / 'gems'}\n    */gems\n"
                   f"[report]\nexclude_also =\n    [#]{UNREACHED[1:]}\n")
     return rc
+
+
+def _parts(out: Path) -> Path:
+    """Where each measured process leaves its data file: apart from the combined ``out``/.coverage, since
+    coverage.py's reports erase the process files beside the data file they read."""
+    return out / "parts"
 
 
 def vendor() -> str:
@@ -72,8 +79,8 @@ def vendor() -> str:
 def run(out: Path, pytest_args: list[str], append: bool = False) -> int:
     """pytest under coverage (this module its plugin); returns pytest's exit status. Each process leaves its own
     data file in ``out`` (combined by :func:`json_report`); ``append`` keeps those of earlier runs."""
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob(".coverage*"):
+    _parts(out).mkdir(parents=True, exist_ok=True)
+    for old in [*out.glob(".coverage*"), *_parts(out).glob(".coverage*")]:
         if not append:
             old.unlink()
     rc = _config(out)
@@ -112,18 +119,19 @@ def _decorated(path: str) -> dict:
 
 
 def combine(out: Path) -> None:
-    """``out``/.coverage made afresh from every process's data file there (kept: a later run may append), a
-    copy's paths mapped onto this checkout's."""
+    """``out``/.coverage made afresh from every process's data file in ``out``/parts (kept: a later run may
+    append), a copy's paths mapped onto this checkout's."""
     (out / ".coverage").unlink(missing_ok=True)
-    subprocess.run([*_COVERAGE, "combine", "-q", "--keep", f"--rcfile={_config(out)}"], cwd=ROOT, check=True)
+    subprocess.run([*_COVERAGE, "combine", "-q", "--keep", f"--rcfile={_config(out)}",
+                    f"--data-file={out / '.coverage'}", str(_parts(out))], cwd=ROOT, check=True)
 
 
 def json_report(out: Path) -> dict:
     """coverage.json from the data in ``out`` (the markers of unreached lines read as they are now)."""
     combine(out)
     _add_kernel_arcs(out)
-    subprocess.run([*_COVERAGE, "json", "-q", f"--rcfile={_config(out)}", "-o", str(out / "coverage.json")],
-                   cwd=ROOT, check=True)
+    subprocess.run([*_COVERAGE, "json", "-q", f"--rcfile={_config(out)}", f"--data-file={out / '.coverage'}", "-o",
+                    str(out / "coverage.json")], cwd=ROOT, check=True)
     return json.loads((out / "coverage.json").read_text())
 
 
