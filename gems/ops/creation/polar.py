@@ -26,7 +26,9 @@ _COMPLEX_NAMES = {torch.complex64: "ComplexFloat", torch.complex128: "ComplexDou
 
 @triton.jit
 def _polar_kernel(abs_ptr, angle_ptr, out_ptr, n_elements, INT64: tl.constexpr, BLOCK: tl.constexpr):
-    """out[2i] = abs[i] cos(angle[i]), out[2i + 1] = abs[i] sin(angle[i])."""
+    """out[2i] = abs[i] cos(angle[i]), out[2i + 1] = abs[i] sin(angle[i]): the two parts interleaved in registers
+    (tl.join) and stored as one contiguous run of 2 * BLOCK values. Two stores of stride 2, one per part, each
+    wrote half of every sector: fp32 polar was 0.69x ATen at 64M on an H200."""
     pid = tl.program_id(0)
     if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
@@ -34,8 +36,9 @@ def _polar_kernel(abs_ptr, angle_ptr, out_ptr, n_elements, INT64: tl.constexpr, 
     mask = offs < n_elements
     magnitude = tl.load(abs_ptr + offs, mask=mask)
     angle = tl.load(angle_ptr + offs, mask=mask)
-    tl.store(out_ptr + 2 * offs, magnitude * libdevice.cos(angle), mask=mask)
-    tl.store(out_ptr + 2 * offs + 1, magnitude * libdevice.sin(angle), mask=mask)
+    parts = tl.reshape(tl.join(magnitude * libdevice.cos(angle), magnitude * libdevice.sin(angle)), [2 * BLOCK])
+    out_offs = pid * (2 * BLOCK) + tl.arange(0, 2 * BLOCK)
+    tl.store(out_ptr + out_offs, parts, mask=out_offs < 2 * n_elements)
 
 
 _polar = Launcher(_polar_kernel)

@@ -1,5 +1,5 @@
-"""asinh: inverse hyperbolic sine; fp32 (and fp16/bf16, computed in fp32) through a log1p of its own
-(_asinh_f32), fp64 libdevice's asinh.
+"""asinh: inverse hyperbolic sine; fp32 through a log1p of its own (_asinh_f32), fp16/bf16 (computed in fp32)
+through one logarithm (_asinh_for_16bit), fp64 libdevice's asinh.
 Integer and bool inputs arrive converted to the default float dtype (Promotion.INT_TO_FLOAT), as in ATen;
 fp16/bf16 are computed in fp32.
 arcsinh, a CompositeImplicitAutograd alias, runs this operator's overloads.
@@ -22,6 +22,8 @@ LARGE = tl.constexpr(4294967296.0)
 SMALL = tl.constexpr(0.000244140625)
 # 1 + t = m with m in [sqrt(1/2), sqrt(2)): the offset puts w = m 2^e's binary exponent at that boundary.
 SQRT_HALF_BITS = tl.constexpr(0x3F3504F3)
+# asinh(x) = x (1 + A3 x^2 + A5 x^4 + A7 x^6 + ...): -1/6, 3/40, -5/112
+A3, A5, A7 = tl.constexpr(-0.16666666666666666), tl.constexpr(0.075), tl.constexpr(-0.044642857142857144)
 
 
 @triton.jit
@@ -50,15 +52,31 @@ def _asinh_f32(x):
 
 
 @triton.jit
-def _asinh(x):
-    if x.dtype == tl.float32:
+def _asinh_for_16bit(x):
+    """asinh(x) in fp32 for a result stored in fp16 or bf16: below |x| = 1/4 its odd series to x^7 (relative error
+    under 5e-7), from there log(a + sqrt(a^2 + 1)) (log(2a) past 2^12, where a^2 + 1 rounds to a^2), one
+    logarithm and no cancellation. _asinh_f32 took 124-152 us at 64M fp16/bf16 on an H200, this 99-113, ATen
+    101-111; within 0.5 ulp over 64M draws, as ATen's."""
+    a = tl.abs(x)
+    z = x * x
+    series = x * (1.0 + z * (A3 + z * (A5 + z * A7)))
+    r = tl.log(tl.where(a > 4096.0, a + a, a + tl.sqrt(z + 1.0)))
+    r = tl.where(x < 0, 0.0 - r, r)
+    return tl.where(a < 0.25, series, r)  # -0 stays -0 (the series), NaN passes
+
+
+@triton.jit
+def _asinh(x, COMMON: tl.constexpr):
+    if (COMMON == tl.float16) or (COMMON == tl.bfloat16):
+        r = _asinh_for_16bit(x)
+    elif x.dtype == tl.float32:
         r = _asinh_f32(x)
     else:
         r = libdevice.asinh(x)
     return r
 
 
-asinh_op = PointwiseOp("asinh", _asinh, operands=1, promotion=Promotion.INT_TO_FLOAT)
+asinh_op = PointwiseOp("asinh", _asinh, operands=1, promotion=Promotion.INT_TO_FLOAT, common_arg=True)
 
 
 def _arcsinh_out(x):
