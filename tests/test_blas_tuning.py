@@ -13,7 +13,7 @@ import triton.language as tl
 
 import gems
 from gems import native
-from gems.ops.blas import addmv, gemm, products, skinny, tuning
+from gems.ops.blas import addmv, gemm, gemv, products, skinny, tuning
 from gems.runtime import configs, registration
 
 
@@ -78,10 +78,10 @@ def test_tuning_refuses_a_restored_tensor_whose_elements_share_memory():
 
 
 def test_gemv_splits_k_over_more_programs_when_its_rows_give_too_few(monkeypatch):
-    monkeypatch.setattr(gemm, "multiprocessors", lambda device: 132)  # an H100
+    monkeypatch.setattr(gemv, "multiprocessors", lambda device: 132)  # an H100
     finished = []
-    launch = gemm._finish
-    monkeypatch.setattr(gemm, "_finish", lambda *args: finished.append(args[-2]) or launch(*args))
+    launch = gemv._finish
+    monkeypatch.setattr(gemv, "_finish", lambda *args: finished.append(args[-2]) or launch(*args))
     for dtype in (torch.float32, torch.float16):
         mat, vec, bias = torch.randn(40, 700).to(dtype), torch.randn(700).to(dtype), torch.randn(40).to(dtype)
         got = torch.addmv(bias, mat, vec, beta=0.5, alpha=2.0)
@@ -93,11 +93,11 @@ def test_gemv_splits_k_over_more_programs_when_its_rows_give_too_few(monkeypatch
 
 
 def test_a_single_row_is_an_inner_product_split_over_programs_and_added_in_a_fixed_order(monkeypatch):
-    # dot, vdot and a one-row mv run as the reductions' sum of a * b (gemm.inner), not on the GEMV kernel,
+    # dot, vdot and a one-row mv run as the reductions' sum of a * b (gemv.py's inner), not on the GEMV kernel,
     # whose split gave one row at most 64 programs; its partial sums are added in one fixed order.
     from gems.ops.reduction import combine
 
-    gemv = _counting(monkeypatch, gemm._gemv_kernel)
+    launches = _counting(monkeypatch, gemv._gemv_kernel)
     grids = []
     launcher = combine._launcher
     monkeypatch.setattr(combine, "_launcher",
@@ -106,7 +106,7 @@ def test_a_single_row_is_an_inner_product_split_over_programs_and_added_in_a_fix
     got = [torch.dot(a, b), torch.vdot(a, b), torch.mv(a[None], b)[0]]
     # The interpreter vendor splits 10000 elements (3 steps of 4096) over 3 programs, then one adds them.
     assert grids == [(1, 3), (1, 1)] * 3
-    assert gemv == {"tuning": 0, "plain": 0}
+    assert launches == {"tuning": 0, "plain": 0}
     with gems.aten_only():
         want = torch.dot(a.double(), b.double())
         assert all(torch.equal(g, got[0]) for g in got)  # the same launches, the same bits
@@ -115,12 +115,12 @@ def test_a_single_row_is_an_inner_product_split_over_programs_and_added_in_a_fix
 
 def test_gemv_tunes_only_one_pass_configs_of_a_matrix_read_along_k_where_any_runs_one_pass(monkeypatch):
     # The tuner times a config's first pass only: a split config would look faster than it runs.
-    monkeypatch.setattr(gemm, "multiprocessors", lambda device: 132)  # an H100
+    monkeypatch.setattr(gemv, "multiprocessors", lambda device: 132)  # an H100
     configs = [triton.Config({"BLOCK_M": bm, "BLOCK_K": bk}) for bm, bk in ((4, 512), (16, 256), (128, 32))]
     matrix = torch.empty(1024, 4096)
     def kept(rows, stride_am, stride_ak):
         named = {"a_ptr": matrix, "M": rows, "K": 4096, "stride_am": stride_am, "stride_ak": stride_ak}
-        return [c.kwargs["BLOCK_M"] for c in gemm._one_pass_configs(configs, named)]
+        return [c.kwargs["BLOCK_M"] for c in gemv._one_pass_configs(configs, named)]
     assert kept(1024, 4096, 1) == [4, 16]  # 128-row blocks: 8 programs, fewer than a quarter of 132
     assert kept(16, 4096, 1) == [4, 16, 128]  # every config splits: all compared
     assert kept(1024, 1, 1024) == [4, 16, 128]  # read along its rows: splits are that layout's fast path
@@ -192,7 +192,7 @@ def test_products_of_17_to_64_rows_take_the_skinny_kernel_in_tiles_of_32_and_64_
 
 def test_one_fp16_row_takes_the_gemv_when_its_matrix_is_read_along_k(monkeypatch):
     # linear's x[1, K] @ W[N, K]^T reads W along K: the GEMV; x @ W with W[K, N] row-major: skinny.
-    seen = {"skinny": _counting(monkeypatch, skinny._skinny_kernel), "gemv": _counting(monkeypatch, gemm._gemv_kernel)}
+    seen = {"skinny": _counting(monkeypatch, skinny._skinny_kernel), "gemv": _counting(monkeypatch, gemv._gemv_kernel)}
     for dtype in (torch.float16, torch.bfloat16):
         x, w = torch.randn(1, 70).to(dtype), torch.randn(40, 70).to(dtype)
         with gems.aten_only():
@@ -316,3 +316,4 @@ def test_product_perf_inputs_declare_k_as_the_reduction_size():
     for kind, shape in shapes.items():
         sample = perf_inputs(kind)(shape, torch.float32, "cpu").built()
         assert sample.reduction_size == 40, kind
+

@@ -141,10 +141,10 @@ gems.disable()
 assert torch.allclose(got, expected, atol=1e-4)
 gems.enable()
 torch.mv(a, torch.randn(24))
-from gems.ops.blas import gemm
+from gems.ops.blas import gemm, gemv
 print(json.dumps({"calls": gems.call_counts()["gems"].get("mm", 0),
                   "gemm": gemm._gemm_kernel.best_config.all_kwargs(),
-                  "gemv": gemm._gemv_kernel.best_config.all_kwargs()}))
+                  "gemv": gemv._gemv_kernel.best_config.all_kwargs()}))
 """
 
 

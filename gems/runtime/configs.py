@@ -40,7 +40,7 @@ from gems.yaml_file import read_mapping_with_lines
 # files); a vendor file naming any other key is refused, so a typo cannot go silently unused.
 TUNE_KEYS = {
     "gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),  # gems/ops/blas/gemm.py: mm, bmm, addmm, ...
-    "gemv": ("BLOCK_M", "BLOCK_K"),  # gems/ops/blas/gemm.py: mv, addmv, dot, and mm with one row
+    "gemv": ("BLOCK_M", "BLOCK_K"),  # gems/ops/blas/gemv.py: mv, addmv, dot, and mm with one row
     "skinny": ("BLOCK_N", "BLOCK_K"),  # gems/ops/blas/skinny.py: products with <= 16 rows (decode)
     # gems/ops/blas/persistent.py: large fp16/bf16 products, TMA and pointer loads (SCHEDULE: its constants)
     "gemm_tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SCHEDULE"),

@@ -223,33 +223,57 @@ def flash_path(q, k, v, attn_mask, dropout_p, is_causal):
     return result[0], result[1]
 
 
+def attention_training(q, k, v, attn_mask, dropout_p, is_causal, grad_out, enable_gqa=False):
+    """SDPA's forward and backward, (out, grad_q, grad_k, grad_v) for the upstream gradient ``grad_out``: what a
+    training step spends in attention, ATen's backend choice on each side."""
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal,
+                                                           enable_gqa=enable_gqa)
+    return (out.detach(), *torch.autograd.grad(out, (q, k, v), grad_out))
+
+
 def sdpa_perf_inputs(shape, dtype, device):
-    """(batch, heads, seq, head_dim[, causal[, flash[, q_len, kv_heads]]]) -> q (batch, heads, q_len (seq),
-    head_dim), k and v (batch, kv_heads (heads), seq, head_dim). flash = 0 (or absent) times SDPA, ATen's default
-    backend choice against gems (with enable_gqa where kv_heads < heads); flash = 1 times ``flash_path`` on both
-    sides."""
+    """(batch, heads, seq, head_dim[, causal[, flash[, q_len, kv_heads[, padded[, backward]]]]]) -> q (batch, heads,
+    q_len (seq), head_dim), k and v (batch, kv_heads (heads), seq, head_dim). flash = 0 (or absent) times SDPA,
+    ATen's default backend choice against gems (with enable_gqa where kv_heads < heads); flash = 1 times
+    ``flash_path`` on both sides. padded = 1: a padding mask (batch, 1, 1, seq), bool, that hides the last quarter
+    of the keys of every other sequence (an encoder's batch of uneven lengths). backward = 1 times
+    :func:`attention_training`, the forward and its backward."""
     from gems.testing.samples import make_tensor
 
     b, h, s, d, *rest = shape
-    causal, flash, m, hk = [*rest, *(0, 0, s, h)[len(rest):]]
+    causal, flash, m, hk, padded, backward = [*rest, *(0, 0, s, h, 0, 0)[len(rest):]]
     q = make_tensor((b, h, m, d), dtype, device, low=-1.0, high=1.0)
     k, v = (make_tensor((b, hk, s, d), dtype, device, low=-1.0, high=1.0) for _ in range(2))
+    mask = None
+    if padded:
+        mask = torch.ones((b, 1, 1, s), dtype=torch.bool, device=device)
+        mask[1::2, ..., s - s // 4:] = False
     kwargs = {"enable_gqa": True} if hk != h and not flash else {}
-    return Sample("perf", (q, k, v, None, 0.0, bool(causal)), kwargs, call=flash_path if flash else None,
+    if backward:
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+        grad_out = make_tensor((b, h, m, d), dtype, device, low=-1.0, high=1.0)
+        # dK and dV sum over the queries of every head that shares them
+        return Sample("perf", (q, k, v, mask, 0.0, bool(causal), grad_out), kwargs, call=attention_training,
+                      reduction_size=max(s, m * (h // hk)))
+    return Sample("perf", (q, k, v, mask, 0.0, bool(causal)), kwargs, call=flash_path if flash else None,
                   reduction_size=s)
 
 
 def sdpa_flops(sample, result):
-    """4 * b * h * M * N * d multiply-adds' flops (QK^T and PV), half of them under a causal mask."""
+    """4 * b * h * M * N * d multiply-adds' flops (QK^T and PV), half of them under a causal mask; with the backward
+    (attention_training) 3.5 times that: its five products (QK^T again, dP = dO V^T, dV, dQ, dK) beside the
+    forward's two."""
     q, k = sample.args[0], sample.args[1]
     b, h, m, d = q.shape
     flops = 4 * b * h * m * k.shape[2] * d
-    return flops // 2 if sample.args[5] else flops
+    flops = flops // 2 if sample.args[5] else flops
+    return flops * 7 // 2 if sample.call is attention_training else flops
 
 
 def sdpa_bytes(sample, result):
     outputs = result if isinstance(result, tuple) else (result,)  # flash_path adds the logsumexp
-    return sum(t.numel() * t.element_size() for t in (*sample.args[:3], *outputs))
+    inputs = [t for t in (*sample.args[:4], *sample.args[6:]) if isinstance(t, torch.Tensor)]
+    return sum(t.numel() * t.element_size() for t in (*inputs, *outputs))
 
 
 SPECS = [

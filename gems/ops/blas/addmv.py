@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from gems.dtypes import FLOATS
-from gems.ops.blas.gemm import expand_bias, gemv, overlaps, prepare_out, product_perf, samples
+from gems.ops.blas.gemm import expand_bias, overlaps, prepare_out, product_perf, samples
+from gems.ops.blas.gemv import gemv
 from gems.ops.blas.mv import check_mv
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec

@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from gems.dtypes import FLOATS
-from gems.ops.blas.gemm import check_same, gemv, overlaps, prepare_out, product_perf, samples
+from gems.ops.blas.gemm import check_same, overlaps, prepare_out, product_perf, samples
+from gems.ops.blas.gemv import gemv
 from gems.spec import OpSpec
 
 
