@@ -209,3 +209,33 @@ def test_the_models_suite_declares_layouts_for_every_product():
         assert entries and all(len(s.dims) == rank + 1 and s.dims[rank] in layouts for s in entries), key
     tokens = {s.dims[0] for s in book.shapes("mm", "models") if s.dims[3] == samples_blas.B_K_MAJOR}
     assert {1, 16, 128, 197, 512, 1000, 2048, 8192} <= tokens
+
+
+def test_nvidia_routes_a_long_k_backward_product_with_few_outputs_to_shorter_split_sums(monkeypatch):
+    """The nvidia vendor's rules (read here without a GPU, for an H100's 132 multiprocessors): an LM head's grad_x
+    over a vocabulary (K past 16384) with few outputs takes the pointer-mode persistent GEMM, never TMA, with K in
+    runs of at most 16384 (Hopper's MMA sums drift from the oracle over a whole vocabulary); with many outputs, or a
+    shorter K, the backward products stay on gemm.py's GEMM."""
+    from pathlib import Path
+
+    from gems.runtime import configs
+
+    rules = configs.load_heuristics(Path(gems.__file__).parent / "runtime/backend/_nvidia/heuristics/blas.py")
+    route, split = rules["gemm_route"], rules["gemm_persistent"]["SPLIT_K"]
+    monkeypatch.setitem(split.__globals__, "multiprocessors", lambda device: 132)
+
+    def mode(m, n, k, forward=False):
+        args = {"M": m, "N": n, "K": k, "A_K_MAJOR": forward, "B_K_MAJOR": forward}
+        flops = 2 * m * n * k
+        if flops < route["PERSISTENT_MIN_FLOPS"](args):
+            return "gemm.py"
+        return "tma" if flops >= route["TMA_MIN_FLOPS"](args) else "pointer"
+
+    assert [mode(m, 4096, 128256) for m in (128, 512, 1000)] == ["pointer", "pointer", "gemm.py"]
+    assert [mode(512, 4096, 4096), mode(2048, 4096, 128256, forward=True)] == ["gemm.py", "tma"]
+
+    def runs(m, k):
+        return split({"M": m, "N": 4096, "K": k, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                      "a_ptr": torch.empty(0, device="meta")})
+
+    assert [runs(128, 128256), runs(512, 32000), runs(512, 128256), runs(4096, 4096)] == [8, 2, 8, 1]
