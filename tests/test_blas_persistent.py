@@ -103,19 +103,21 @@ def test_a_tensor_descriptor_reads_one_unit_stride_and_16_byte_rows():
     assert persistent._k_major(torch.randn(1, 64).half().expand(8, 64), 1)[1] is False  # rows 0 apart
 
 
-def test_few_tiles_split_k_and_the_second_pass_adds_the_bias_in_order(monkeypatch, routes):
+# (M, K, N) of one 32 x 32 tile over 4 K steps of 32 (the last one partial), which the interpreter's rule splits in
+# two, and the mode its rows give: 100 K of fp16 are 200 bytes apart (no tensor descriptor), 112 are 224 bytes apart.
+@pytest.mark.parametrize("shape, mode", [(samples_blas.PERSISTENT_SPLIT, "pointer"), ((32, 112, 32), "tma")])
+def test_few_tiles_split_k_and_the_second_pass_adds_the_bias_in_order(monkeypatch, routes, shape, mode):
     splits = []
     real = skinny.finish_split
     monkeypatch.setattr(skinny, "finish_split", lambda *args, **kw: splits.append(args[3]) or real(*args, **kw))
-    m, k, n = samples_blas.PERSISTENT_SPLIT
+    m, k, n = shape
     for dtype in (torch.float16, torch.bfloat16):
         bias, a, b = torch.randn(n).to(dtype), torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
         got = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
         with gems.aten_only():
             want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
         _close(got, want, dtype)
-    # One 32 x 32 tile over 4 K steps of 32: the interpreter's rule splits it in two.
-    assert routes == ["pointer", "pointer"] and splits == [2, 2]
+    assert routes == [mode, mode] and splits == [2, 2]
 
 
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
@@ -153,12 +155,18 @@ def test_a_cuda_plan_carries_the_global_scratch_the_kernel_needs():
             record._cuda_launch(launcher, compiled(**meta), (3, 1, 1), args, argspec)
 
 
-def test_tuning_is_per_shape_class_and_layout():
-    assert persistent.shape_class(2048, 4096, 4096) == persistent.shape_class(1000, 4096, 4096)
-    assert persistent.shape_class(8192, 4096, 4096) != persistent.shape_class(2048, 4096, 4096)
-    classes = {persistent.shape_class(m, n, k) for m in (1, 512, 8192) for n in (768, 4096, 32000) for k in (768, 4096)}
-    assert classes == set(range(18))
-    assert persistent._tma.autotuner.keys == ["shape_class", "A_K_MAJOR", "B_K_MAJOR"]
+def test_tuning_is_per_power_of_two_of_each_size_and_per_layout():
+    assert persistent._tma.autotuner.keys == persistent._pointer.autotuner.keys == ["M", "N", "K", "A_K_MAJOR",
+                                                                                     "B_K_MAJOR"]
+
+    def key(m, n, k, forward=True):
+        a = torch.empty(m, k, dtype=torch.float16, device="meta")
+        named = {"a_ptr": a, "M": m, "N": n, "K": k, "A_K_MAJOR": forward, "B_K_MAJOR": forward}
+        return persistent._pointer.key(named)
+
+    assert key(1000, 4096, 4096) == key(1024, 4096, 4096) != key(2048, 4096, 4096)
+    assert len({key(2048, n, 4096) for n in (768, 1024, 3072, 4096, 11008)}) == 3  # 1024, 4096, 16384
+    assert key(2048, 4096, 4096) != key(2048, 4096, 4096, forward=False)
 
 
 class _Products(TorchDispatchMode):
@@ -211,11 +219,12 @@ def test_the_models_suite_declares_layouts_for_every_product():
     assert {1, 16, 128, 197, 512, 1000, 2048, 8192} <= tokens
 
 
-def test_nvidia_routes_a_long_k_backward_product_with_few_outputs_to_shorter_split_sums(monkeypatch):
-    """The nvidia vendor's rules (read here without a GPU, for an H100's 132 multiprocessors): an LM head's grad_x
-    over a vocabulary (K past 16384) with few outputs takes the pointer-mode persistent GEMM, never TMA, with K in
-    runs of at most 16384 (Hopper's MMA sums drift from the oracle over a whole vocabulary); with many outputs, or a
-    shorter K, the backward products stay on gemm.py's GEMM."""
+def test_nvidia_routes_backward_products_with_few_outputs_to_the_split_persistent_gemm(monkeypatch):
+    """The nvidia vendor's rules (read here without a GPU, for an H100's 132 multiprocessors): a backward product
+    with at most 128 tiles of 128 x 128 outputs and a K of 2048 or more (an LM head's grad_x over a vocabulary, a
+    decode-sized grad_W) takes the persistent GEMM, TMA from 2^33 flops, with K split to fill the device and in runs
+    of at most 16384 (Hopper's MMA sums drift from the oracle over a whole vocabulary); with more outputs, or a
+    shorter K, the backward products stay on gemm.py's GEMM. Forward products take it from 2^30 flops."""
     from pathlib import Path
 
     from gems.runtime import configs
@@ -231,8 +240,11 @@ def test_nvidia_routes_a_long_k_backward_product_with_few_outputs_to_shorter_spl
             return "gemm.py"
         return "tma" if flops >= route["TMA_MIN_FLOPS"](args) else "pointer"
 
-    assert [mode(m, 4096, 128256) for m in (128, 512, 1000)] == ["pointer", "pointer", "gemm.py"]
-    assert [mode(512, 4096, 4096), mode(2048, 4096, 128256, forward=True)] == ["gemm.py", "tma"]
+    assert [mode(m, 4096, 128256) for m in (128, 512, 1000)] == ["tma", "tma", "gemm.py"]
+    assert [mode(512, 768, 3072), mode(128, 4096, 14336), mode(512, 768, 1024)] == ["pointer", "tma", "gemm.py"]
+    assert [mode(2048, 4096, 11008), mode(4096, 4096, 2048)] == ["gemm.py", "gemm.py"]
+    assert [mode(1000, 768, 3072, forward=True), mode(2048, 768, 3072, forward=True)] == ["pointer", "tma"]
+    assert mode(16, 64, 64, forward=True) == "gemm.py"
 
     def runs(m, k):
         return split({"M": m, "N": 4096, "K": k, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,

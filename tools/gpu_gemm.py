@@ -66,7 +66,7 @@ def compile_report(args) -> int:
                                          f"*{dtype}" if p.endswith("_ptr") else "fp32" if p in ("alpha", "beta")
                                          else "i32") for p in fn.arg_names}
                         divisible = [i for i, p in enumerate(fn.arg_names) if signature[p] != "constexpr"
-                                     and p not in ("alpha", "beta", "shape_class", "stride_im")]
+                                     and p not in ("alpha", "beta", "stride_im")]
                         attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
                         label = (f"{key:15s} {dtype} {name:5s} {_config_label(config)}"
                                  f"{f' split{split}' if split > 1 else ''}")

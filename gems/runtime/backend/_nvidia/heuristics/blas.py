@@ -1,21 +1,14 @@
 """Rules of the blas family (gems/ops/blas/persistent.py): which GEMM a product takes ("gemm_route", args
 M, N, K: thresholds on its 2*M*N*K flops; A_K_MAJOR, B_K_MAJOR: the operands' layouts) and the K split of
-the persistent pointer-mode GEMM ("gemm_persistent").
+the persistent GEMM, both modes ("gemm_persistent").
 
-Measured on an H200 (tools/gpu_gemm.sh, bf16, cuBLAS / gems device time, 2026-11-26, torch 2.11, triton
-3.6), each path forced on the linear layers of Llama-7B, BERT-base and a 128K vocabulary head:
-- TMA_MIN_FLOPS, 2^35 (34 GFLOP): the TMA mode has no K split, so it loses where a product's output tiles
-  are fewer than the multiprocessors. Measured on an H200 (runs/ A/B, 2026-11-27, bf16 F.linear, both modes
-  forced and replayed natively, back-to-back wall time per call, cuBLAS / gems pointer -> TMA): 2048x4096 ->
-  4096 0.90 -> 0.95, -> 11008 0.77 -> 0.84, 2048x11008 -> 4096 0.88 -> 0.96, -> 32000 0.84 -> 0.93,
-  1024x4096 -> 4096 0.90 -> 0.94, 8192x1024 -> 4096 0.84 -> 0.86; below 2^35 the pointer mode wins or ties
-  (2048x4096 -> 1024 0.88 vs 0.56, 512x4096 -> 4096 0.65 vs 0.56, 4096x768 -> 3072 0.84 vs 0.85). Until
-  2026-11-27 the TMA mode's calls took the Python path (its tensor descriptors live in launcher-allocated
-  scratch; the native layer now allocates it per replay) and the threshold was 2^37.
-- PERSISTENT_MIN_FLOPS, 2^30 (~2 us of tensor-core time): below it a product is launch-bound and gemm.py's
-  GEMM (tuned per shape) serves it. Only for the forward layout (both operands K-major): on the backward
-  products (g @ W, g^T @ x) gemm.py's GEMM was the faster in 10 of 12 shapes (e.g. 2048x4096 -> 4096:
-  0.96 vs 0.87 and 0.88), so those come here only with a K past _LONG_K, to be split into shorter sums.
+Measured on an H200 (bf16, cuBLAS / gems device time, torch 2.11, triton 3.6), each path forced on the linear
+layers of Llama-7B, BERT-base and a 128K vocabulary head (tools/gpu_gemm.sh, 2026-11-26; 2026-11-28, a sweep of the
+models suite's 22 worst products with every config and K split of either mode forced):
+- TMA_MIN_FLOPS, 2^33 (8.6 GFLOP), and PERSISTENT_MIN_FLOPS: below. History: the TMA mode had no K split until
+  2026-11-28 and took products from 2^35 flops (2^37 until 2026-11-27, when its calls took the Python path for the
+  tensor descriptors' scratch, which the native layer now allocates per replay); the backward products came to the
+  persistent GEMM only with a K past _LONG_K.
 - SKINNY_MAX_ROWS, 64 (skinny.py's few-row product, tiles of 32 and 64 rows; it was 16): a decode batch's
   linear layers are memory-bound on the weight. Measured on an H200 (2026-11-27, runs of one process per route,
   cuBLAS in each, triton do_bench, bf16 linear x[M, K] @ W[N, K]^T on Llama-7B's layers, M = 24/32/48/64):
@@ -31,12 +24,13 @@ from gems.runtime.launch import cdiv
 _MIN_STEPS = 8
 # ... and at most this many partial sums per output (the second pass reads them all).
 _MAX_SPLIT = 16
-# At most this much K in one tensor-core sum: Hopper's MMA adds into its fp32 accumulator with truncation, an
-# error that grows with every step. On an H200 (gems-perf --suite models, 2026-11-28) an LM head's grad_x = g @ W
-# summed over a whole vocabulary in one run (gemm.py's GEMM; 512 x 32000 -> 4096 fp16, 512 x 128256 -> 4096 bf16)
-# missed the float64 oracle where cuBLAS met it; runs of 2048 K met it, and so did this split's runs of <= 16384.
+# At most this much K in one tensor-core sum (either mode): Hopper's MMA adds into its fp32 accumulator with
+# truncation, an error that grows with every step. On an H200 (gems-perf --suite models, 2026-11-28) an LM head's
+# grad_x = g @ W summed over a whole vocabulary in one run (gemm.py's GEMM; 512 x 32000 -> 4096 fp16, 512 x 128256
+# -> 4096 bf16) missed the float64 oracle where cuBLAS met it; runs of 2048 K met it, and so did this split's runs of
+# <= 16384.
 _LONG_K = 16384
-_FEW_OUTPUTS = 64 * 128 * 256
+_FEW_OUTPUTS = 128 * 128 * 128
 
 
 def _split(args):
@@ -53,20 +47,27 @@ def _split(args):
 
 
 def _persistent_min_flops(args):
-    # The forward layout (x @ W^T). A backward product only with a K past _LONG_K and at most _FEW_OUTPUTS outputs
-    # (64 tiles of 128 x 256, under half an H100's or H200's multiprocessors), where the K split above both fills
-    # the device and shortens the sums. H200, gems-perf models shapes, 2026-11-28, cuBLAS / gems before -> after:
-    # grad_x of 128 x 32000 -> 4096 bf16 0.52 -> 1.01, 128 x 128256 0.46 -> 0.97, 197 x 128256 0.50 -> 0.63,
-    # 512 x 32000 fp16 mismatch -> 0.88, 512 x 128256 bf16 mismatch -> 0.84 (bf16 512 x 32000 1.00 -> 0.88). With
-    # more outputs gemm.py's GEMM stays: 0.90-1.00 there, the split persistent kernel 0.82-0.85, both accurate.
+    # The forward layout (x @ W^T) from 2^30 flops (~2 us of tensor-core time; smaller products are launch-bound and
+    # gemm.py's GEMM serves them). A backward product (g @ W, g^T @ x) only with at most _FEW_OUTPUTS
+    # outputs (128 tiles of 128 x 128, under an H100's or H200's 132 multiprocessors) and a K of at least 2048, where
+    # the K split fills the device and, past _LONG_K, shortens the sums; with more outputs gemm.py's GEMM (0.92-0.97
+    # of cuBLAS there, the persistent modes 0.86-0.95). H200, bf16, cuBLAS / gems, gemm.py -> the split persistent
+    # GEMM (a sweep, 2026-11-28: every config and split forced, do_bench medians): grad_x 128 x 14336 ->
+    # 4096 0.58 -> 0.96 (pointer, 4 runs), 197 x 32000 -> 4096 0.57 -> 0.88 (TMA, 4), 512 x 3072 -> 768 0.62 -> 0.73
+    # (pointer, 2); grad_W 768 x 6304 -> 768 0.62 -> 0.79 (TMA, 2). Before, only a K past _LONG_K came here (an LM
+    # head's grad_x over a vocabulary: gemm.py's one sum missed the float64 oracle where cuBLAS met it).
     if args["A_K_MAJOR"] and args["B_K_MAJOR"]:
         return 1 << 30
-    return 1 << 30 if args["K"] >= _LONG_K and args["M"] * args["N"] <= _FEW_OUTPUTS else 1 << 62
+    return 1 << 30 if args["K"] >= 2048 and args["M"] * args["N"] <= _FEW_OUTPUTS else 1 << 62
 
 
 def _tma_min_flops(args):
-    # The TMA mode has no K split: the backward products it would take (K past _LONG_K) stay in pointer mode.
-    return 1 << 35 if args["A_K_MAJOR"] and args["B_K_MAJOR"] else 1 << 62
+    # From 2^33 flops (8.6 GFLOP) in every layout the persistent GEMM takes: the TMA mode splits K as the pointer
+    # mode does, and beat or tied it there. H200, bf16 F.linear, best config of each mode, TMA / pointer (a sweep,
+    # 2026-11-28): 197 x 4096 -> 14336 0.82 / 0.78, 2048 x 3072 -> 768 + bias 0.81 / 0.75, 2048 x 768 -> 3072 + bias
+    # 0.82 / 0.79, 512 x 4096 -> 4096 0.88 / 0.88, 512 x 14336 -> 4096 0.94 / 0.83; below it the pointer mode (1000 x
+    # 3072 -> 768, 2^32.1: 0.67 / 0.69). One loss above it: 128 x 4096 -> 11008 (2^33.4), 0.89 / 0.93.
+    return 1 << 33
 
 
 HEURISTICS_CONFIGS = {
