@@ -15,7 +15,7 @@ from triton.runtime.jit import JITFunction
 
 import gems
 from gems import native
-from gems.ops.blas import persistent, skinny
+from gems.ops.blas import persistent
 from gems.runtime import registration
 from gems.testing import samples_blas
 
@@ -103,13 +103,19 @@ def test_a_tensor_descriptor_reads_one_unit_stride_and_16_byte_rows():
     assert persistent._k_major(torch.randn(1, 64).half().expand(8, 64), 1)[1] is False  # rows 0 apart
 
 
-# (M, K, N) of one 32 x 32 tile over 4 K steps of 32 (the last one partial), which the interpreter's rule splits in
-# two, and the mode its rows give: 100 K of fp16 are 200 bytes apart (no tensor descriptor), 112 are 224 bytes apart.
-@pytest.mark.parametrize("shape, mode", [(samples_blas.PERSISTENT_SPLIT, "pointer"), ((32, 112, 32), "tma")])
-def test_few_tiles_split_k_and_the_second_pass_adds_the_bias_in_order(monkeypatch, routes, shape, mode):
+# (M, K, N) and the mode its rows give (100 K of fp16 are 200 bytes apart: no tensor descriptor; 112 are 224). The
+# interpreter's rule (32 x 32 tiles, 3 or more K steps of 32, the last one partial) splits one tile in two: the
+# one tile of a one-tile product, the last of 9 tiles.
+@pytest.mark.parametrize("shape, mode", [(samples_blas.PERSISTENT_SPLIT, "pointer"), ((32, 112, 32), "tma"),
+                                         (samples_blas.PERSISTENT_TAIL, "pointer"), ((72, 112, 72), "tma")])
+def test_split_k_and_its_second_pass_add_the_bias_in_order(monkeypatch, routes, shape, mode):
     splits = []
-    real = skinny.finish_split
-    monkeypatch.setattr(skinny, "finish_split", lambda *args, **kw: splits.append(args[3]) or real(*args, **kw))
+    real = persistent._finish
+
+    def finish(grid, *args, **kwargs):
+        splits.append((grid[0], args[-2]))  # (split tiles, SPLIT_K)
+        return real(grid, *args, **kwargs)
+    monkeypatch.setattr(persistent, "_finish", finish)
     m, k, n = shape
     for dtype in (torch.float16, torch.bfloat16):
         bias, a, b = torch.randn(n).to(dtype), torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
@@ -117,7 +123,7 @@ def test_few_tiles_split_k_and_the_second_pass_adds_the_bias_in_order(monkeypatc
         with gems.aten_only():
             want = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
         _close(got, want, dtype)
-    assert routes == [mode, mode] and splits == [2, 2]
+    assert routes == [mode, mode] and splits == [(1, 2)] * 2
 
 
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler: no native layer")
@@ -224,7 +230,8 @@ def test_nvidia_routes_backward_products_with_few_outputs_to_the_split_persisten
     with at most 128 tiles of 128 x 128 outputs and a K of 2048 or more (an LM head's grad_x over a vocabulary, a
     decode-sized grad_W) takes the persistent GEMM, TMA from 2^33 flops, with K split to fill the device and in runs
     of at most 16384 (Hopper's MMA sums drift from the oracle over a whole vocabulary); with more outputs, or a
-    shorter K, the backward products stay on gemm.py's GEMM. Forward products take it from 2^30 flops."""
+    shorter K, the backward products stay on gemm.py's GEMM. Forward products take it from 2^30 flops. A product
+    whose last wave of tiles is at most half full splits only that wave's tiles."""
     from pathlib import Path
 
     from gems.runtime import configs
@@ -246,8 +253,16 @@ def test_nvidia_routes_backward_products_with_few_outputs_to_the_split_persisten
     assert [mode(1000, 768, 3072, forward=True), mode(2048, 768, 3072, forward=True)] == ["pointer", "tma"]
     assert mode(16, 64, 64, forward=True) == "gemm.py"
 
-    def runs(m, k):
-        return split({"M": m, "N": 4096, "K": k, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
-                      "a_ptr": torch.empty(0, device="meta")})
+    def plan(m, k, n=4096):
+        args = {"M": m, "N": n, "K": k, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                "a_ptr": torch.empty(0, device="meta")}
+        return rules["gemm_persistent"]["WHOLE_TILES"](args), split(args)
 
-    assert [runs(128, 128256), runs(512, 32000), runs(512, 128256), runs(4096, 4096)] == [8, 2, 8, 1]
+    # Few tiles or a long K: every tile split (0 whole), into runs of at most 16384.
+    assert [plan(128, 128256), plan(512, 32000), plan(512, 128256), plan(128, 4096)] == [(0, 8), (0, 2), (0, 8), (0, 8)]
+    # Tiles of 128 x 256 over 4096 columns: 1024 rows, 128 tiles, one wave of 132; 1152 rows, 144 tiles, 12 in a
+    # second wave, split in 8 (runs of 8 steps of 64); 1536 rows, 192 tiles, a tail of 60, split in 2; 1664 rows, 208
+    # tiles, a tail of 76 (over half the device); one row of tiles over 264 x 256 columns, two full waves.
+    assert [plan(1024, 4096), plan(1152, 4096), plan(1536, 4096), plan(1664, 4096), plan(128, 4096, 264 * 256)] == [
+        (128, 1), (132, 8), (132, 2), (208, 1), (264, 1)]
+    assert plan(1152, 512) == (144, 1)  # 8 steps of K: no run would keep its pipeline full

@@ -43,7 +43,7 @@ def compile_report(args) -> int:
 
     from gems.runtime import selection
 
-    backend = selection.select("nvidia", explicit=False)
+    backend = selection._current = selection.load_backend("nvidia")  # its configs, without its device
     from gems.ops.blas import persistent
 
     fn = persistent._persistent_kernel
@@ -57,7 +57,7 @@ def compile_report(args) -> int:
                 for name, (a_k, b_k, bias) in layouts.items():
                     if not args.all and name != "fwd+b" and config is not backend.tune_configs(key)[0]:
                         continue
-                    for split, even in (((1, True),) if tma else ((1, True), (4, False))):
+                    for split, even in (((1, True), (4, True)) if tma else ((1, True), (4, False))):
                         constexprs = {**config.kwargs, "HAS_BIAS": bias, "SCALED": False, "BIAS_ROW": bias,
                                       "INT64": False, "TMA": tma, "A_K_MAJOR": a_k, "B_K_MAJOR": b_k,
                                       "EVEN_K": even, "SPLIT_K": split, "stride_cn": 1, "stride_in": 1,

@@ -179,8 +179,9 @@ HEURISTICS_KEYS = {
               for m, n, k in ((1, 1, 1), (13, 19, 11), (4096, 4096, 4096))
               for a_k in (False, True) for b_k in (False, True))),
     "gemm_persistent": HeuristicsKey(
-        "gems/ops/blas/persistent.py (the pointer-mode persistent GEMM's K split)",
-        ("SPLIT_K",), (), False,
+        "gems/ops/blas/persistent.py (the persistent GEMM's K split: SPLIT_K runs of each tile after the first "
+        "WHOLE_TILES)",
+        ("SPLIT_K", "WHOLE_TILES"), (), False,
         tuple({"M": m, "N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "a_ptr": _operand()}
               for m, n, k in ((24, 100, 20), (40, 36, 48), (64, 4096, 4096), (4096, 4096, 4096))
               for bm, bn, bk in ((32, 32, 32), (128, 256, 64)))),

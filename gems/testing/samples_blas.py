@@ -24,10 +24,11 @@ FULL_LONG_K = 1031
 # (M, K, N) of the products that reach gems/ops/blas/persistent.py's GEMM in fp16/bf16 under the interpreter
 # vendor's gemm_route thresholds (its heuristics/blas.py), in quick and full mode alike: TMA mode (rows of
 # 16-byte multiples, 4 tiles of 32x32 over 3 K steps, the last partial), pointer mode (rows TMA cannot read),
-# pointer mode with K split in two (one tile, 4 K steps).
+# pointer mode with K split in two (one tile, 4 K steps), pointer mode with the last of 9 tiles split in two.
 PERSISTENT_TMA = (40, 72, 48)
 PERSISTENT_POINTER = (40, 36, 48)
 PERSISTENT_SPLIT = (24, 100, 20)
+PERSISTENT_TAIL = (72, 100, 72)
 # (M, K, N) of few-row products past 16 rows that skinny.py's kernel takes in fp16/bf16 under the interpreter
 # vendor's SKINNY_MAX_ROWS (K of at least 128): its 32-row tile, and its 64-row tile (M > N: computed
 # transposed). fp32 and fp64 take gemm.py's GEMM there.
@@ -133,6 +134,7 @@ def _persistent_mm_samples(mk):
     """mm through persistent.py's GEMM (fp16/bf16; fp32 and fp64 run gemm.py's): each load mode, the layouts
     linear's forward (b = W^T, K-major) and backward (grad_W = g^T x: a M-major) hand to ATen."""
     (m, k, n), (pm, pk, pn), (sm, sk, sn) = PERSISTENT_TMA, PERSISTENT_POINTER, PERSISTENT_SPLIT
+    tm, tk, tn = PERSISTENT_TAIL
     return [
         Sample("persistent-tma", lambda: (mk((m, k)), mk((k, n))), reduction_size=k),
         Sample("persistent-tma-transposed", lambda: (mk((m, k), "transposed"), mk((k, n), "transposed")),
@@ -140,6 +142,7 @@ def _persistent_mm_samples(mk):
         Sample("persistent-tma-special-values", lambda: (_special(mk((m, k))), mk((k, n))), reduction_size=k),
         Sample("persistent-pointer", lambda: (mk((pm, pk)), mk((pk, pn), "transposed")), reduction_size=pk),
         Sample("persistent-split-k", lambda: (mk((sm, sk)), mk((sk, sn))), reduction_size=sk),
+        Sample("persistent-split-tail", lambda: (mk((tm, tk)), mk((tk, tn))), reduction_size=tk),
         Sample("persistent-linear-grad", lambda: (mk((m, k)).requires_grad_(), mk((n, k)).requires_grad_()),
                call=torch.nn.functional.linear, grad=True, reduction_size=max(m, k, n)),
     ]
@@ -227,8 +230,9 @@ def addmm_samples(dtype, device, quick):
 
 def _persistent_addmm_samples(mk, ab):
     """addmm through persistent.py's GEMM: linear's bias row, a full self with alpha and beta, in place (the
-    result is the bias it reads), a split K whose second pass adds the bias, and linear's gradient."""
-    (m, k, n), (sm, sk, sn) = PERSISTENT_TMA, PERSISTENT_SPLIT
+    result is the bias it reads), a split K whose second pass adds the bias (every tile; the last tile, in place),
+    and linear's gradient."""
+    (m, k, n), (sm, sk, sn), (tm, tk, tn) = PERSISTENT_TMA, PERSISTENT_SPLIT, PERSISTENT_TAIL
     return [
         Sample("persistent-linear-bias", lambda: (mk((m, k)), mk((n, k)), mk((n,))),
                call=torch.nn.functional.linear, reduction_size=k),
@@ -237,6 +241,8 @@ def _persistent_addmm_samples(mk, ab):
         Sample("persistent-inplace", lambda: (mk((m, n)), mk((m, k)), mk((k, n))), ab,
                call=lambda s, a, b, **kw: s.addmm_(a, b, **kw), expects="addmm_", reduction_size=k),
         Sample("persistent-split-k", lambda: (mk((sn,)), mk((sm, sk)), mk((sk, sn))), ab, reduction_size=sk),
+        Sample("persistent-split-tail-inplace", lambda: (mk((tm, tn)), mk((tm, tk)), mk((tk, tn))), ab,
+               call=lambda s, a, b, **kw: s.addmm_(a, b, **kw), expects="addmm_", reduction_size=tk),
         Sample("persistent-linear-grad", lambda: (mk((m, k)).requires_grad_(), mk((n, k)).requires_grad_(),
                                                   mk((n,)).requires_grad_()),
                call=torch.nn.functional.linear, grad=True, expects=("addmm", "mm"), reduction_size=max(m, k, n)),

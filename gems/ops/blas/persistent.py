@@ -2,10 +2,12 @@
 
 out = alpha * (a @ b) + beta * bias for one (M, K) x (K, N) product. One program per multiprocessor loops
 over the output tiles (BLOCK_M x BLOCK_N, visited in groups of GROUP_M tile rows as gemm.py's GEMM does),
-so that a program's next tile starts loading while its last one is stored, and a product whose tiles are
-fewer than the multiprocessors splits K (either mode, SPLIT_K programs per tile writing fp32 partial sums
-that skinny.py's second pass adds in a fixed order). The epilogue adds alpha, beta * bias and casts in
-registers: one pass over the output.
+so that a program's next tile starts loading while its last one is stored. Tiles may split K into SPLIT_K
+runs (either mode), each run's fp32 partial sum written apart and a second pass (:func:`_finish_tiles`)
+adding them in a fixed order: every tile of a product whose tiles are fewer than the multiprocessors, or
+only the tiles after WHOLE_TILES, the last partial wave of a product of a few waves, so that the last wave
+keeps every multiprocessor busy (the vendor's gemm_persistent rules choose both). The epilogue adds alpha,
+beta * bias and casts in registers: one pass over the output.
 
 - **TMA mode** (key "gemm_tma"): operand tiles come through tensor descriptors the kernel builds itself
   (``tl.make_tensor_descriptor``: Hopper's bulk tensor copies, out-of-bounds elements zero-filled, so no
@@ -33,11 +35,10 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from gems.ops.blas import skinny
 from gems.ops.blas.products import INT32_SAFE, epilogue, kernel_scalars, span
 from gems.ops.blas.tuning import Tuned, multiprocessors
 from gems.runtime import selection
-from gems.runtime.launch import cdiv
+from gems.runtime.launch import Launcher, cdiv
 
 # SCHEDULE values (META of the yaml configs): how the tile loop is compiled.
 SPECIALIZED = tl.constexpr(1)  # warp-specialized: TMA producer + two consumer warp groups (TMA mode, num_warps 4)
@@ -48,6 +49,8 @@ PLAIN = tl.constexpr(3)  # each tile's K loop pipelined on its own
 DTYPES = (torch.float16, torch.bfloat16)
 # Tensor descriptors need 16-byte aligned rows and base addresses.
 _TMA_ALIGN = 16
+# Rows of a split tile each program of the second pass adds (ROWS x BLOCK_N fp32 sums in registers).
+_FINISH_ROWS = 32
 
 
 @triton.jit
@@ -68,21 +71,24 @@ def _persistent_kernel(
     HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, BIAS_ROW: tl.constexpr, INT64: tl.constexpr,
     TMA: tl.constexpr, A_K_MAJOR: tl.constexpr, B_K_MAJOR: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SCHEDULE: tl.constexpr, EVEN_K: tl.constexpr, SPLIT_K: tl.constexpr,
+    SCHEDULE: tl.constexpr, EVEN_K: tl.constexpr, SPLIT_K: tl.constexpr, WHOLE_TILES,
 ):
     """c[m, n] = alpha * sum_k a[m, k] * b[k, n] + beta * bias[m, n] (fp32 accumulation).
 
-    Grid: (programs,), at most one per multiprocessor; program p takes work units p, p + programs, ...
-    of tiles * SPLIT_K units (unit u: tile u % tiles, K run u // tiles). With SPLIT_K > 1 a unit writes
-    its partial sum to part[run, m, n] instead of c. TMA mode reads a K-major a (``A_K_MAJOR``: a[m, k]
-    row-major, else a^T row-major) and b likewise (``B_K_MAJOR``: b^T row-major, linear's W). BIAS_ROW: the
-    bias varies along n only (a broadcast row, linear's bias), loaded once per tile as a row.
+    Grid: (programs,), at most one per multiprocessor; program p takes work units p, p + programs, ... The
+    first WHOLE_TILES tiles (in visiting order) are a unit each, over all of K; with SPLIT_K > 1 each later
+    tile is SPLIT_K units (unit WHOLE_TILES + u: tile WHOLE_TILES + u % split_tiles, K run u // split_tiles),
+    which write their partial sums to part (:func:`_finish_tiles` adds them). TMA mode reads a K-major a
+    (``A_K_MAJOR``: a[m, k] row-major, else a^T row-major) and b likewise (``B_K_MAJOR``: b^T row-major, linear's
+    W). BIAS_ROW: the bias varies along n only (a broadcast row, linear's bias), loaded once per tile as a row.
     """
     grid_m = tl.cdiv(M, BLOCK_M)
     grid_n = tl.cdiv(N, BLOCK_N)
     tiles = grid_m * grid_n
     steps = tl.cdiv(K, BLOCK_K)
-    run = tl.cdiv(steps, SPLIT_K)  # K steps per unit
+    run = tl.cdiv(steps, SPLIT_K)  # K steps per unit of a split tile
+    split_tiles = tiles - WHOLE_TILES
+    units = tiles if SPLIT_K == 1 else WHOLE_TILES + split_tiles * SPLIT_K
     if TMA:
         if A_K_MAJOR:
             a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
@@ -93,11 +99,24 @@ def _persistent_kernel(
         else:
             b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
     offs_k = tl.arange(0, BLOCK_K)
-    for unit in tl.range(tl.program_id(0), tiles * SPLIT_K, tl.num_programs(0), flatten=SCHEDULE == FLATTENED,
+    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SCHEDULE == FLATTENED,
                          warp_specialize=SCHEDULE == SPECIALIZED):
-        pid_m, pid_n = _tile_coords(unit % tiles, grid_m, grid_n, GROUP_M)
-        first_step = (unit // tiles) * run
-        last_step = tl.minimum(steps, first_step + run)
+        if SPLIT_K == 1:
+            # unit, 0 and steps in forms the compiler does not fold, the code of the kernel before the tail split:
+            # with a constant first step the flattened pipeline took 32 KB more shared memory and 28 more registers
+            # (128 x 256, sm_90), with the plain unit 20 more registers (64 x 128).
+            tile = unit % tiles
+            first_step = (unit // tiles) * run
+            last_step = tl.minimum(steps, first_step + run)
+        else:
+            later = tl.maximum(unit - WHOLE_TILES, 0)
+            split = unit >= WHOLE_TILES
+            whole = unit < WHOLE_TILES
+            tile = tl.where(split, WHOLE_TILES + later % tl.maximum(split_tiles, 1), unit)
+            part_run = later // tl.maximum(split_tiles, 1)
+            first_step = tl.where(split, part_run * run, 0)
+            last_step = tl.where(split, tl.minimum(steps, first_step + run), steps)
+        pid_m, pid_n = _tile_coords(tile, grid_m, grid_n, GROUP_M)
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
@@ -128,16 +147,68 @@ def _persistent_kernel(
             acc = tl.dot(a, b, acc, out_dtype=tl.float32)
         mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
         if SPLIT_K == 1:
-            if BIAS_ROW:
-                bias_ptrs, bias_mask = bias_ptr + offs_n[None, :] * stride_in, offs_n[None, :] < N
-            else:
-                bias_ptrs, bias_mask = bias_ptr + offs_m[:, None] * stride_im + offs_n[None, :] * stride_in, mask
-            acc = epilogue(acc, bias_ptrs, bias_mask, alpha, beta, HAS_BIAS, SCALED, False, tl.float32)
-            c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+            _store_tile(acc, c_ptr, bias_ptr, offs_m, offs_n, mask, M, N, stride_cm, stride_cn, stride_im, stride_in,
+                        alpha, beta, HAS_BIAS, SCALED, BIAS_ROW)
         else:
-            part_ptrs = part_ptr + ((unit // tiles) * M + offs_m[:, None]) * N + offs_n[None, :]
-            tl.store(part_ptrs, acc, mask=mask)
+            # Masked stores rather than a branch: the flattened loop's pipeline keeps one body.
+            _store_tile(acc, c_ptr, bias_ptr, offs_m, offs_n, mask & whole, M, N, stride_cm, stride_cn,
+                        stride_im, stride_in, alpha, beta, HAS_BIAS, SCALED, BIAS_ROW)
+            first = (part_run * tl.maximum(split_tiles, 1) + tile - WHOLE_TILES) * BLOCK_M
+            if INT64:  # unreached on the interpreter: partial sums past 2^31 elements
+                first = first.to(tl.int64)
+            rows = first + tl.arange(0, BLOCK_M)
+            part_ptrs = part_ptr + rows[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+            tl.store(part_ptrs, acc, mask=(tl.zeros([BLOCK_M, BLOCK_N], tl.int32) == 0) & split)
+
+
+@triton.jit
+def _store_tile(acc, c_ptr, bias_ptr, offs_m, offs_n, mask, M, N, stride_cm, stride_cn, stride_im, stride_in, alpha,
+                beta, HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, BIAS_ROW: tl.constexpr):
+    """c[offs_m, offs_n] = alpha * acc + beta * bias where ``mask``, cast to c's dtype. A bias row is loaded
+    as one row (a mask of the tile's shape would load it as a whole tile: 74 more registers at 128 x 256)."""
+    if BIAS_ROW:
+        bias_ptrs, bias_mask = bias_ptr + offs_n[None, :] * stride_in, offs_n[None, :] < N
+    else:
+        bias_ptrs, bias_mask = bias_ptr + offs_m[:, None] * stride_im + offs_n[None, :] * stride_in, mask
+    acc = epilogue(acc, bias_ptrs, bias_mask, alpha, beta, HAS_BIAS, SCALED, False, tl.float32)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _finish_tiles(
+    part_ptr, c_ptr, bias_ptr,
+    M, N, stride_cm, stride_cn, stride_im, stride_in, alpha, beta, WHOLE_TILES,
+    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, BIAS_ROW: tl.constexpr, INT64: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr,
+    ROWS: tl.constexpr,
+):
+    """The split tiles' second pass: c = alpha * sum_s part[s] + beta * bias, the runs added in order s = 0, 1, ...
+    Grid: (split tiles, BLOCK_M / ROWS); part[s, t] holds split tile t's BLOCK_M x BLOCK_N partial sum of run s."""
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    split_tiles = grid_m * grid_n - WHOLE_TILES
+    t = tl.program_id(0)
+    pid_m, pid_n = _tile_coords(WHOLE_TILES + t, grid_m, grid_n, GROUP_M)
+    rows = tl.program_id(1) * ROWS + tl.arange(0, ROWS)
+    offs_m = pid_m * BLOCK_M + rows
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    first = t * BLOCK_M
+    step = split_tiles * BLOCK_M
+    if INT64:  # unreached on the interpreter: partial sums past 2^31 elements
+        first = first.to(tl.int64)
+        step = step.to(tl.int64)
+    part_ptrs = part_ptr + (first + rows)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    total = tl.load(part_ptrs)
+    for _ in range(1, SPLIT_K):
+        part_ptrs += step * BLOCK_N
+        total += tl.load(part_ptrs)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    _store_tile(total, c_ptr, bias_ptr, offs_m, offs_n, mask, M, N, stride_cm, stride_cn, stride_im, stride_in,
+                alpha, beta, HAS_BIAS, SCALED, BIAS_ROW)
+
+
+_finish = Launcher(_finish_tiles)
 
 
 def _tuned(key: str, rules: dict):
@@ -214,14 +285,38 @@ def product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bias=None, alph
 
     named = dict(zip(kernel.names, arguments(None, False)))
     config = kernel.chosen.get(kernel.key(named))
-    # Room for the partial sums of the chosen config's split, or, before tuning, of any config's.
+    # Room for the partial sums of the chosen config's split tiles, or, before tuning, of any config's.
     configs = [config] if config is not None else kernel.autotuner.configs
-    rows = max(kernel.meta(c, named)["SPLIT_K"] for c in configs)
-    part = torch.empty((rows, m, n), dtype=torch.float32, device=out.device) if rows > 1 else out
-    int64 = max(span(t) for t in (a, b, out, bias)) > INT32_SAFE or rows * m * n > INT32_SAFE
+    size = max(_partial_elements(kernel.meta(c, named), m, n) for c in configs)
+    part = torch.empty(size, dtype=torch.float32, device=out.device) if size else out
+    int64 = max(span(t) for t in (a, b, out, bias)) > INT32_SAFE or size > INT32_SAFE
     units = multiprocessors(out.device)
-    grid = lambda meta: (min(units, cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]) * meta["SPLIT_K"]),)  # noqa: E731
-    split = kernel.launch(grid, *arguments(part, int64))["SPLIT_K"]
-    if split > 1:
-        skinny.finish_split(part, out, bias, split, alpha, beta, has_bias, scaled)
+    grid = lambda meta: (min(units, _units(meta, m, n)),)  # noqa: E731
+    meta = kernel.launch(grid, *arguments(part, int64))
+    if meta["SPLIT_K"] > 1:
+        split_tiles = _tiles(meta, m, n) - meta["WHOLE_TILES"]
+        rows = min(meta["BLOCK_M"], _FINISH_ROWS)
+        _finish((split_tiles, meta["BLOCK_M"] // rows),
+            part, out, bias, m, n, *out.stride(), *bias.stride(), alpha, beta, meta["WHOLE_TILES"], has_bias, scaled,
+            bias.stride(0) == 0, int64, meta["BLOCK_M"], meta["BLOCK_N"], meta["GROUP_M"], meta["SPLIT_K"], rows,
+            num_warps=4)
     return out
+
+
+def _tiles(meta, m, n):
+    return cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"])
+
+
+def _units(meta, m, n):
+    """Work units of a launch: each whole tile, and SPLIT_K per split tile."""
+    tiles = _tiles(meta, m, n)
+    if meta["SPLIT_K"] == 1:
+        return tiles
+    return meta["WHOLE_TILES"] + (tiles - meta["WHOLE_TILES"]) * meta["SPLIT_K"]
+
+
+def _partial_elements(meta, m, n):
+    """fp32 partial sums a launch writes: a BLOCK_M x BLOCK_N tile per K run of each split tile."""
+    if meta["SPLIT_K"] == 1:
+        return 0
+    return meta["SPLIT_K"] * (_tiles(meta, m, n) - meta["WHOLE_TILES"]) * meta["BLOCK_M"] * meta["BLOCK_N"]

@@ -33,17 +33,30 @@ _LONG_K = 16384
 _FEW_OUTPUTS = 128 * 128 * 128
 
 
-def _split(args):
-    # Tiles that fill at least half the multiprocessors run unsplit; fewer split K until the programs about fill
-    # the device; and a K past _LONG_K splits into runs of at most _LONG_K (powers of two: few compiled variants).
+def _pow2(n):
+    return 1 << (max(n, 1).bit_length() - 1)
+
+
+def _plan(args):
+    # (WHOLE_TILES, SPLIT_K), powers of two for SPLIT_K (few compiled variants). A K past _LONG_K splits every tile
+    # into runs of at most _LONG_K. Tiles filling under half the multiprocessors split K until the programs about
+    # fill the device. A product of one wave or more whose last wave is at most half full ("tail") computes its
+    # full waves whole and splits the tail's tiles so that the last wave fills the device too (data-parallel
+    # waves, then a split tail, as stream-K hybrids do): 144 tiles on 132 multiprocessors take 1 + 1/8 waves of
+    # time instead of 2. Every run keeps at least _MIN_STEPS BLOCK_K steps.
     tiles = cdiv(args["M"], args["BLOCK_M"]) * cdiv(args["N"], args["BLOCK_N"])
     units = multiprocessors(args["a_ptr"].device)
-    fill = 1
-    if 2 * tiles < units:
-        fill = min(units // tiles, cdiv(args["K"], args["BLOCK_K"]) // _MIN_STEPS, _MAX_SPLIT)
-        fill = 1 << (max(fill, 1).bit_length() - 1)
+    steps = cdiv(args["K"], args["BLOCK_K"])
     runs = cdiv(args["K"], _LONG_K)
-    return min(max(fill, 1 << (runs - 1).bit_length()), _MAX_SPLIT)
+    if runs > 1 or 2 * tiles < units:
+        fill = _pow2(min(units // tiles, steps // _MIN_STEPS, _MAX_SPLIT)) if 2 * tiles < units else 1
+        return 0, min(max(fill, 1 << (runs - 1).bit_length()), _MAX_SPLIT)
+    tail = tiles % units
+    if tiles > units and 0 < 2 * tail <= units:
+        split = _pow2(min(units // tail, steps // _MIN_STEPS, _MAX_SPLIT))
+        if split > 1:
+            return tiles - tail, split
+    return tiles, 1
 
 
 def _persistent_min_flops(args):
@@ -73,5 +86,5 @@ def _tma_min_flops(args):
 HEURISTICS_CONFIGS = {
     "gemm_route": {"PERSISTENT_MIN_FLOPS": _persistent_min_flops, "TMA_MIN_FLOPS": _tma_min_flops,
                    "SKINNY_MAX_ROWS": lambda args: 64},
-    "gemm_persistent": {"SPLIT_K": _split},
+    "gemm_persistent": {"SPLIT_K": lambda args: _plan(args)[1], "WHOLE_TILES": lambda args: _plan(args)[0]},
 }
