@@ -6,8 +6,10 @@ must behave as the Function's does (retain_graph, a second backward, in-place ch
 backward), and calls that need no graph replay as before.
 """
 
+import gc
 import os
 import shutil
+import weakref
 
 import pytest
 import torch
@@ -45,6 +47,12 @@ def _skip_composite(x, r, w, b):
     return F.layer_norm(s, (s.shape[-1],), w, b, 1e-5), s
 
 
+def _fused_rms_composite(x, w):
+    from gems.ops.fused.fused_rms_norm import reference
+
+    return reference(x, w, 1e-6, 1.0)
+
+
 def _rope_composite(x, cos, sin):
     from gems.ops.fused.apply_rotary_position_embedding import reference
 
@@ -60,8 +68,13 @@ CASES = {
     "fused_add_rms_norm": ("gems.fused.fused_add_rms_norm",
                            lambda x, r, w: gems.fused.fused_add_rms_norm(x, r, w, 1e-6), _add_rms_composite,
                            lambda g: (_randn(g, 7, 33), _randn(g, 7, 33), _randn(g, 33)), (0, 1, 2)),
+    "fused_rms_norm": ("gems.fused.fused_rms_norm", lambda x, w: gems.fused.fused_rms_norm(x, w, 1e-6, 1.0),
+                       _fused_rms_composite, lambda g: (_randn(g, 7, 33), _randn(g, 33)), (0, 1)),
     "silu_and_mul": ("gems.fused.silu_and_mul", gems.fused.silu_and_mul, lambda x, up: F.silu(x) * up,
                      lambda g: (_randn(g, 6, 17), _randn(g, 6, 17)), (0, 1)),
+    "gelu_and_mul": ("gems.fused.gelu_and_mul", lambda x: gems.fused.gelu_and_mul(x, approximate="tanh"),
+                     lambda x: F.gelu(x[..., :9], approximate="tanh") * x[..., 9:], lambda g: (_randn(g, 5, 18),),
+                     (0,)),
     "apply_rotary_position_embedding": ("gems.fused.apply_rotary_position_embedding",
                                         gems.fused.apply_rotary_position_embedding, _rope_composite,
                                         lambda g: (_randn(g, 2, 5, 3, 8), _randn(g, 5, 4), _randn(g, 5, 4)), (0,)),
@@ -275,3 +288,44 @@ def test_a_training_call_whose_result_needs_no_graph_replays_without_a_node():
         close = torch.isclose(x, y)
         assert close.grad_fn is None and not close.requires_grad
     assert native.call_counts().get("isclose") == 2
+
+
+def test_a_chain_of_replayed_calls_passes_gradients_through_their_nodes():
+    """A transformer block's residual path: each node's edges lead to the previous call's node, not to leaves."""
+    def block(x, r, w, up):
+        y, s = gems.fused.fused_add_rms_norm(x, r, w, 1e-6)
+        return gems.fused.silu_and_mul(y, up), s
+
+    def two_blocks(leaves, grads):
+        x, r, w, up = leaves
+        return torch.autograd.grad(block(*block(x, r, w, up), w, up), leaves, grads)
+
+    gen = torch.Generator().manual_seed(9)
+    for _ in range(3):
+        leaves = [_randn(gen, 7, 33).requires_grad_(), _randn(gen, 7, 33).requires_grad_(),
+                  _randn(gen, 33).requires_grad_(), _randn(gen, 7, 33).requires_grad_()]
+        grads = [_randn(gen, 7, 33), _randn(gen, 7, 33)]
+        got = two_blocks(leaves, grads)
+        python = _python_path(two_blocks, leaves, grads)
+        for a, b in zip(got, python):
+            assert torch.equal(a, b)
+    # Two calls per step, one signature (leaves or not, both inputs require grad): all but the first replay.
+    assert native.call_counts().get("gems.fused.silu_and_mul") == 5
+    assert native.call_counts().get("gems.fused.fused_add_rms_norm") == 5
+
+
+def test_a_replayed_calls_results_are_freed_with_its_graph():
+    """The node holds no result (a saved result's memory is no view of it), so nothing cycles: a dropped graph
+    frees its results, whether or not its backward ran."""
+    gen = torch.Generator().manual_seed(10)
+    args, _ = _inputs("skip_layer_norm", gen)
+    CASES["skip_layer_norm"][1](*args)
+    for backward in (False, True):
+        y, s = CASES["skip_layer_norm"][1](*args)
+        assert y.grad_fn.name() == "GemsSkipLayerNormBackward"
+        if backward:
+            (y.sum() + s.sum()).backward()
+        refs = weakref.ref(y), weakref.ref(s)
+        del y, s
+        gc.collect()
+        assert all(ref() is None for ref in refs)
