@@ -6,6 +6,7 @@ must behave as the Function's does (retain_graph, a second backward, in-place ch
 backward), and calls that need no graph replay as before.
 """
 
+import contextlib
 import gc
 import os
 import shutil
@@ -330,3 +331,32 @@ def test_a_replayed_calls_results_are_freed_with_its_graph():
         del y, s
         gc.collect()
         assert all(ref() is None for ref in refs)
+
+
+def test_saved_tensor_hooks_see_the_nodes_saved_tensors():
+    """torch.autograd.graph.saved_tensors_hooks (activation offloading, checkpointing) pack what the C++ node saves,
+    as they pack what the Function saved. A call under hooks is not recorded (what the Function saved comes back
+    through them): the signature is recorded by a call outside them."""
+    packed = []
+
+    def pack(t):
+        packed.append(t)
+        return t.clone()
+
+    gen = torch.Generator().manual_seed(11)
+    for step in range(4):
+        args, leaves = _inputs("silu_and_mul", gen)
+        packed.clear()
+        with contextlib.ExitStack() as hooks:
+            if step != 1:  # the second call records
+                hooks.enter_context(torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t))
+            y = gems.fused.silu_and_mul(*args)
+        assert y.grad_fn.name().startswith("Gems" if step > 1 else "_")
+        assert len(packed) == (0 if step == 1 else 2) and all(p is a for p, a in zip(packed, args))
+        got = torch.autograd.grad(y.sum(), leaves)
+        python = _python_path(_step, gems.fused.silu_and_mul, args, leaves, [torch.ones_like(y)])[1]
+        for a, b in zip(got, python):
+            assert torch.equal(a, b)
+    assert native.python_calls()["gems.fused.silu_and_mul"]["autograd: saved-tensor hooks are active (what the "
+                                                            "Function saved is read back through them; the next call "
+                                                            "of the signature is recorded)"] == 1

@@ -17,7 +17,7 @@ import re
 
 import torch
 
-from gems.native.record import NotRecordable
+from gems.native.record import NotRecordable, NotYet
 from gems.runtime.native_backward import Grad, Result, resolve
 
 
@@ -34,6 +34,9 @@ class Graph:
     def of(cls, recording, result, overload: str):
         """The graph ``result`` (the implementation's return) carries, or None when the call built none (every
         result without history: a plain plan serves it); raises NotRecordable when no C++ node can replay it."""
+        if torch._C._autograd._top_saved_tensors_default_hooks(True) is not None:
+            raise NotYet("autograd: saved-tensor hooks are active (what the Function saved is read back through "
+                         "them; the next call of the signature is recorded)")
         returns = result if isinstance(result, tuple) else (result,)
         tensors = [r for r in returns if isinstance(r, torch.Tensor)]
         nodes = {id(r.grad_fn): r.grad_fn for r in tensors if r.grad_fn is not None}

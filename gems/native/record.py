@@ -74,6 +74,11 @@ class NotRecordable(Exception):
     """The call did something a plan cannot express; the reason says what."""
 
 
+class NotYet(NotRecordable):
+    """This call cannot be a plan, but a later call of its signature may: nothing is stored (a training call recorded
+    under saved-tensor hooks, whose unpacked tensors are not the call's)."""
+
+
 class DryRunStopped(Exception):
     """A dry run met something it must not execute (a computing ATen op, an autotuner); the reason is kept
     in the recording, so an implementation that catches this still yields no plan."""
@@ -405,6 +410,9 @@ def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
         spec = plan.spec(primitive)
         if graph is not None:
             spec += (graph.spec(plan),)
+    except NotYet as exc:
+        note(overload, str(exc))
+        return result, None
     except NotRecordable as exc:
         return result, _python_only(overload, str(exc))
     return result, spec, plan  # gems.native.record_call notes the call once it knows about its family
