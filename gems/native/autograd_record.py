@@ -34,7 +34,7 @@ class Graph:
     def of(cls, recording, result, overload: str):
         """The graph ``result`` (the implementation's return) carries, or None when the call built none (every
         result without history: a plain plan serves it); raises NotRecordable when no C++ node can replay it."""
-        if torch._C._autograd._top_saved_tensors_default_hooks(True) is not None:
+        if _saved_tensor_hooks_active():
             raise NotYet("autograd: saved-tensor hooks are active (what the Function saved is read back through "
                          "them; the next call of the signature is recorded)")
         returns = result if isinstance(result, tuple) else (result,)
@@ -103,3 +103,12 @@ class Graph:
         if dtype != base_dtype:
             raise NotRecordable("autograd: a saved tensor reinterprets the dtype of an input or result")
         return kind, index, delta, dtype, shape, strides, kind == 0 and tensor is self.tensors[index]
+
+
+def _saved_tensor_hooks_active() -> bool:
+    """Whether torch.autograd.graph.saved_tensors_hooks are active (a private binding: its argument came later)."""
+    top = torch._C._autograd._top_saved_tensors_default_hooks
+    try:
+        return top(True) is not None
+    except TypeError:  # unreached on the interpreter's torch: a binding that takes no argument
+        return top() is not None
