@@ -33,6 +33,8 @@ import torch
 SOURCE = Path(__file__).with_name("dispatch.cpp")  # the module; it binds lists.cpp's functions too
 LISTS_SOURCE = Path(__file__).with_name("lists.cpp")
 LIST_PLANS_HEADER = Path(__file__).with_name("list_plans.h")  # included by dispatch.cpp
+AUTOGRAD_SOURCE = Path(__file__).with_name("autograd_node.cpp")  # training-mode replays' autograd node
+AUTOGRAD_HEADER = Path(__file__).with_name("autograd_node.h")
 _CFLAGS = ["-O2"]
 # The launch primitive per device type: a C++ cuLaunchKernel of the Triton-compiled function, or a
 # call back into Python (the interpreter, and any device without a native primitive yet).
@@ -71,7 +73,7 @@ def _build_tag(source: bytes) -> str:
 
 def sources() -> tuple:
     """What the build hashes (all) and compiles (the .cpp files)."""
-    return SOURCE, LISTS_SOURCE, LIST_PLANS_HEADER
+    return SOURCE, LISTS_SOURCE, LIST_PLANS_HEADER, AUTOGRAD_SOURCE, AUTOGRAD_HEADER
 
 
 def _build():
@@ -207,6 +209,9 @@ def record_call(impl, keyset, args, kwargs, call, calls, overload):
     outcome = record.record_call(impl, keyset, args, kwargs, call, calls, primitive, overload)
     if len(outcome) == 2:
         return outcome
+    if call[4]:  # a call that needs an autograd graph: exact plans only (its plan builds the node)
+        record.note(overload, record.NEW_SIGNATURE)
+        return outcome[:2]
     result, spec, plan = outcome
     generic_spec, why = generic.observe(overload, call, plan, args, kwargs, primitive)
     record.note(overload, why)

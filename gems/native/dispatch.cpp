@@ -20,6 +20,8 @@
 
 #include <dlfcn.h>
 
+#include "autograd_node.h"
+
 #include <atomic>
 #include <cstring>
 #include <list>
@@ -78,8 +80,7 @@ const char* const kWhyText[kWhyCount] = {
     "a tensor that is not strided, has the conj bit, has no storage, or a number of more than 16 bytes",
     "a written argument shares memory with another argument (ATen's overlap rules live in Python)",
     "the native layer is turned off",
-    "autograd: grad mode is on and an input requires grad, or an input has a forward-mode tangent (the "
-    "autograd-level kernel builds its graph in Python)",
+    "autograd: an input has a forward-mode tangent (forward-mode AD is left to the Python implementation)",
     "a tensor subclass, mode or transform is active (torch.compile tracing, fake or functional tensors, vmap): "
     "ATen's composite runs",
     "it draws random numbers while a CUDA graph is captured (the graph-safe Philox state is taken in Python)",
@@ -181,6 +182,7 @@ struct Plan {
   std::vector<DrawParam> draw_params;      // CUDA primitive: where the keys' words go
   PyObject* py_plan = nullptr;  // strong reference, never released (plans are never freed)
   const ListInfo* list = nullptr;  // a list plan's table (list_plans.h)
+  const gems_autograd::NodeSpec* node = nullptr;  // a training-mode call's autograd node (autograd_node.h)
 };
 
 struct Formula {  // floor((a * v + b) / d), d >= 1
@@ -243,6 +245,7 @@ struct Key {
   const at::Tensor* tensors[kMaxTensors];
   bool mutable_tensor[kMaxTensors];
   int nt = 0;
+  uint32_t grad_mask = 0;  // autograd-level kernels: the tensors that require grad while grad mode is on
   c10::ArrayRef<c10::IValue> first_list;  // list calls: the first tensor list (rows' sizes are compared with it)
   bool has_first_list = false;
   inline void add(uint64_t v, uint32_t d = kFixedWord) {
@@ -290,9 +293,10 @@ void add_tensor(Key& k, const Slot& s, const at::Tensor& t, bool is_mutable, int
   // A negative bit (a lazy negation, torch._neg_view) is keyed: the Python path negates on the way (a clone of such
   // a view: resolve_neg), and the plan it records does the same for every tensor that has the bit.
   if (impl->layout() != c10::kStrided || impl->is_conj() || !impl->has_storage()) return k.fail(kWhyTensorKind);
-  if (s.autograd && ((c10::GradMode::is_enabled() && impl->requires_grad()) ||
-                     (impl->autograd_meta() != nullptr && impl->_fw_grad(0, t).defined())))
-    return k.fail(kWhyGrad);
+  if (s.autograd) {  // a call that needs a graph is keyed by which tensors require grad (its plan builds the node)
+    if (impl->autograd_meta() != nullptr && impl->_fw_grad(0, t).defined()) return k.fail(kWhyGrad);
+    if (impl->requires_grad() && c10::GradMode::is_enabled()) k.grad_mask |= uint32_t(1) << k.nt;
+  }
   // The pointer's offset within 16 bytes, not just "aligned or not": a kernel argument at a fixed byte
   // offset from it is 16-byte aligned (a Triton specialization) exactly when that offset matches.
   const int index = k.nt;
@@ -421,6 +425,7 @@ void compute_key(Key& k, const Slot& s, const c10::IValue* args, c10::Device cur
     alias |= uint64_t(same) << (4 * j);
   }
   k.add(alias);
+  if (s.autograd) k.add(k.grad_mask);
 }
 
 inline uint64_t mix(uint64_t h, uint64_t w) {
@@ -653,12 +658,16 @@ bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
     launch_cuda(s, plan, device, inputs, outs, temps, values, keys);
   } else {
     py::gil_scoped_acquire gil;
+    // A training-mode call's forward ran under no_grad in its Function, where the interpreter's own torch calls
+    // on the inputs that require grad build nothing.
+    c10::AutoGradMode grad_mode(plan.node == nullptr && c10::GradMode::is_enabled());
     py::tuple numbers(nvalues);
     for (size_t i = 0; i < nvalues; ++i) numbers[i] = py::int_(values[i]);
     py::handle fn(g_replay);
     if (fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps), numbers).ptr() == Py_False)
       return false;
   }
+  if (plan.node != nullptr) gems_autograd::attach_node(*plan.node, inputs, outs, temps);
   s.hits.fetch_add(1, std::memory_order_relaxed);
   if (values != nullptr) s.generic_hits.fetch_add(1, std::memory_order_relaxed);
   s.launches.fetch_add(int64_t(plan.launches.size()), std::memory_order_relaxed);
@@ -678,7 +687,8 @@ bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
   return true;
 }
 
-Plan* build_plan(const py::object& spec) {
+// `n_inputs`: the call's tensors (a training-mode call's node spec is checked against them).
+Plan* build_plan(const py::object& spec, size_t n_inputs = 0) {
   auto plan = std::make_unique<Plan>();
   if (py::isinstance<py::str>(spec)) {  // "stays in Python", and why
     plan->python_only = true;
@@ -734,6 +744,8 @@ Plan* build_plan(const py::object& spec) {
   }
   // The Python primitive replays the py_plan; count its launches the same way.
   if (g_primitive == kPython) plan->launches.resize(t[4].cast<size_t>());
+  if (t.size() > 6 && !t[6].is_none())
+    plan->node = gems_autograd::build_node_spec(t[6], n_inputs, plan->outs.size(), plan->temps.size());
   return plan.release();
 }
 
@@ -856,7 +868,7 @@ void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks
     py::tuple t(k->nt);
     for (int i = 0; i < k->nt; ++i) t[i] = py::cast(*k->tensors[i]);
     call = py::make_tuple(t, as_bytes(k->w, sizeof(uint64_t) * k->n), as_bytes(k->desc, sizeof(uint32_t) * k->n),
-                          list_call);
+                          list_call, k->grad_mask != 0);
   }
   std::vector<c10::IValue> arguments = torch::jit::pop(*stack, s.nargs);
   auto args_kwargs = to_python(op, arguments);
@@ -865,7 +877,7 @@ void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks
   py::tuple res = serve(ks, args_kwargs.first, args_kwargs.second, call, reason).cast<py::tuple>();
   push_result(op, stack, res[0]);
   if (k == nullptr || res[1].is_none()) return;
-  insert(s, *k, h, list_call ? build_list_plan(res[1]) : build_plan(res[1]));
+  insert(s, *k, h, list_call ? build_list_plan(res[1]) : build_plan(res[1], size_t(k->nt)));
   if (res.size() > 2 && !res[2].is_none()) insert_generic(s, build_generic(res[2].cast<py::tuple>(), *k));
 }
 
@@ -921,8 +933,8 @@ struct GemsKernel : public c10::OperatorKernel {
       }
       return;
     }
-    if (s.lists) {  // list calls get exact plans only
-      serve_python(s, op, ks, stack, &k, h, nullptr, true);
+    if (s.lists || k.grad_mask != 0) {  // list calls and calls that need a graph get exact plans only
+      serve_python(s, op, ks, stack, &k, h, nullptr, s.lists);
       return;
     }
     int64_t values[kMaxValues];

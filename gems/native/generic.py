@@ -81,7 +81,7 @@ def forget() -> None:
 
 def observe(overload, call, plan, args, kwargs, primitive):
     """After a call recorded as ``plan``: (size-generic spec or None, why the call took Python)."""
-    _, words_bytes, descs_bytes, _ = call
+    _, words_bytes, descs_bytes, *_ = call
     n = len(words_bytes) // 8
     words = struct.unpack(f"<{n}q", words_bytes)
     descs = struct.unpack(f"<{n}I", descs_bytes)

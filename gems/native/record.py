@@ -17,9 +17,10 @@ call did can be redone from its signature alone:
   kernels are interpreted): the Python primitive's replay reads them after its launches, and a failed check
   sends the call to the Python path, which raises ATen's error.
 
-Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count, draws)``, or a str: "this
-signature stays in Python", and why. A second call of the same family (the same key but for sizes and
-integer arguments) may also get a size-generic plan (:mod:`gems.native.generic`, asked by
+Plan spec handed to C++: ``(outs, temps, cuda_launches, py_plan, launch_count, draws[, node])``, or a str: "this
+signature stays in Python", and why; ``node``: a training-mode call's autograd node
+(:mod:`gems.native.autograd_record`). A second call of the same family (the same key but for sizes and integer
+arguments) may also get a size-generic plan (:mod:`gems.native.generic`, asked by
 :func:`gems.native.record_call`), derived from dry runs:
 the implementation run at other sizes with its launches recorded, not executed (:class:`Recording` with
 ``dry=True``).
@@ -71,6 +72,11 @@ class DrawnWord(int):
 
 class NotRecordable(Exception):
     """The call did something a plan cannot express; the reason says what."""
+
+
+class NotYet(NotRecordable):
+    """This call cannot be a plan, but a later call of its signature may: nothing is stored (a training call recorded
+    under saved-tensor hooks, whose unpacked tensors are not the call's)."""
 
 
 class DryRunStopped(Exception):
@@ -134,6 +140,7 @@ class Recording:
         self.deferred = None  # why this call cannot be a plan but a later one of its signature may (tuning)
         self.draws = []  # (generator, increment) of each Philox key the call took
         self.checks = []  # flag tensors read on the host (flags_clear)
+        self.applied = []  # (Function, inputs) of each declared autograd Function applied (native_backward)
         self.why_python = None
         self._mode = _Watch(self)
 
@@ -167,15 +174,16 @@ class Recording:
         self.launches.append((launcher, compiled, tuple(grid) + (1,) * (3 - len(grid)), options, args))
 
     # ------------------------------------------------------------------ the plan
-    def plan(self, result):
-        """The call as data (:class:`Plan`), or None (this signature stays in Python; :attr:`why_python` says why)."""
+    def plan(self, result, keep=()):
+        """The call as data (:class:`Plan`), or None (this signature stays in Python; :attr:`why_python` says why).
+        ``keep``: other tensors of the call to locate (an autograd node's saved tensors), as ``plan.kept``."""
         try:
-            return self._plan(result)
+            return self._plan(result, keep)
         except NotRecordable as exc:
             self.why_python = str(exc)
             return None
 
-    def _plan(self, result):
+    def _plan(self, result, keep=()):
         if self.refused:
             raise NotRecordable(self.refused)
         returns = result if isinstance(result, tuple) else (result,)
@@ -203,6 +211,10 @@ class Recording:
         self._returns, self._fresh, self._temps = returns, fresh, {}
         launches = [(launcher, compiled, grid, options, [self._arg(a) for a in args], args)
                     for launcher, compiled, grid, options, args in self.launches]
+        try:
+            kept = [self._arg(t) for t in keep]  # before the temps are listed: a saved buffer is one
+        except NotRecordable as exc:
+            raise NotRecordable(f"autograd: a tensor its Function saved: {exc}") from exc
         temps = [nbytes for _, nbytes in sorted(self._temps.values())]
         if len(self.draws) > _MAX_DRAWS:
             raise NotRecordable(f"it took more than {_MAX_DRAWS} Philox keys")
@@ -213,7 +225,7 @@ class Recording:
         checks = [self._arg(flags) for flags in self.checks]
         if checks and self.primitive == "cuda":  # unreached on the interpreter: compiled kernels assert instead
             raise NotRecordable("it reads flags on the host (the CUDA primitive replays no host check)")
-        return Plan(outs, temps, launches, checks)
+        return Plan(outs, temps, launches, checks, kept)
 
     def _arg(self, value):
         """("c", constant or never-read placeholder tensor), ("g", draw, field, increment, device) (a Philox key
@@ -253,11 +265,13 @@ class Plan:
     """A recorded call: ``outs`` ((0, j, shape, strides, dtype, device index) fresh / (1, input) / (2, j) None /
     (3, j, value) an integer),
     ``temps`` (bytes), ``launches`` ((launcher, compiled, grid, options, argspec, args)), ``checks`` (the argspecs
-    of flag tensors read on the host after the launches). :meth:`spec` is what C++ stores; ``refs`` (slot -> index
-    of a computed number) makes a size-generic plan's spec."""
+    of flag tensors read on the host after the launches), ``kept`` (the argspecs of the tensors a training-mode
+    call's autograd node saves: gems/native/autograd_record.py). :meth:`spec` is what C++ stores; ``refs`` (slot ->
+    index of a computed number) makes a size-generic plan's spec."""
 
-    def __init__(self, outs, temps, launches, checks=()):
+    def __init__(self, outs, temps, launches, checks=(), kept=()):
         self.outs, self.temps, self.launches, self.checks = outs, temps, launches, tuple(checks)
+        self.kept = tuple(kept)
 
     def spec(self, primitive: str, refs=None):
         refs = refs or {}
@@ -361,7 +375,8 @@ def _bf16_bits(value: float) -> int:
 
 def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
     """Run ``impl`` (the registration wrapper) for a new call signature of ``overload`` (``call``: its tensors,
-    key words and their descriptions); returns (result, plan spec, :class:`Plan`), or (result, a str) for "this
+    key words and their descriptions, whether it is a list call and whether it needs an autograd graph, whose node
+    then joins the plan spec); returns (result, plan spec, :class:`Plan`), or (result, a str) for "this
     signature stays in Python" (the reason, also kept in :data:`python_reasons`) or (result, None) for "decide
     again next time"."""
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
@@ -383,11 +398,21 @@ def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
     if recording.deferred:
         note(overload, "a kernel was tuned for its size class (the next call of the signature is recorded)")
         return result, None
-    plan = recording.plan(result)
-    if plan is None:
-        return result, _python_only(overload, recording.why_python)
+    graph = None
     try:
+        if len(call) > 4 and call[4]:  # the call needs an autograd graph: the plan builds its node too
+            from gems.native import autograd_record
+
+            graph = autograd_record.Graph.of(recording, result, overload)
+        plan = recording.plan(result, graph.keep if graph is not None else ())
+        if plan is None:
+            return result, _python_only(overload, recording.why_python)
         spec = plan.spec(primitive)
+        if graph is not None:
+            spec += (graph.spec(plan),)
+    except NotYet as exc:
+        note(overload, str(exc))
+        return result, None
     except NotRecordable as exc:
         return result, _python_only(overload, str(exc))
     return result, spec, plan  # gems.native.record_call notes the call once it knows about its family

@@ -6,7 +6,9 @@ own kernel for that call and counts the fallback with its reason, so tests and r
 
 Registered overloads go through the native layer (gems/native) when it is available: a C++ kernel that
 replays known call signatures and hands the others to the same wrapper; at Autograd<key> (an overload with
-its own backward) it replays only calls that need no autograd graph. Calls it replays count in
+its own backward) it replays calls that need no autograd graph, and those that need one when the implementation's
+autograd Function declares its backward (gems/runtime/native_backward.py: the node is then built in C++). Calls it
+replays count in
 ``gems_calls`` too.
 
 gems' own operators (gems.fused's, and backward passes: the ``gems`` library namespace of
@@ -366,7 +368,8 @@ def register_operator(overload: str, operator: str, fn, vendor_key: str,
     """Register ``fn`` for gems' own ``operator`` (a schema name, "gems::silu_and_mul"; gems/runtime/operators.py)
     at the vendor's key, or its Autograd key with ``Autograd.enable`` (a fused operator: its composite is its
     CompositeImplicitAutograd kernel), as an ATen overload is: the native layer replays its calls (at the Autograd
-    key those that need no graph), the Python path serves the others (``fn`` builds the graph), Fallback runs the
+    key, one that needs a graph too when ``fn``'s Function declares its backward: the node is built in C++), the
+    Python path serves the others (``fn`` builds the graph), Fallback runs the
     operator's default kernel. Counted under ``overload``; gems.enable() and disable() leave it registered.
     Registering it again replaces the registration."""
     _operators[overload] = operator

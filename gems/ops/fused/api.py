@@ -7,10 +7,10 @@ A function declared with a ``schema`` is an operator of gems' own library namesp
 (``torch.ops.gems.silu_and_mul``): its composite is the operator's CompositeImplicitAutograd kernel, and
 its gems implementation is registered at the vendor's Autograd key on the first call, as an ATen overload
 with ``Autograd.enable`` is (gems/runtime/operators.py). So the native layer
-serves it too: a call that needs no autograd graph replays its recorded launches from C++ after the first
-call of its signature (docs/native.md, "gems' own operators"), and a call that needs one takes the Python
-implementation, which builds the graph. Without a schema (linear_cross_entropy) the function stays a
-Python API: every call takes the Python path.
+serves it too: a call replays its recorded launches from C++ after the first call of its signature
+(docs/native.md, "gems' own operators"); one that needs an autograd graph gets its node built in C++ from the
+declaration beside its autograd Function (gems/runtime/native_backward.py). Without a schema
+(linear_cross_entropy) the function stays a Python API: every call takes the Python path.
 
 A function declared ``differentiable`` brings its own backward (a ``torch.autograd.Function`` whose
 forward and backward launch gems kernels), so inputs that require grad run the kernels too. The others

@@ -22,12 +22,14 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
 from gems.dtypes import FLOATS
 from gems.ops.fused.api import api_function, needs_grad
 from gems.ops.normalization.rows import compute_dtype, needs_int64
 from gems.runtime import operators
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.native_backward import Attr, Grad, Result, Saved, native_backward
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec, lazy
 
@@ -130,6 +132,9 @@ rotary_backward = operators.backward("rotary_position_embedding_backward",
                                      "(Tensor dy, Tensor cos, Tensor sin, bool interleaved) -> Tensor", _rotate_back)
 
 
+# backward() below as data, for the native layer's C++ node (gems/runtime/native_backward.py).
+@native_backward("gems::rotary_position_embedding_backward", args=(Grad(0), Saved(0), Saved(1), Attr("interleaved")),
+                 grads=(Result(0), None, None, None))
 class _Rotary(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, cos, sin, interleaved):
@@ -138,6 +143,7 @@ class _Rotary(torch.autograd.Function):
         return rotate(x, cos, sin, interleaved, False)
 
     @staticmethod
+    @once_differentiable  # the backward operator has no backward of its own
     def backward(ctx, grad_out):
         cos, sin = ctx.saved_tensors
         return rotary_backward(grad_out, cos, sin, ctx.interleaved), None, None, None

@@ -18,11 +18,13 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
 from gems.ops.fused.api import needs_grad
 from gems.ops.normalization.rows import as_rows, compute_dtype, needs_int64
 from gems.runtime import operators
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.native_backward import Attr, Grad, Result, Saved, native_backward
 
 SILU, GELU, GELU_TANH = 0, 1, 2
 # GPU: 2048-element tiles, 8 values per thread at 8 warps; the interpreter takes 16K per program.
@@ -157,6 +159,9 @@ gated_backward = operators.backward("gated_backward", "(Tensor dy, Tensor x, Ten
                                     _gated_backward)
 
 
+# backward() below as data, for the native layer's C++ node (gems/runtime/native_backward.py).
+@native_backward("gems::gated_backward", args=(Grad(0), Saved(0), Saved(1), Attr("act")),
+                 grads=(Result(0), Result(1), None))
 class _Gated(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, up, act):
@@ -165,6 +170,7 @@ class _Gated(torch.autograd.Function):
         return _gated_forward(x, up, act)
 
     @staticmethod
+    @once_differentiable  # the backward operator has no backward of its own
     def backward(ctx, dy):
         x, up = ctx.saved_tensors
         dx, dup = gated_backward(dy, x, up, ctx.act)

@@ -13,11 +13,13 @@ without saving statistics.
 from __future__ import annotations
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from gems.dtypes import FLOATS
 from gems.ops.fused.api import needs_grad
 from gems.ops.normalization.rows import as_rows, row_forward
 from gems.ops.normalization.rows_backward import row_norm_backward
+from gems.runtime.native_backward import Attr, Choose, Grad, NeedsGrad, Result, Saved, native_backward
 from gems.runtime.registration import Fallback
 
 
@@ -43,6 +45,12 @@ def _stats_dtype(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
+# backward() below as data, for the native layer's C++ node (gems/runtime/native_backward.py).
+@native_backward("gems::row_norm_backward",
+                 args=(Grad(0), Saved(0), Choose("rms", None, Saved(2)), Saved(3), Saved(1), Attr("rms"),
+                       NeedsGrad(0, 1), NeedsGrad(2), NeedsGrad(3), Attr("w_offset"), Grad(1)),
+                 grads=(Result(0), Result(0), Result(1), Result(2), None, None, None),
+                 undefined={0: (Grad(1), Grad(1), None, None, None, None, None)})
 class _ResidualNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, bias, eps, rms, w_offset):
@@ -59,6 +67,7 @@ class _ResidualNorm(torch.autograd.Function):
         return y.view(x.shape), s.view(x.shape)
 
     @staticmethod
+    @once_differentiable  # the backward operator has no backward of its own
     def backward(ctx, grad_y, grad_s=None):
         normed, weight, mean, rstd = ctx.saved_tensors
         want_x, want_r, want_w, want_b = ctx.needs_input_grad[:4]

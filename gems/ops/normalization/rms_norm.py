@@ -14,10 +14,12 @@ multiplies by w and rounds again; gems rounds once, closer to the float64 oracle
 from __future__ import annotations
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from gems.dtypes import FLOATS
 from gems.ops.normalization.rows import as_rows, normalized_numel, row_forward
 from gems.ops.normalization.rows_backward import row_norm_backward
+from gems.runtime.native_backward import Grad, NeedsGrad, Result, Saved, native_backward
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec, lazy
 
@@ -26,6 +28,10 @@ def default_eps(dtype: torch.dtype) -> float:
     return torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).eps
 
 
+# backward() below as data, for the native layer's C++ node (gems/runtime/native_backward.py).
+@native_backward("gems::row_norm_backward",
+                 args=(Grad(0), Saved(0), None, Saved(2), Saved(1), True, NeedsGrad(0), NeedsGrad(1), False),
+                 grads=(Result(0), Result(1), None, None))
 class _RmsNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, n_cols, eps):
@@ -37,6 +43,7 @@ class _RmsNorm(torch.autograd.Function):
         return y.view(x.shape)
 
     @staticmethod
+    @once_differentiable  # the backward operator has no backward of its own
     def backward(ctx, grad_y):
         x2, weight, rstd = ctx.saved_tensors
         want_dw = weight is not None and ctx.needs_input_grad[1]
