@@ -53,6 +53,7 @@ TUNE_KEYS = {
 }
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _POWER_OF_TWO = ("num_warps",)  # besides every META name starting with BLOCK_ (tl.arange needs it)
+_COUNTS = ("WHOLE_TILES",)  # heuristic values that may be 0: counts, not sizes
 
 
 def load_tune_configs(path: Path) -> dict[str, list[dict]]:
@@ -276,7 +277,8 @@ def check_heuristics(chain: list[tuple[str, dict, dict]], run_rules: bool = True
     """Check the heuristics of a vendor chain, ``[(vendor, table, files)]`` nearest first (as
     :func:`read_vendor_heuristics` gives them): every key is one the kernels read, with the names they read;
     every key resolves somewhere in the chain; and, with ``run_rules``, the rules in effect return a positive
-    integer (a power of two for BLOCK* and num_warps) for each of the key's representative arguments.
+    integer (a power of two for BLOCK* and num_warps; a count in _COUNTS may be 0) for each of the key's
+    representative arguments.
     ``run_rules`` needs the device where rules query it (an SM count). Raises VendorError."""
     for _, table, files in chain:
         for key, rules in table.items():
@@ -323,8 +325,10 @@ def _run_rules(path: Path, key: str, rules: dict, spec: HeuristicsKey) -> None:
                 raise VendorError(f"{_where(path, key, rule)}: key {key!r}: rule {name!r} raised {exc!r} for args "
                                   f"{sample}: {fix}") from exc
             power = _power_of_two_name(name)
-            if type(value) is not int or value < 1 or (power and value & (value - 1)):
-                need = "a positive power-of-two integer" if power else "a positive integer"
+            least = 0 if name in _COUNTS else 1
+            if type(value) is not int or value < least or (power and value & (value - 1)):
+                need = ("a positive power-of-two integer" if power else "a non-negative integer" if least == 0
+                        else "a positive integer")
                 raise VendorError(f"{_where(path, key, rule)}: key {key!r}: rule {name!r} returned {value!r} for args "
                                   f"{sample}: {name} must be {need}")
             if spec.chained:
