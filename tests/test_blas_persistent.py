@@ -225,13 +225,13 @@ def test_the_models_suite_declares_layouts_for_every_product():
     assert {1, 16, 128, 197, 512, 1000, 2048, 8192} <= tokens
 
 
-def test_nvidia_routes_backward_products_with_few_outputs_to_the_split_persistent_gemm(monkeypatch):
+def test_nvidia_routes_backward_products_of_few_waves_to_the_split_persistent_gemm(monkeypatch):
     """The nvidia vendor's rules (read here without a GPU, for an H100's 132 multiprocessors): a backward product
-    with at most 128 tiles of 128 x 128 outputs and a K of 2048 or more (an LM head's grad_x over a vocabulary, a
-    decode-sized grad_W) takes the persistent GEMM, TMA from 2^33 flops, with K split to fill the device and in runs
-    of at most 16384 (Hopper's MMA sums drift from the oracle over a whole vocabulary); with more outputs, or a
-    shorter K, the backward products stay on gemm.py's GEMM. Forward products take it from 2^30 flops. A product
-    whose last wave of tiles is at most half full splits only that wave's tiles."""
+    with fewer than 512 tiles of 128 x 128 outputs and a K of 2048 or more (an LM head's grad_x over a
+    vocabulary, BERT's grad_W) takes the persistent GEMM, TMA from 2^33 flops, with K split to fill the device
+    and in runs of at most 16384 (Hopper's MMA sums drift from the oracle over a whole vocabulary); with more
+    outputs, or a shorter K, the backward products stay on gemm.py's GEMM. Forward products take it from 2^30
+    flops. A product whose last wave of tiles is at most half full splits only that wave's tiles."""
     from pathlib import Path
 
     from gems.runtime import configs
@@ -247,7 +247,7 @@ def test_nvidia_routes_backward_products_with_few_outputs_to_the_split_persisten
             return "gemm.py"
         return "tma" if flops >= route["TMA_MIN_FLOPS"](args) else "pointer"
 
-    assert [mode(m, 4096, 128256) for m in (128, 512, 1000)] == ["tma", "tma", "gemm.py"]
+    assert [mode(m, 4096, 128256) for m in (128, 512, 1000, 2048)] == ["tma", "tma", "tma", "gemm.py"]
     assert [mode(512, 768, 3072), mode(128, 4096, 14336), mode(512, 768, 1024)] == ["pointer", "tma", "gemm.py"]
     assert [mode(2048, 4096, 11008), mode(4096, 4096, 2048)] == ["gemm.py", "gemm.py"]
     assert [mode(1000, 768, 3072, forward=True), mode(2048, 768, 3072, forward=True)] == ["pointer", "tma"]

@@ -30,7 +30,7 @@ _MAX_SPLIT = 16
 # -> 4096 bf16) missed the float64 oracle where cuBLAS met it; runs of 2048 K met it, and so did this split's runs of
 # <= 16384.
 _LONG_K = 16384
-_FEW_OUTPUTS = 128 * 128 * 128
+_FEW_OUTPUTS = 512 * 128 * 128
 
 
 def _pow2(n):
@@ -61,17 +61,21 @@ def _plan(args):
 
 def _persistent_min_flops(args):
     # The forward layout (x @ W^T) from 2^30 flops (~2 us of tensor-core time; smaller products are launch-bound and
-    # gemm.py's GEMM serves them). A backward product (g @ W, g^T @ x) only with at most _FEW_OUTPUTS
-    # outputs (128 tiles of 128 x 128, under an H100's or H200's 132 multiprocessors) and a K of at least 2048, where
-    # the K split fills the device and, past _LONG_K, shortens the sums; with more outputs gemm.py's GEMM (0.92-0.97
-    # of cuBLAS there, the persistent modes 0.86-0.95). H200, bf16, cuBLAS / gems, gemm.py -> the split persistent
-    # GEMM (a sweep, 2026-11-28: every config and split forced, do_bench medians): grad_x 128 x 14336 ->
-    # 4096 0.58 -> 0.96 (pointer, 4 runs), 197 x 32000 -> 4096 0.57 -> 0.88 (TMA, 4), 512 x 3072 -> 768 0.62 -> 0.73
-    # (pointer, 2); grad_W 768 x 6304 -> 768 0.62 -> 0.79 (TMA, 2). Before, only a K past _LONG_K came here (an LM
-    # head's grad_x over a vocabulary: gemm.py's one sum missed the float64 oracle where cuBLAS met it).
+    # gemm.py's GEMM serves them). A backward product (g @ W, g^T @ x) only with fewer than _FEW_OUTPUTS outputs (512
+    # tiles of 128 x 128, about 4 waves of an H100's or H200's 132 multiprocessors) and a K of at least 2048, where
+    # the K split fills the device (few tiles, or a last wave at most half full) and, past _LONG_K, shortens the
+    # sums; with more outputs gemm.py's GEMM (0.92-0.97 of cuBLAS there, the persistent modes 0.86-0.95). H200, bf16,
+    # cuBLAS / gems, gemm.py -> the split persistent GEMM (2026-11-28, do_bench medians; a sweep with every config
+    # and split forced, then an A/B of the tail split): grad_x 128 x 14336 -> 4096 0.58 -> 0.96 (pointer, 4 runs),
+    # 197 x 32000 -> 4096 0.57 -> 0.88 (TMA, 4), 512 x 3072 -> 768 0.62 -> 0.73 (pointer, 2), 6304 x 3072 -> 768
+    # 0.68 -> 0.70 (TMA); grad_W 768 x 6304 -> 768 0.62 -> 0.79 (TMA, 2), BERT's 768 x 8192 -> 3072 0.68 -> 0.84 and
+    # 3072 x 8192 -> 768 0.67 -> 0.83 (TMA, the tail split; without it 0.67), 768 x 6304 -> 3072 0.68 -> 0.80; but
+    # 4096 x 2048 -> 4096 (16M outputs) 0.95 on gemm.py, 0.93 TMA, and 2048 x 11008 -> 4096 (8M) 0.97 / 0.95.
+    # Before, only a K past _LONG_K came here (an LM head's grad_x over a vocabulary: gemm.py's one sum missed the
+    # float64 oracle where cuBLAS met it).
     if args["A_K_MAJOR"] and args["B_K_MAJOR"]:
         return 1 << 30
-    return 1 << 30 if args["K"] >= 2048 and args["M"] * args["N"] <= _FEW_OUTPUTS else 1 << 62
+    return 1 << 30 if args["K"] >= 2048 and args["M"] * args["N"] < _FEW_OUTPUTS else 1 << 62
 
 
 def _tma_min_flops(args):
