@@ -505,6 +505,16 @@ def test_repository_shapes_file_loads_with_the_required_core_sizes():
         assert {s.size_class for s in book.shapes(key, "quick")} == {"small", "large"}
 
 
+def test_the_models_suite_is_the_operators_with_model_shapes():
+    book = shapes.load(REPO / "perf" / "shapes.yaml")
+    chosen = {s.name for s in runner.with_shapes(runner.select_specs(None), book, "models")}
+    assert {"mm", "addmm", "bmm", "baddbmm", "scaled_dot_product_attention"} <= chosen
+    assert not chosen & {"add", "sum", "layer_norm", "cat"}  # no models shapes: left out, not no-perf rows
+    cases = runner.list_cases(runner.with_shapes(runner.select_specs(None), book, "models"), book, "models",
+                              selection.current(), None)
+    assert cases and all(c.status is None for c in cases)
+
+
 # ---------------------------------------------------------------- the command line: errors before any benchmark
 
 @pytest.fixture

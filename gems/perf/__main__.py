@@ -8,8 +8,9 @@ import signal
 import sys
 
 SUITE_HELP = ("core: a few shapes per operator that users care about; full: sweeps; models: the layers of models "
-              "(the matrix products and attention: --ops mm,addmm,bmm,baddbmm,scaled_dot_product_attention) "
-              "(default: core on a device, quick on the CPU interpreter)")
+              "(the matrix products and attention: mm, addmm, bmm, baddbmm, scaled_dot_product_attention; without "
+              "--ops only the operators that have such shapes run) (default: core on a device, quick on the CPU "
+              "interpreter)")
 
 
 def parser() -> argparse.ArgumentParser:

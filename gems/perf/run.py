@@ -68,6 +68,8 @@ def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = Fals
     if quick or (suite is None and timing.interpreted()):
         suite = "quick"
     suite = suite or "core"
+    if suite == "models" and not ops:
+        specs = runner.with_shapes(specs, book, suite)
     chosen = parallel.parse_devices(devices, backend)
     out = runner.check_out_dir(Path(out) if out else environment.default_run_dir(backend.name))
     cases = runner.list_cases(specs, book, suite, backend, dtypes)

@@ -107,6 +107,13 @@ def parse_dtypes(names) -> tuple | None:
     return tuple(chosen)
 
 
+def with_shapes(specs, book: shapes.ShapeBook, suite: str) -> list:
+    """The operators with shapes in ``suite``. The models suite without --ops runs these alone: the operators
+    without models' layer shapes are left out rather than listed as no-perf rows (an explicit --ops lists them,
+    with the reason)."""
+    return [s for s in specs if s.perf is not None and book.shapes(s.perf.shapes, suite) is not None]
+
+
 def list_cases(specs, book: shapes.ShapeBook, suite: str, backend, dtypes=None) -> list[PerfCase]:
     """Every (operator, dtype, shape) of the suite, and a recorded case for each that cannot run."""
     cases = []

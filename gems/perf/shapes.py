@@ -12,7 +12,8 @@ import torch
 from gems.yaml_file import read_mapping
 
 # models: the shapes of models' layers, for the operators that declare them (the blas products: the linear
-# layers of Llama, BERT and ViT, issue #25); other operators' cases are "no-perf" in it.
+# layers of Llama, BERT and ViT, issue #25); the models suite runs those operators alone unless --ops names others
+# (whose cases are then "no-perf").
 SUITES = ("quick", "core", "full", "models")
 SIZE_CLASSES = ("small", "large")
 DTYPES = {str(d).replace("torch.", ""): d for d in (
