@@ -17,7 +17,7 @@ import re
 
 import torch
 
-from gems.native.record import NotRecordable, NotYet
+from gems.native.refusals import NotRecordable, NotYet
 from gems.runtime.native_backward import Grad, Result, resolve
 
 

@@ -35,6 +35,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from triton.runtime.jit import JITFunction
 
+from gems.native.refusals import NotRecordable, NotYet
 from gems.runtime import registration
 
 aten = torch.ops.aten
@@ -68,15 +69,6 @@ class DrawnWord(int):
         word = super().__new__(cls, value)
         word.draw, word.field, word.increment, word.device = draw, field, increment, device
         return word
-
-
-class NotRecordable(Exception):
-    """The call did something a plan cannot express; the reason says what."""
-
-
-class NotYet(NotRecordable):
-    """This call cannot be a plan, but a later call of its signature may: nothing is stored (a training call recorded
-    under saved-tensor hooks, whose unpacked tensors are not the call's)."""
 
 
 class DryRunStopped(Exception):
