@@ -213,6 +213,9 @@ def masked_scatter_samples(dtype, device, quick):
         Sample("broadcast-mask", lambda: (make(rows, cols), mask(cols), make(rows, cols))),
         Sample("0d", lambda: (make(), mask(), make(1))),
         Sample("empty", lambda: (make(0, cols), mask(0, cols), make(0))),
+        # masked_select's backward scatters sum's gradient: one value expanded (stride 0); and a strided run.
+        Sample("source-expanded", lambda: (make(rows, cols), mask(rows, cols), make(1).expand(rows * cols))),
+        Sample("source-strided", lambda: (make(rows, cols), mask(rows, cols), make(2 * rows * cols)[::2])),
         Sample("inplace", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols + 5)), call=inplace,
                expects="masked_scatter_"),
         Sample("out", lambda: (make(rows, cols), mask(rows, cols), make(rows * cols)),

@@ -34,8 +34,10 @@ from gems.spec import OpSpec, lazy_perf
 
 
 @triton.jit(debug=True)
-def _masked_scatter_kernel(x_ptr, mask_ptr, ends_ptr, source_ptr, out_ptr, n, n_source, BLOCK: tl.constexpr):
-    """out[i] = source[rank of i among the true mask elements] where mask[i], else x[i] (all contiguous)."""
+def _masked_scatter_kernel(x_ptr, mask_ptr, ends_ptr, source_ptr, out_ptr, n, n_source, stride_source,
+                           BLOCK: tl.constexpr):
+    """out[i] = source[rank of i among the true mask elements] where mask[i], else x[i] (x, mask and out
+    contiguous; source a 1-D run of any stride: masked_select's backward scatters an expanded gradient, stride 0)."""
     pid = tl.program_id(0).to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
@@ -43,7 +45,7 @@ def _masked_scatter_kernel(x_ptr, mask_ptr, ends_ptr, source_ptr, out_ptr, n, n_
     pos = block_ranks(ends_ptr, flags, pid)
     take = flags != 0
     tl.device_assert((take == 0) | (pos < n_source), "masked_scatter: expected source to have enough elements")
-    values = tl.load(source_ptr + pos, mask=take & (pos < n_source))
+    values = tl.load(source_ptr + pos * stride_source, mask=take & (pos < n_source))
     tl.store(out_ptr + offs, tl.where(take, values, tl.load(x_ptr + offs, mask=inside)), mask=inside)
 
 
@@ -85,9 +87,9 @@ def _scatter(x, mask, source, out):
             registration.recording.refused = "the source size is checked on the host under the interpreter"
         if int(ends[-1].item()) > source.numel():
             raise RuntimeError("Number of elements of source < number of ones in mask")
-    flat_source = source.reshape(-1)
+    flat_source = source.reshape(-1)  # a view where one 1-D stride reads it (an expanded or strided 1-D source)
     _masked_scatter(grid(n), _bits(x), flags, ends, _bits(flat_source) if flat_source.numel() else _bits(out),
-                    _bits(out), n, flat_source.numel(), BLOCK, num_warps=NUM_WARPS)
+                    _bits(out), n, flat_source.numel(), flat_source.stride(0), BLOCK, num_warps=NUM_WARPS)
     return out
 
 
