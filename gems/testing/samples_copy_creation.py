@@ -107,6 +107,8 @@ def one_hot_samples():
             Sample("1d", lambda: (labels((37,), high=9), 10)),
             Sample("0d", lambda: (labels(()), 6)),
             Sample("noncontiguous-transposed", lambda: (labels(shape[::-1]).t(), 5)),
+            Sample("strided-1d", lambda: (labels((74,), high=9)[::2], 10)),
+            Sample("expanded-1d", lambda: (labels((1,)).expand(37), 5)),
             Sample("empty", lambda: (labels((0, 3)), 4)),
             Sample("empty-infer-error", lambda: (labels((0, 3)),)),
             Sample("int32-error", lambda: (labels(shape).int(), 5)),

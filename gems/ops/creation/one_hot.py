@@ -24,14 +24,15 @@ _HOST_CHECKED = ("negative-class-error", "class-too-large-error")  # sample vari
 
 
 @triton.jit(do_not_specialize=["n_rows", "n_classes", "tiles_n"])
-def _one_hot_kernel(index_ptr, out_ptr, n_rows, n_classes, tiles_n, INT64: tl.constexpr, BLOCK_M: tl.constexpr,
-                    BLOCK_N: tl.constexpr):
-    """One [BLOCK_M, BLOCK_N] tile of out[r, c] = (index[r] == c); out is [n_rows, n_classes], contiguous."""
+def _one_hot_kernel(index_ptr, out_ptr, n_rows, n_classes, tiles_n, stride_index, INT64: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """One [BLOCK_M, BLOCK_N] tile of out[r, c] = (index[r] == c); out is [n_rows, n_classes], contiguous; index a
+    1-D run of any stride (a strided or expanded 1-D input stays a view)."""
     pid = tl.program_id(0)
     if INT64:  # unreached on the interpreter: offsets past 2^31 elements (a tensor that large)
         pid = pid.to(tl.int64)
     offs_m, offs_n = tile_offsets(pid, tiles_n, BLOCK_M, BLOCK_N)
-    index = tl.load(index_ptr + offs_m, mask=offs_m < n_rows, other=-1)
+    index = tl.load(index_ptr + offs_m * stride_index, mask=offs_m < n_rows, other=-1)
     values = (index[:, None] == offs_n[None, :]).to(tl.int64)
     mask = (offs_m < n_rows)[:, None] & (offs_n < n_classes)[None, :]
     tl.store(out_ptr + offs_m[:, None] * n_classes + offs_n[None, :], values, mask=mask)
@@ -65,7 +66,7 @@ def one_hot(self, num_classes=-1):
     rows = index.numel()
     block_m, block_n, num_warps = tile_config(rows, num_classes, 8, False)
     tiles_n = cdiv(num_classes, block_n)
-    _one_hot((cdiv(rows, block_m) * tiles_n,), index, out, rows, num_classes, tiles_n,
+    _one_hot((cdiv(rows, block_m) * tiles_n,), index, out, rows, num_classes, tiles_n, index.stride(0),
              out.numel() > INT32_LIMIT, block_m, block_n, num_warps=num_warps)
     return out
 
