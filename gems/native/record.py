@@ -5,7 +5,8 @@ dispatch mode watches the ATen ops the implementation calls. A plan is made only
 call did can be redone from its signature alone:
 
 - the only ATen ops it called allocate (``empty*``) or make views; anything that computes (a copy,
-  a fill, ``.item()``, a nested operator) means "stay in Python" for this signature;
+  a fill, ``.item()``, a nested operator) means "stay in Python" for this signature; a count read back through
+  :func:`gems.native.read_record.read_count` makes a plan with a host read instead;
 - every kernel argument is a constant, or a pointer into an input, an output or a temporary buffer
   the call allocated (plus a fixed byte offset);
 - every result is an input tensor (out=, in-place), a fresh dense allocation, None (an optional
