@@ -81,11 +81,13 @@ def read_spec(recording, plan, spec, overload, args, kwargs, primitive):
     lo, hi, formulas = count, count, [(0, n, 1) for n in numbers]
     if count > 0:
         try:
-            prober = _Prober(overload, args, kwargs, recording.tensors, primitive, at)
+            prober = _Prober(overload, args, kwargs, recording.tensors, primitive, at, skeleton)
             points = {count: numbers}
             lo, hi = _probe_range(prober, skeleton, points, count, count, [1, max(most, 1)])
+            if lo == hi:
+                raise NoGeneric("one count")
             formulas = fit_all(points, slots, lo, hi, formula_divisors(plan), prober.numbers)
-        except NoGeneric:  # a plan for this count alone
+        except (NoGeneric, ArithmeticError):  # a plan for this count alone
             lo, hi, formulas = count, count, [(0, n, 1) for n in numbers]
     for slot, (a, _, _) in zip(slots, formulas):
         if a and (slot[0] == "temp" and slot[1] < head_temps or slot[0] != "temp" and slot[0] not in
@@ -104,11 +106,12 @@ def read_spec(recording, plan, spec, overload, args, kwargs, primitive):
 class _Prober:
     """Runs the implementation dry with the read answering another count."""
 
-    def __init__(self, overload, args, kwargs, tensors, primitive, at):
+    def __init__(self, overload, args, kwargs, tensors, primitive, at, skeleton):
         self.fn = registration.implementation(overload)
         if self.fn is None:
             raise NoGeneric("the overload is not registered")
         self.args, self.kwargs, self.tensors, self.primitive, self.at = args, kwargs, tensors, primitive, at
+        self.skeleton = skeleton  # the recorded call's, which every probe must share
 
     def _call(self):
         if registration.kernels_call_torch:
@@ -116,7 +119,7 @@ class _Prober:
                 return self.fn(*self.args, **self.kwargs)
         return self.fn(*self.args, **self.kwargs)
 
-    def numbers(self, count, skeleton=None):
+    def numbers(self, count, _skeleton=None):
         recording = record.Recording(self.tensors, self.primitive, dry=True)
         recording.read_value = count
         try:
@@ -132,6 +135,7 @@ class _Prober:
         probe_skeleton, numbers, _ = layout(plan)
         if len(recording.reads) != 1 or recording.reads[0][2] != self.at:
             raise StructureChanged(f"the read moves at count {count}")
-        if probe_skeleton != skeleton:
-            raise StructureChanged(f"the launches change at count {count}: {difference(skeleton, probe_skeleton)}")
+        if probe_skeleton != self.skeleton:
+            raise StructureChanged(f"the launches change at count {count}: "
+                                   f"{difference(self.skeleton, probe_skeleton)}")
         return numbers
