@@ -33,6 +33,7 @@ import torch
 SOURCE = Path(__file__).with_name("dispatch.cpp")  # the module; it binds lists.cpp's functions too
 LISTS_SOURCE = Path(__file__).with_name("lists.cpp")
 LIST_PLANS_HEADER = Path(__file__).with_name("list_plans.h")  # included by dispatch.cpp
+READ_PLANS_HEADER = Path(__file__).with_name("read_plans.h")  # included by dispatch.cpp
 AUTOGRAD_SOURCE = Path(__file__).with_name("autograd_node.cpp")  # training-mode replays' autograd node
 AUTOGRAD_HEADER = Path(__file__).with_name("autograd_node.h")
 _CFLAGS = ["-O2"]
@@ -73,7 +74,7 @@ def _build_tag(source: bytes) -> str:
 
 def sources() -> tuple:
     """What the build hashes (all) and compiles (the .cpp files)."""
-    return SOURCE, LISTS_SOURCE, LIST_PLANS_HEADER, AUTOGRAD_SOURCE, AUTOGRAD_HEADER
+    return SOURCE, LISTS_SOURCE, LIST_PLANS_HEADER, READ_PLANS_HEADER, AUTOGRAD_SOURCE, AUTOGRAD_HEADER
 
 
 def _build():

@@ -49,6 +49,8 @@ typedef CUresult (*cuDevicePrimaryCtxRetain_t)(CUcontext*, int);
 typedef CUresult (*cuCtxSetCurrent_t)(CUcontext);
 typedef CUresult (*cuGetErrorName_t)(CUresult, const char**);
 typedef CUresult (*cuStreamIsCapturing_t)(CUstream, int*);
+typedef CUresult (*cuMemcpyDtoHAsync_t)(void*, uint64_t, size_t, CUstream);
+typedef CUresult (*cuStreamSynchronize_t)(CUstream);
 constexpr CUresult kInvalidContext = 201;
 
 constexpr int kMaxKey = 128;     // words; a longer signature is served by Python
@@ -71,7 +73,7 @@ enum WordKind : uint32_t { kFixedWord = 0, kSizeWord = 1, kStrideWord = 2, kIntW
 
 // Why a call left the native path without a new signature to record (gems.native.python_reasons()).
 enum Why : uint8_t { kWhyNone = 0, kWhyArgument, kWhyTensors, kWhyLong, kWhyTensorKind, kWhyOverlap, kWhyOff,
-                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyList, kWhyListTable, kWhyCheck, kWhyCount };
+                     kWhyGrad, kWhyTraced, kWhyCaptureDraw, kWhyList, kWhyListTable, kWhyCheck, kWhyCaptureRead, kWhyCount };
 const char* const kWhyText[kWhyCount] = {
     "",
     "an argument the key does not cover (a generator, a list of Scalars, a symbolic size, a long string)",
@@ -89,6 +91,7 @@ const char* const kWhyText[kWhyCount] = {
     "its table's rows or alignment differ from those of the recorded call with its key",
     "a value check of its replay failed (a flag its kernels cleared, read on the host where kernels are "
     "interpreted): the Python path raises ATen's error",
+    "it reads a count back to the host while a CUDA graph is captured (the Python path raises ATen's error)",
 };
 
 struct Driver {
@@ -97,6 +100,8 @@ struct Driver {
   cuCtxSetCurrent_t set_current = nullptr;
   cuGetErrorName_t error_name = nullptr;
   cuStreamIsCapturing_t is_capturing = nullptr;
+  cuMemcpyDtoHAsync_t copy_to_host = nullptr;  // a plan's host read (read_plans.h)
+  cuStreamSynchronize_t synchronize = nullptr;
 };
 
 Driver g_driver;
@@ -167,6 +172,7 @@ struct Target {
 };
 
 struct ListInfo;  // list_plans.h
+struct ReadStep;  // read_plans.h
 
 struct Plan {
   uint64_t generation;
@@ -182,6 +188,7 @@ struct Plan {
   std::vector<DrawParam> draw_params;      // CUDA primitive: where the keys' words go
   PyObject* py_plan = nullptr;  // strong reference, never released (plans are never freed)
   const ListInfo* list = nullptr;  // a list plan's table (list_plans.h)
+  ReadStep* read = nullptr;        // a plan with a host read, one variant of its signature's (read_plans.h)
   const gems_autograd::NodeSpec* node = nullptr;  // a training-mode call's autograd node (autograd_node.h)
 };
 
@@ -554,13 +561,13 @@ bool take_keys(const Plan& plan, c10::Device device, uint64_t* words) {
 
 void launch_cuda(const Slot& s, const Plan& plan, c10::Device device, const std::vector<at::Tensor>& inputs,
                  const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& temps, const int64_t* values,
-                 const uint64_t* keys) {
+                 const uint64_t* keys, size_t begin = 0, size_t end = SIZE_MAX) {
   const auto* guard = c10::impl::getDeviceGuardImpl(g_device_type);
   CUstream stream = static_cast<CUstream>(guard->getStream(device).native_handle());
   uint64_t params_values[kMaxParams + 2];
   int64_t deltas[kMaxParams];
   void* params[kMaxParams + 2];
-  for (size_t li = 0; li < plan.launches.size(); ++li) {
+  for (size_t li = begin; li < std::min(end, plan.launches.size()); ++li) {
     const Launch& l = plan.launches[li];
     const size_t n = l.params.size();
     unsigned grid[3] = {l.gx, l.gy, l.gz};
@@ -615,23 +622,16 @@ py::tuple as_tuple(const std::vector<at::Tensor>& v) {
   return t;
 }
 
-// Replay a plan; `values` are a size-generic plan's numbers for this call (nullptr for an exact plan). False (the
-// stack untouched) when the Python primitive's host checks fail: the caller serves the call in Python.
-bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack,
-            const int64_t* values, size_t nvalues, const uint64_t* keys) {
-  std::vector<at::Tensor> inputs;
-  inputs.reserve(k.nt);
-  for (int i = 0; i < k.nt; ++i) inputs.push_back(*k.tensors[i]);
-  std::vector<at::Tensor> temps;
-  temps.reserve(plan.temps.size());
-  for (size_t i = 0; i < plan.temps.size(); ++i) {
+// The temporary buffers from `first` on and the results of a plan, `values` its computed numbers or nullptr.
+void allocate(const Plan& plan, c10::Device device, const int64_t* values, const std::vector<at::Tensor>& inputs,
+              std::vector<at::Tensor>& temps, std::vector<at::Tensor>& outs, size_t first) {
+  for (size_t i = first; i < plan.temps.size(); ++i) {
     int64_t bytes = plan.temps[i];
     if (values != nullptr)
       for (const Target& t : plan.targets)
         if (t.what == kTemp && t.item == i) bytes = values[t.value];
-    temps.push_back(at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device)));
+    temps[i] = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
   }
-  std::vector<at::Tensor> outs;
   outs.reserve(plan.outs.size());
   for (size_t j = 0; j < plan.outs.size(); ++j) {
     const OutSpec& o = plan.outs[j];
@@ -654,22 +654,22 @@ bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
       outs.push_back(at::empty_strided(sizes, strides, options));
     }
   }
-  if (g_primitive == kCuda) {
-    launch_cuda(s, plan, device, inputs, outs, temps, values, keys);
-  } else {
-    py::gil_scoped_acquire gil;
-    // A training-mode call's forward ran under no_grad in its Function, where the interpreter's own torch calls
-    // on the inputs that require grad build nothing.
-    c10::AutoGradMode grad_mode(plan.node == nullptr && c10::GradMode::is_enabled());
-    py::tuple numbers(nvalues);
-    for (size_t i = 0; i < nvalues; ++i) numbers[i] = py::int_(values[i]);
-    py::handle fn(g_replay);
-    if (fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps), numbers).ptr() == Py_False)
-      return false;
-  }
-  if (plan.node != nullptr) gems_autograd::attach_node(*plan.node, inputs, outs, temps);
+}
+
+// The Python primitive (under the GIL): the plan's py_plan; false when one of its host checks fails.
+bool replay_python(const Plan& plan, const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& outs,
+                   const std::vector<at::Tensor>& temps, const int64_t* values, size_t nvalues) {
+  py::tuple numbers(nvalues);
+  for (size_t i = 0; i < nvalues; ++i) numbers[i] = py::int_(values[i]);
+  py::handle fn(g_replay);
+  return fn(py::handle(plan.py_plan), as_tuple(inputs), as_tuple(outs), as_tuple(temps), numbers).ptr() != Py_False;
+}
+
+// A replayed call's counts and results.
+void finish(Slot& s, const Plan& plan, torch::jit::Stack* stack, std::vector<at::Tensor>& outs, const int64_t* values,
+            bool generic) {
   s.hits.fetch_add(1, std::memory_order_relaxed);
-  if (values != nullptr) s.generic_hits.fetch_add(1, std::memory_order_relaxed);
+  if (generic) s.generic_hits.fetch_add(1, std::memory_order_relaxed);
   s.launches.fetch_add(int64_t(plan.launches.size()), std::memory_order_relaxed);
   torch::jit::drop(*stack, s.nargs);
   for (size_t j = 0; j < outs.size(); ++j) {
@@ -684,8 +684,32 @@ bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
         if (t.what == kOutInt && t.item == j) value = values[t.value];
     stack->emplace_back(value);
   }
+}
+
+// Replay a plan; `values` are a size-generic plan's numbers for this call (nullptr for an exact plan). False (the
+// stack untouched) when the Python primitive's host checks fail: the caller serves the call in Python.
+bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::jit::Stack* stack,
+            const int64_t* values, size_t nvalues, const uint64_t* keys) {
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(k.nt);
+  for (int i = 0; i < k.nt; ++i) inputs.push_back(*k.tensors[i]);
+  std::vector<at::Tensor> temps(plan.temps.size()), outs;
+  allocate(plan, device, values, inputs, temps, outs, 0);
+  if (g_primitive == kCuda) {
+    launch_cuda(s, plan, device, inputs, outs, temps, values, keys);
+  } else {
+    py::gil_scoped_acquire gil;
+    // A training-mode call's forward ran under no_grad in its Function, where the interpreter's own torch calls
+    // on the inputs that require grad build nothing.
+    c10::AutoGradMode grad_mode(plan.node == nullptr && c10::GradMode::is_enabled());
+    if (!replay_python(plan, inputs, outs, temps, values, nvalues)) return false;
+  }
+  if (plan.node != nullptr) gems_autograd::attach_node(*plan.node, inputs, outs, temps);
+  finish(s, plan, stack, outs, values, values != nullptr);
   return true;
 }
+
+#include "read_plans.h"
 
 // `n_inputs`: the call's tensors (a training-mode call's node spec is checked against them).
 Plan* build_plan(const py::object& spec, size_t n_inputs = 0) {
@@ -746,6 +770,7 @@ Plan* build_plan(const py::object& spec, size_t n_inputs = 0) {
   if (g_primitive == kPython) plan->launches.resize(t[4].cast<size_t>());
   if (t.size() > 6 && !t[6].is_none())
     plan->node = gems_autograd::build_node_spec(t[6], n_inputs, plan->outs.size(), plan->temps.size());
+  if (t.size() > 7) build_read(*plan, t[7].cast<py::tuple>());
   return plan.release();
 }
 
@@ -877,7 +902,8 @@ void serve_python(Slot& s, const c10::OperatorHandle& op, c10::DispatchKeySet ks
   py::tuple res = serve(ks, args_kwargs.first, args_kwargs.second, call, reason).cast<py::tuple>();
   push_result(op, stack, res[0]);
   if (k == nullptr || res[1].is_none()) return;
-  insert(s, *k, h, list_call ? build_list_plan(res[1]) : build_plan(res[1], size_t(k->nt)));
+  Plan* plan = list_call ? build_list_plan(res[1]) : build_plan(res[1], size_t(k->nt));
+  if (plan->read == nullptr || !add_read_variant(find(s, *k, h), plan)) insert(s, *k, h, plan);
   if (res.size() > 2 && !res[2].is_none()) insert_generic(s, build_generic(res[2].cast<py::tuple>(), *k));
 }
 
@@ -926,6 +952,12 @@ struct GemsKernel : public c10::OperatorKernel {
         serve_python(s, op, ks, stack, nullptr, h, plan->why);
       } else if (plan->list != nullptr) {
         if (!replay_list(s, *plan, k, args, stack)) serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyListTable]);
+      } else if (plan->read != nullptr) {
+        if (capturing(current)) {
+          serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCaptureRead]);
+        } else if (!replay_read(s, *plan, current, k, stack)) {
+          serve_python(s, op, ks, stack, &k, h, nullptr);  // another variant: its count's
+        }
       } else if (g_primitive == kCuda && !plan->draw_increments.empty() && !take_keys(*plan, current, keys)) {
         serve_python(s, op, ks, stack, nullptr, h, g_why[kWhyCaptureDraw]);
       } else if (!replay(s, *plan, current, k, stack, nullptr, 0, keys)) {
@@ -1026,6 +1058,8 @@ std::string configure(const std::string& primitive, const std::string& device_ty
   g_driver.set_current = reinterpret_cast<cuCtxSetCurrent_t>(dlsym(lib, "cuCtxSetCurrent"));
   g_driver.error_name = reinterpret_cast<cuGetErrorName_t>(dlsym(lib, "cuGetErrorName"));
   g_driver.is_capturing = reinterpret_cast<cuStreamIsCapturing_t>(dlsym(lib, "cuStreamIsCapturing"));
+  g_driver.copy_to_host = reinterpret_cast<cuMemcpyDtoHAsync_t>(dlsym(lib, "cuMemcpyDtoHAsync_v2"));
+  g_driver.synchronize = reinterpret_cast<cuStreamSynchronize_t>(dlsym(lib, "cuStreamSynchronize"));
   if (g_driver.launch == nullptr) return "libcuda.so.1 has no cuLaunchKernel";
   g_primitive = kCuda;
   return "";

@@ -5,7 +5,8 @@ dispatch mode watches the ATen ops the implementation calls. A plan is made only
 call did can be redone from its signature alone:
 
 - the only ATen ops it called allocate (``empty*``) or make views; anything that computes (a copy,
-  a fill, ``.item()``, a nested operator) means "stay in Python" for this signature;
+  a fill, ``.item()``, a nested operator) means "stay in Python" for this signature; a count read back through
+  :func:`gems.native.read_record.read_count` makes a plan with a host read instead;
 - every kernel argument is a constant, or a pointer into an input, an output or a temporary buffer
   the call allocated (plus a fixed byte offset);
 - every result is an input tensor (out=, in-place), a fresh dense allocation, None (an optional
@@ -28,13 +29,12 @@ the implementation run at other sizes with its launches recorded, not executed (
 
 from __future__ import annotations
 
-import struct
 from collections import Counter
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
-from triton.runtime.jit import JITFunction
 
+from gems.native.cuda_params import cuda_launch as _cuda_launch
 from gems.native.refusals import NotRecordable, NotYet
 from gems.runtime import registration
 
@@ -43,17 +43,16 @@ _ALLOCATING = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_
                aten.new_empty.default, aten.new_empty_strided.default}
 # Ops that read only metadata (dtypes, shapes, strides): they decide nothing a key does not cover.
 _METADATA = {aten.result_type, aten.can_cast, aten.promote_types, aten.is_same_size, aten._debug_has_internal_overlap}
-# Integer and float kernel parameters as triton 3.6's launcher packs them (backends/nvidia/driver.py).
-_FORMATS = {"i1": "b", "i8": "b", "u1": "B", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
-            "i64": "q", "u64": "Q", "fp16": "e", "fp32": "f", "f32": "f", "fp64": "d"}
 NEW_SIGNATURE = "the first call of its signature (recorded)"
 _MAX_DRAWS = 4  # Philox keys per call a plan may take (dispatch.cpp's kMaxDraws)
-_SCRATCH_ALIGN = 512  # the alignment of every block of torch's CUDA caching allocator
 
 # overload -> why the latest of its calls that left the native path did (gems.native.python_reasons()), and
 # (overload, reason) -> such calls: how a user finds out why a call costs the Python dispatcher hop.
 python_reasons: dict = {}
 python_calls: Counter = Counter()
+# Builds a plan with a host read (gems.native.read_record.read_spec, which sets it when imported: a call that reads
+# a count went through its read_count). Set there, not imported here: read_record builds on this module.
+read_variants = None
 
 
 def note(overload: str, why: str) -> None:
@@ -133,6 +132,8 @@ class Recording:
         self.draws = []  # (generator, increment) of each Philox key the call took
         self.checks = []  # flag tensors read on the host (flags_clear)
         self.applied = []  # (Function, inputs) of each declared autograd Function applied (native_backward)
+        self.reads = []  # (tensor, most, launches before it, value) of each count read back (read_record)
+        self.read_value = None  # a dry run's answer to a read (read_record's probes)
         self.why_python = None
         self._mode = _Watch(self)
 
@@ -194,6 +195,10 @@ class Recording:
                 outs.append((1, k))
                 continue
             storage = r.untyped_storage()
+            if r.numel() == 0 and storage.nbytes() == 0:  # empty: no memory to tell apart (unique's unasked results)
+                outs.append((0, j, tuple(r.shape), tuple(r.stride()), r.dtype, -1 if r.device.index is None
+                             else r.device.index))
+                continue
             if (storage.data_ptr() not in self.allocated or storage.data_ptr() in fresh or r.storage_offset()
                     or storage.nbytes() != _dense_nbytes(r)):
                 raise NotRecordable("a result is not a fresh dense allocation")
@@ -224,8 +229,9 @@ class Recording:
         word) or ("t", kind, index, byte offset, dtype, shape, strides)."""
         if isinstance(value, DrawnWord):
             return ("g", value.draw, value.field, value.increment, value.device)
-        if not isinstance(value, torch.Tensor) or getattr(value, registration.NEVER_READ, False):
-            return ("c", value)  # a never-read placeholder: the plan keeps it, and its address
+        if (not isinstance(value, torch.Tensor) or getattr(value, registration.NEVER_READ, False)
+                or getattr(value, registration.KEY_TABLE, False)):
+            return ("c", value)  # a never-read placeholder or a table of key words: the plan keeps it, and its address
         kind, index, delta = self._locate(value)
         return ("t", kind, index, delta, value.dtype, tuple(value.shape), tuple(value.stride()))
 
@@ -307,64 +313,6 @@ def _with_refs(spec, refs, n, p):
     return ("t", kind, index, delta, dtype, shape, strides)
 
 
-def _jit_function(launcher) -> JITFunction:
-    fn = launcher.kernel
-    while not isinstance(fn, JITFunction):
-        fn = fn.fn
-    return fn
-
-
-def _cuda_launch(launcher, compiled, grid, args, argspec):
-    """((CUfunction, grid x, y, z, block, shared, params, patches, scratch bytes per program),
-    {argument position: where it went})."""
-    meta = getattr(compiled, "metadata", None)
-    if meta is None or not getattr(compiled, "function", None):
-        raise NotRecordable("no compiled kernel handle")
-    if (getattr(meta, "num_ctas", 1) != 1 or getattr(meta, "launch_cooperative_grid", False)
-            or getattr(meta, "launch_pdl", False) or getattr(meta, "profile_scratch_size", 0)
-            or getattr(meta, "tensordesc_meta", None)):
-        raise NotRecordable("the kernel needs launch features the native primitive does not set")
-    # Global scratch (tensor descriptors a kernel builds itself): the C++ launch allocates it per replay from
-    # the caching allocator, whose blocks start on 512-byte boundaries.
-    scratch = getattr(meta, "global_scratch_size", 0)
-    if scratch and getattr(meta, "global_scratch_align", 1) > _SCRATCH_ALIGN:
-        raise NotRecordable(f"the kernel's global scratch needs {meta.global_scratch_align}-byte alignment")
-    fn = _jit_function(launcher)
-    position = {name: p for p, name in enumerate(fn.arg_names)}
-    params, patches, where = [], [], {}
-    for name, ty in compiled.src.signature.items():
-        name = fn.arg_names[name] if isinstance(name, int) else name
-        if ty == "constexpr":
-            continue
-        if name not in position or position[name] >= len(args) or not isinstance(ty, str):
-            raise NotRecordable(f"kernel parameter {name} ({ty}) is not a plain argument")
-        p = position[name]
-        value, spec = args[p], argspec[p]
-        if ty.startswith("*") and spec[0] == "c" and isinstance(value, torch.Tensor):
-            params.append(value.data_ptr())  # a never-read placeholder (_arg), alive as long as the plan
-        elif ty.startswith("*"):
-            if spec[0] != "t":
-                raise NotRecordable(f"pointer parameter {name} is not a tensor")
-            where[p] = ("patch", len(patches))
-            patches.append((len(params), spec[1], spec[2], spec[3]))
-            params.append(0)
-        elif ty == "bf16":
-            params.append(_bf16_bits(float(value)))
-        elif ty in _FORMATS:
-            raw = struct.pack("<" + _FORMATS[ty], value)
-            where[p] = ("param", len(params), len(raw))
-            params.append(int.from_bytes(raw.ljust(8, b"\0"), "little", signed=True))
-        else:
-            raise NotRecordable(f"kernel parameter type {ty}")
-    return (compiled.function, *grid, 32 * meta.num_warps, meta.shared, params, patches, scratch), where
-
-
-def _bf16_bits(value: float) -> int:
-    """The 16 bits of ATen's bfloat16 for ``value`` (ATen's own cast, not gems': this is no call of the user's)."""
-    with registration.aten_only():
-        return torch.tensor(value, dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF
-
-
 def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
     """Run ``impl`` (the registration wrapper) for a new call signature of ``overload`` (``call``: its tensors,
     key words and their descriptions, whether it is a list call and whether it needs an autograd graph, whose node
@@ -402,6 +350,8 @@ def record_call(impl, keyset, args, kwargs, call, calls, primitive, overload):
         spec = plan.spec(primitive)
         if graph is not None:
             spec += (graph.spec(plan),)
+        if recording.reads:  # a plan with a host read: read variants of an exact plan, no size-generic one
+            return result, read_variants(recording, plan, spec, overload, args, kwargs, primitive)
     except NotYet as exc:
         note(overload, str(exc))
         return result, None

@@ -1,4 +1,4 @@
-"""Why a call is not recorded as a plan: the exceptions the recorders (record.py, list_record.py,
+"""Why a call is not recorded as a plan: the exceptions the recorders (record.py, list_record.py, cuda_params.py,
 autograd_record.py) raise, in a module of their own so that each imports them without importing the others."""
 
 

@@ -11,11 +11,13 @@ the same kind (gems/native/list_plans.h); :func:`counts` adds both up."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 
 import torch
 
 from gems import native
+from gems.runtime import registration
 
 # Cached tables per process; an optimizer step uses a few dozen.
 _CACHE_SIZE = 256
@@ -27,6 +29,16 @@ _counts = {"hits": 0, "uploads": 0}  # this module's, since the last reset_count
 def upload(words, device: torch.device) -> torch.Tensor:
     """The int64 tensor of ``words`` on ``device``, cached by content."""
     return upload_cached((device, tuple(words)), lambda: torch.tensor(words, dtype=torch.int64), device)
+
+
+def key_table(words, device: torch.device) -> torch.Tensor:
+    """:func:`upload` of words that follow from the call's signature alone (a tensor's sizes): a recorded plan
+    keeps the table as a constant (gems.runtime.registration.KEY_TABLE)."""
+    recording = registration.recording
+    with recording.paused() if recording is not None else contextlib.nullcontext():  # its copy is no call's work
+        table = upload(words, device)
+    setattr(table, registration.KEY_TABLE, True)
+    return table
 
 
 def upload_cached(key, make_host, device: torch.device) -> torch.Tensor:

@@ -36,6 +36,9 @@ recording = None
 # A tensor attribute: a kernel argument that no launch reads or writes (a placeholder kept for the process),
 # which the native layer records as a constant pointer instead of a buffer to allocate per replay.
 NEVER_READ = "_gems_never_read"
+# A tensor attribute: a device table whose words follow from the call's signature alone (its sizes), never written
+# after its upload: the native layer records it as a constant pointer too (the plan keeps the table alive).
+KEY_TABLE = "_gems_key_table"
 _aten_only_depth = 0
 # Set by gems.testing.proof while a conformance case records, else None: then implementations run
 # through ``recorder.serve(overload, fn, args, kwargs)``, which records the ATen operators they call.

@@ -24,7 +24,7 @@ from gems.ops.compaction.scan_scatter import (
     element_flags,
     grid,
 )
-from gems.runtime.device_tables import upload
+from gems.runtime.device_tables import key_table
 from gems.runtime.launch import Launcher
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, PerfSpec
@@ -76,7 +76,7 @@ def _nonzero(x, out=None):
         if tuple(out.shape) != (total, ndim):
             out.resize_((total, ndim))
     if total and ndim:
-        shape = upload(x.shape, x.device)
+        shape = key_table(x.shape, x.device)
         _launcher(grid(n), flat, ends, shape, result, n, result.stride(0), result.stride(1), ndim, BLOCK,
                   num_warps=NUM_WARPS)
     return result

@@ -31,6 +31,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.native.read_record import read_count
 from gems.ops.reduction.cumsum import cumsum
 from gems.ops.reduction.planning import reduce_sum
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
@@ -151,7 +152,7 @@ def block_ends(x: torch.Tensor, boundary: bool) -> tuple[torch.Tensor, int]:
     """(ends, total) for a flat contiguous non-empty ``x``: ends[b] = flags in blocks 0..b (int64, on the
     device), total = all flags (read to the host)."""
     ends = device_block_ends(x, boundary)
-    return ends, int(ends[-1].item())
+    return ends, read_count(ends[-1], x.numel())
 
 
 def device_block_ends(x: torch.Tensor, boundary: bool) -> torch.Tensor:
