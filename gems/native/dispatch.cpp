@@ -709,6 +709,28 @@ bool replay(Slot& s, const Plan& plan, c10::Device device, const Key& k, torch::
   return true;
 }
 
+// Items 6-8 of a size-generic or read plan's spec: the formulas of its numbers (of the varying size or the count
+// read), the checks of their integer classes (CUDA) and where each number goes in the plan.
+void parse_formulas(const py::tuple& spec, std::vector<Formula>& formulas, std::vector<Check>& checks, Plan& plan,
+                    const char* what) {
+  for (auto f : spec[6].cast<py::list>()) {
+    auto item = f.cast<py::tuple>();
+    formulas.push_back({item[0].cast<int64_t>(), item[1].cast<int64_t>(), item[2].cast<int64_t>()});
+    TORCH_CHECK(formulas.back().d >= 1, "gems native: a formula's divisor must be positive");
+  }
+  TORCH_CHECK(formulas.size() <= size_t(kMaxValues), "gems native: too many ", what, "-dependent numbers");
+  for (auto c : spec[7].cast<py::list>()) {
+    auto item = c.cast<py::tuple>();
+    checks.push_back({item[0].cast<uint8_t>(), item[1].cast<uint16_t>(), item[2].cast<int16_t>(),
+                      item[3].cast<int64_t>()});
+  }
+  for (auto t : spec[8].cast<py::list>()) {
+    auto item = t.cast<py::tuple>();
+    plan.targets.push_back({item[0].cast<uint8_t>(), item[1].cast<uint8_t>(), item[2].cast<uint16_t>(),
+                            item[3].cast<uint16_t>(), item[4].cast<uint16_t>()});
+  }
+}
+
 #include "read_plans.h"
 
 // `n_inputs`: the call's tensors (a training-mode call's node spec is checked against them).
@@ -788,22 +810,7 @@ Generic* build_generic(const py::tuple& spec, const Key& k) {
   g->nkey = k.n;
   std::copy(a.begin(), a.end(), g->a);
   std::copy(b.begin(), b.end(), g->b);
-  for (auto f : spec[6].cast<py::list>()) {
-    auto item = f.cast<py::tuple>();
-    g->formulas.push_back({item[0].cast<int64_t>(), item[1].cast<int64_t>(), item[2].cast<int64_t>()});
-    TORCH_CHECK(g->formulas.back().d >= 1, "gems native: a formula's divisor must be positive");
-  }
-  TORCH_CHECK(g->formulas.size() <= size_t(kMaxValues), "gems native: too many size-dependent numbers");
-  for (auto c : spec[7].cast<py::list>()) {
-    auto item = c.cast<py::tuple>();
-    g->checks.push_back({item[0].cast<uint8_t>(), item[1].cast<uint16_t>(), item[2].cast<int16_t>(),
-                         item[3].cast<int64_t>()});
-  }
-  for (auto t : spec[8].cast<py::list>()) {
-    auto item = t.cast<py::tuple>();
-    g->plan->targets.push_back({item[0].cast<uint8_t>(), item[1].cast<uint8_t>(), item[2].cast<uint16_t>(),
-                                item[3].cast<uint16_t>(), item[4].cast<uint16_t>()});
-  }
+  parse_formulas(spec, g->formulas, g->checks, *g->plan, "size");
   g->family = family_hash(k);
   return g.release();
 }

@@ -31,22 +31,7 @@ void build_read(Plan& plan, const py::tuple& spec) {
   r->head_temps = spec[3].cast<size_t>();
   r->lo = spec[4].cast<int64_t>();
   r->hi = spec[5].cast<int64_t>();
-  for (auto f : spec[6].cast<py::list>()) {
-    auto item = f.cast<py::tuple>();
-    r->formulas.push_back({item[0].cast<int64_t>(), item[1].cast<int64_t>(), item[2].cast<int64_t>()});
-    TORCH_CHECK(r->formulas.back().d >= 1, "gems native: a formula's divisor must be positive");
-  }
-  TORCH_CHECK(r->formulas.size() <= size_t(kMaxValues), "gems native: too many count-dependent numbers");
-  for (auto c : spec[7].cast<py::list>()) {
-    auto item = c.cast<py::tuple>();
-    r->checks.push_back({item[0].cast<uint8_t>(), item[1].cast<uint16_t>(), item[2].cast<int16_t>(),
-                         item[3].cast<int64_t>()});
-  }
-  for (auto t : spec[8].cast<py::list>()) {
-    auto item = t.cast<py::tuple>();
-    plan.targets.push_back({item[0].cast<uint8_t>(), item[1].cast<uint8_t>(), item[2].cast<uint16_t>(),
-                            item[3].cast<uint16_t>(), item[4].cast<uint16_t>()});
-  }
+  parse_formulas(spec, r->formulas, r->checks, plan, "count");
   r->py_head = spec[9].ptr();
   Py_INCREF(r->py_head);
   TORCH_CHECK(r->at <= plan.launches.size() && r->head_temps <= plan.temps.size() && r->temp >= 0 &&
