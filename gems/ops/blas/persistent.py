@@ -111,7 +111,6 @@ def _persistent_kernel(
         else:
             later = tl.maximum(unit - WHOLE_TILES, 0)
             split = unit >= WHOLE_TILES
-            whole = unit < WHOLE_TILES
             tile = tl.where(split, WHOLE_TILES + later % tl.maximum(split_tiles, 1), unit)
             part_run = later // tl.maximum(split_tiles, 1)
             first_step = tl.where(split, part_run * run, 0)
@@ -150,15 +149,20 @@ def _persistent_kernel(
             _store_tile(acc, c_ptr, bias_ptr, offs_m, offs_n, mask, M, N, stride_cm, stride_cn, stride_im, stride_in,
                         alpha, beta, HAS_BIAS, SCALED, BIAS_ROW)
         else:
-            # Masked stores rather than a branch: the flattened loop's pipeline keeps one body.
-            _store_tile(acc, c_ptr, bias_ptr, offs_m, offs_n, mask & whole, M, N, stride_cm, stride_cn,
+            # Masked stores rather than a branch: the flattened loop's pipeline keeps one body. The unit's kind
+            # enters the masks as a row bound (a scalar bool and-ed with a tile is an int32 mask under triton 3.9's
+            # interpreter, which its stores refuse).
+            whole_mask = (offs_m[:, None] < tl.where(split, 0, M)) & (offs_n[None, :] < N)
+            _store_tile(acc, c_ptr, bias_ptr, offs_m, offs_n, whole_mask, M, N, stride_cm, stride_cn,
                         stride_im, stride_in, alpha, beta, HAS_BIAS, SCALED, BIAS_ROW)
             first = (part_run * tl.maximum(split_tiles, 1) + tile - WHOLE_TILES) * BLOCK_M
             if INT64:  # unreached on the interpreter: partial sums past 2^31 elements
                 first = first.to(tl.int64)
-            rows = first + tl.arange(0, BLOCK_M)
-            part_ptrs = part_ptr + rows[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-            tl.store(part_ptrs, acc, mask=(tl.zeros([BLOCK_M, BLOCK_N], tl.int32) == 0) & split)
+            tile_rows = tl.arange(0, BLOCK_M)
+            tile_cols = tl.arange(0, BLOCK_N)
+            part_ptrs = part_ptr + (first + tile_rows)[:, None] * BLOCK_N + tile_cols[None, :]
+            split_mask = (tile_rows[:, None] < tl.where(split, BLOCK_M, 0)) & (tile_cols[None, :] < BLOCK_N)
+            tl.store(part_ptrs, acc, mask=split_mask)
 
 
 @triton.jit
