@@ -158,3 +158,31 @@ def test_the_fallback_note_names_the_run_wide_fallbacks():
     assert note.startswith("12 gems calls fell back to ATen over the whole run")
     assert "_to_copy: a transfer (x9)" in note and "index.Tensor: a 0-d mask (x3)" in note
     assert _notes(backend, SimpleNamespace(fallback_calls=Counter())) == []
+
+
+def test_timed_runs_count_the_gems_calls_the_native_layer_replayed(gems_enabled):
+    """The speed table's "replayed natively" column: each side's gems calls in the timed runs, and the share
+    replayed from C++ (after the warm-up runs recorded the plan). ATen's side serves no gems call."""
+    import torch
+
+    import gems
+    from gems import native
+    from gems.models import speed
+
+    x = torch.randn(64)
+
+    def run(_):
+        for _ in range(3):
+            torch.add(x, 1.0)
+
+    workload = speed.Workload("decode", 1, 3, prepare=lambda: None, run=run, units=3)
+    sides = {"aten": gems.aten_only, "gems": speed.gems_context}
+    replays = {}
+    times = speed.time_workload(workload, "cpu", sides, rounds=2, replays=replays)
+    assert replays["aten"] == [0, 0] and replays["gems"][0] == 6
+    row = speed.summarize(workload, times, replays=replays)
+    assert "aten_native_share" not in row and row["gems_calls"] == 6
+    if native.status()["active"]:  # the warm-up's first call recorded the plan: every timed call replays
+        assert row["gems_native_share"] == 1.0
+    text = "\n".join(report.speed_lines({"speed": [row]}))
+    assert f"{100 * row['gems_native_share']:.1f}% of 6" in text and "Replayed natively" in text

@@ -515,6 +515,28 @@ def test_the_models_suite_is_the_operators_with_model_shapes():
     assert cases and all(c.status is None for c in cases)
 
 
+def test_a_size_class_keeps_only_its_shapes_and_the_operators_that_have_them():
+    book = shapes.load(REPO / "perf" / "shapes.yaml")
+    for size in shapes.SIZE_CLASSES:
+        sized = book.of_size(size)
+        assert {s.size_class for s in sized.shapes("pointwise", "core")} == {size}
+        specs = runner.with_shapes(runner.select_specs(None), sized, "core")
+        cases = runner.list_cases(specs, sized, "core", selection.current(), None)
+        assert cases and all(c.shape.size_class == size for c in cases if c.status is None)
+    small = book.of_size("small")
+    only_large = [k for k, suites in book.keys.items()
+                  if suites.get("core") and all(s.size_class == "large" for s in suites["core"])]
+    assert only_large and all(small.shapes(k, "core") is None for k in only_large)
+
+
+def test_an_unknown_size_class_is_refused_before_benchmarking(capsys, no_benchmark):
+    with pytest.raises(SystemExit):
+        cli.main(["--quick", "--size", "tiny", "--no-progress"])
+    assert "--size" in capsys.readouterr().err
+    with pytest.raises(runner.PerfError, match="--size 'tiny'"):
+        perf_run.run_perf(quick=True, size="tiny", progress=False)
+
+
 # ---------------------------------------------------------------- the command line: errors before any benchmark
 
 @pytest.fixture

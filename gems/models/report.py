@@ -108,15 +108,31 @@ def speed_lines(model: dict) -> list[str]:
         return []
     if model.get("patched"):
         return _patched_speed_lines(model)
-    lines = ["| workload | batch | tokens | ATen ms | gems ms | ATen / gems time | gems tokens/s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| workload | batch | tokens | ATen ms | gems ms | ATen / gems time | gems tokens/s | gems calls "
+             "replayed natively |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in model["speed"]:
         if "error" in r:
-            lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | error: {r['error']} | | | |")
+            lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | error: {r['error']} | | | | |")
             continue
         lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | {r['aten_ms']:.2f} | {r['gems_ms']:.2f} | "
-                     f"{r['speedup']:.3f}x | {r['gems_tokens_per_s']:.0f} |")
-    return lines
+                     f"{r['speedup']:.3f}x | {r['gems_tokens_per_s']:.0f} | {_native(r, 'gems')} |")
+    return lines + _native_note(model)
+
+
+def _native(row: dict, side: str) -> str:
+    """The share of the side's gems calls in the timed runs that the native layer replayed ("—": none served,
+    as in a CUDA graph's replay, or not counted)."""
+    if f"{side}_native_share" not in row:
+        return "—"
+    return f"{100 * row[f'{side}_native_share']:.1f}% of {row[f'{side}_calls']}"
+
+
+def _native_note(model: dict) -> list[str]:
+    if not any("gems_native_share" in r for r in model["speed"]):
+        return []
+    return ["", "Replayed natively: calls of the timed runs that the native layer served from C++ without Python "
+            "(gems.native.call_counts()); the others took the Python path (gems.native.python_reasons() says why)."]
 
 
 def _mib(row: dict, side: str) -> str:
@@ -128,18 +144,19 @@ def _mib(row: dict, side: str) -> str:
 def _patched_speed_lines(model: dict) -> list[str]:
     """--patched: ATen, gems and patched gems side by side, and each side's peak memory."""
     lines = ["| workload | batch | tokens | ATen ms | gems ms | patched ms | ATen / gems | ATen / patched | peak MiB "
-             "ATen (step) | gems | patched | patched / ATen peak |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ATen (step) | gems | patched | patched / ATen peak | replayed natively: gems / patched |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in model["speed"]:
         if "error" in r:
-            lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | error: {r['error']} |" + " |" * 8)
+            lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | error: {r['error']} |" + " |" * 9)
             continue
         ratio = (f"{r['patched_peak_mib'] / r['aten_peak_mib']:.3f}x" if r.get("aten_peak_mib") and
                  "patched_peak_mib" in r else "not measured")
         lines.append(f"| {r['workload']} | {r['batch']} | {r['tokens']} | {r['aten_ms']:.2f} | {r['gems_ms']:.2f} | "
                      f"{r['patched_ms']:.2f} | {r['speedup']:.3f}x | {r['patched_speedup']:.3f}x | {_mib(r, 'aten')} | "
-                     f"{_mib(r, 'gems')} | {_mib(r, 'patched')} | {ratio} |")
-    return lines
+                     f"{_mib(r, 'gems')} | {_mib(r, 'patched')} | {ratio} | {_native(r, 'gems')} / "
+                     f"{_native(r, 'patched')} |")
+    return lines + _native_note(model)
 
 
 def patched_lines(model: dict) -> list[str]:
@@ -207,6 +224,12 @@ def table_csv(data: dict) -> str:
                                  r["tokens"], r.get("aten_peak_mib"), r.get("patched_peak_mib"),
                                  r["patched_peak_mib"] / r["aten_peak_mib"] if r.get("aten_peak_mib") else None,
                                  ""])
+            for side in ("gems", "patched"):  # calls served (aten column), replayed natively (gems column)
+                if f"{side}_native_share" in r:
+                    calls = r[f"{side}_calls"]
+                    writer.writerow([m["name"], m["dtype"], m["vendor"], f"replayed natively ({side})", r["workload"],
+                                     r["batch"], r["tokens"], calls, round(calls * r[f"{side}_native_share"]),
+                                     r[f"{side}_native_share"], ""])
         if m.get("compute_calls"):
             writer.writerow([m["name"], m["dtype"], m["vendor"], "coverage", "compute calls served", "", "",
                              m["compute_calls"], m["gems_compute_calls"], m["gems_compute_calls"] / m["compute_calls"],

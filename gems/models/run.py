@@ -182,8 +182,8 @@ def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started
                 sides = {"aten": aten, "gems": speed.gems_context}
                 if patching is not None:
                     sides["patched"] = patching.context(tested)
-                peaks = {} if patching is not None else None
-                times = speed.time_workload(workload, backend.device, sides, rounds, peaks=peaks)
+                peaks, replays = ({} if patching is not None else None), {}
+                times = speed.time_workload(workload, backend.device, sides, rounds, peaks=peaks, replays=replays)
             except Exception as exc:  # a failing workload is a result; the device may be unusable after it
                 row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens,
                        "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
@@ -192,7 +192,7 @@ def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started
                 if "device-side assert" in str(exc) or "illegal" in str(exc):
                     break
                 continue
-            row = speed.summarize(workload, times, peaks)
+            row = speed.summarize(workload, times, peaks, replays)
             result.speed.append(row)
             say(f"  ATen {row['aten_ms']:.2f} ms, gems {row['gems_ms']:.2f} ms: {row['speedup']:.3f}x"
                 + (f"; patched {row['patched_ms']:.2f} ms: {row['patched_speedup']:.3f}x" if patching else ""))

@@ -185,11 +185,20 @@ def _train_step(model, spec, device, batch, tokens, form) -> Workload:
     return Workload(f"train step ({form} AdamW)", batch, tokens, prepare, run, batch * tokens)
 
 
+def gems_calls_so_far() -> tuple[int, int]:
+    """(calls gems has served, of them replayed by the native layer without Python), since the last reset."""
+    from gems import native
+    from gems.runtime import registration
+
+    return sum(registration.gems_calls[o] for o in registration.gems_calls), sum(native.call_counts().values())
+
+
 def time_workload(workload: Workload, device: str, sides: dict, rounds: int, warmup: int = 2,
-                  peaks: dict | None = None) -> dict[str, list]:
+                  peaks: dict | None = None, replays: dict | None = None) -> dict[str, list]:
     """{side: [seconds per run]}: each side prepares its own state under its own kernels, warms up, then the
     sides alternate for ``rounds`` rounds. ``peaks`` (a dict, on CUDA): filled with {side: [(peak bytes, peak
-    bytes above the run's start)]} of each timed run (the allocator's peak is reset before each)."""
+    bytes above the run's start)]} of each timed run (the allocator's peak is reset before each). ``replays``
+    (a dict): filled with {side: [gems calls, of them replayed natively]} over the timed runs, each side's."""
     measure_memory = peaks is not None and torch.device(device).type == "cuda"
     states = {}
     for side, context in sides.items():
@@ -208,20 +217,27 @@ def time_workload(workload: Workload, device: str, sides: dict, rounds: int, war
                 if measure_memory:
                     torch.cuda.reset_peak_memory_stats(device)
                     resident = torch.cuda.memory_allocated(device)
+                calls_before = gems_calls_so_far() if replays is not None else None
                 started = time.perf_counter()
                 workload.run(states[side])
                 synchronize(device)
                 times[side].append(time.perf_counter() - started)
+                if calls_before is not None:
+                    served, replayed = (now - before for now, before in zip(gems_calls_so_far(), calls_before))
+                    counted = replays.setdefault(side, [0, 0])
+                    counted[0], counted[1] = counted[0] + served, counted[1] + replayed
                 if measure_memory:
                     peak = torch.cuda.max_memory_allocated(device)
                     peaks.setdefault(side, []).append((peak, peak - resident))
     return times
 
 
-def summarize(workload: Workload, times: dict[str, list], peaks: dict | None = None) -> dict:
+def summarize(workload: Workload, times: dict[str, list], peaks: dict | None = None,
+              replays: dict | None = None) -> dict:
     """One row: medians, spread and the speedup (ATen time / gems time: above 1, gems is faster); with a
     patched side its speedup (ATen time / patched time); with ``peaks``, each side's largest peak memory
-    and largest peak above the run's start, in MiB."""
+    and largest peak above the run's start, in MiB; with ``replays``, each side's gems calls in the timed runs
+    and the share the native layer replayed (none where the side served no call: ATen's, a CUDA graph's)."""
     row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens}
     for side, values in times.items():
         median = statistics.median(values)
@@ -235,5 +251,8 @@ def summarize(workload: Workload, times: dict[str, list], peaks: dict | None = N
     for side, found in (peaks or {}).items():
         row[f"{side}_peak_mib"] = max(p for p, _ in found) / 2**20
         row[f"{side}_step_mib"] = max(s for _, s in found) / 2**20
+    for side, (served, replayed) in (replays or {}).items():
+        if served:
+            row[f"{side}_calls"], row[f"{side}_native_share"] = served, replayed / served
     return row
 

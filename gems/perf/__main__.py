@@ -31,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
                                     "perf/shapes.yaml)")
     p.add_argument("--suite", choices=("core", "full", "models"), help=SUITE_HELP)
     p.add_argument("--quick", action="store_true", help="tiny shapes, for CI (overrides --suite)")
+    p.add_argument("--size", choices=("small", "large"), help="only the shapes of one size class: small (at most "
+                   "the shapes file's small_max_numel elements; speedup from per-call time) or large (kernel time); "
+                   "operators without such shapes are left out")
     p.add_argument("--out", help="output folder (default: runs/<vendor>/, git-ignored, shared with conformance)")
     p.add_argument("--shapes", help="shapes file (default: perf/shapes.yaml, or GEMS_PERF_SHAPES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -133,7 +136,8 @@ def main(argv=None) -> int:
         with _signals_stop_the_run():
             run = run_perf(ops=args.ops, dtypes=args.dtypes, suite=args.suite, quick=args.quick, out=args.out,
                            vendor=args.vendor, shapes_file=args.shapes, progress=not args.no_progress,
-                           jobs=args.jobs, devices=args.devices, time_limit=args.time_limit)
+                           jobs=args.jobs, devices=args.devices, time_limit=args.time_limit,
+                           size=args.size)
     except PerfError as exc:
         print(f"gems-perf: error: {exc}", file=sys.stderr)
         return 2

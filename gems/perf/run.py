@@ -35,7 +35,7 @@ def _after_ctrl_c() -> str:
 
 def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = False, out=None, vendor: str | None = None,
              shapes_file=None, progress: bool = True, plan: timing.TimingPlan | None = None, jobs: int | None = None,
-             devices: str | None = None, time_limit: float | None = None) -> PerfRun:
+             devices: str | None = None, time_limit: float | None = None, size: str | None = None) -> PerfRun:
     """Select the vendor, time the suite and write perf.csv, perf_summary.md, charts and the support matrix.
 
     ``gems-perf`` is this function; scripts call it directly, e.g. on a GPU machine::
@@ -49,11 +49,15 @@ def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = Fals
     jobs: precompile worker processes (default: one per CPU core on a device that compiles, none on the
     interpreter; 1: none). devices: "0,1" times one shard of the cases per device, at once, and merges them.
     time_limit: seconds from now after which no case starts; the finished ones are written (``interrupted``).
+    size: "small" or "large" times only the shapes of that size class, and only the operators that have such
+    shapes in the suite (small: the per-call cases of every operator).
     """
     started = time.time()
     if suite is not None and suite not in shapes.SUITES:
         raise PerfError(f"unknown suite {suite!r}; choose one of {', '.join(shapes.SUITES)}")
     _check_counts(jobs, time_limit)
+    if size is not None and size not in shapes.SIZE_CLASSES:
+        raise PerfError(f"--size {size!r}: choose one of {', '.join(shapes.SIZE_CLASSES)}")
     if vendor and vendor not in known_vendors():
         raise PerfError(f"--vendor: unknown vendor {vendor!r}; known vendors: {', '.join(known_vendors())}")
     try:
@@ -68,7 +72,9 @@ def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = Fals
     if quick or (suite is None and timing.interpreted()):
         suite = "quick"
     suite = suite or "core"
-    if suite == "models" and not ops:
+    if size:
+        book = book.of_size(size)
+    if size or (suite == "models" and not ops):
         specs = runner.with_shapes(specs, book, suite)
     chosen = parallel.parse_devices(devices, backend)
     out = runner.check_out_dir(Path(out) if out else environment.default_run_dir(backend.name))
@@ -82,7 +88,8 @@ def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = Fals
     deadline = started + time_limit if time_limit else None
     stop = parallel.stopper(deadline, limit)
     job = parallel.Job(backend, specs, dtypes, suite, book)
-    notes = []
+    notes = [f"Only the {size} shapes of the suite (--size {size}), and the operators that have such shapes."
+             ] if size else []
     if jobs > 1:
         native.load(backend.device)  # built (first use: ~30 s) here, once, rather than by every worker at once
         done = parallel.precompile(job, cases, jobs, chosen, deadline, limit, progress)

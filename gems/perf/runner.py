@@ -108,9 +108,9 @@ def parse_dtypes(names) -> tuple | None:
 
 
 def with_shapes(specs, book: shapes.ShapeBook, suite: str) -> list:
-    """The operators with shapes in ``suite``. The models suite without --ops runs these alone: the operators
-    without models' layer shapes are left out rather than listed as no-perf rows (an explicit --ops lists them,
-    with the reason)."""
+    """The operators with shapes in ``suite``. The models suite without --ops, and a run of one size class
+    (--size), run these alone: the operators without such shapes are left out rather than listed as no-perf rows
+    (an explicit --ops lists them in the models suite, with the reason)."""
     return [s for s in specs if s.perf is not None and book.shapes(s.perf.shapes, suite) is not None]
 
 

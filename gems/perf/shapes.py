@@ -63,6 +63,15 @@ class ShapeBook:
         entry = self.keys.get(key)
         return None if entry is None or suite not in entry else entry[suite]
 
+    def of_size(self, size: str) -> ShapeBook:
+        """The same book with only the shapes of one size class ("small" or "large"); a key's suite left with
+        none is dropped, so its operators have no shapes in that suite."""
+        keys = {}
+        for key, suites in self.keys.items():
+            kept = {suite: tuple(s for s in entries if s.size_class == size) for suite, entries in suites.items()}
+            keys[key] = {suite: entries for suite, entries in kept.items() if entries}
+        return ShapeBook(self.path, self.dtypes_by_suite, self.small_max_numel, keys)
+
     def why_missing(self, key: str, suite: str) -> str:
         if key not in self.keys:
             return (f"{self.path} has no shapes for perf key {key!r} (known: {', '.join(sorted(self.keys))}); "
