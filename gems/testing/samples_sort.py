@@ -18,6 +18,7 @@ from gems.testing.samples import make_tensor, special_values, strided, transpose
 
 QUICK_LONG = 4500  # more than bitonic.SINGLE_MAX (4096): the chunked sort and its merge passes
 FULL_LONG = 2**17
+FEW_ROW_LENGTH = 2500  # over bitonic.ONE_WARP_LANES, under SINGLE_MAX, not a multiple of a chunk
 # The quick suite runs the long rows (about 2 s a case on the interpreter) in one dtype per key width and kind
 # that the merge passes see (16-bit float, 32-bit float, 64-bit integer); the short rows cover every dtype's keys.
 QUICK_LONG_DTYPES = (torch.float16, torch.float32, torch.int64)
@@ -144,6 +145,12 @@ def _sort_samples(dtype, device, quick):
             Sample("unstable-long-row-ties", lambda: (make((1, long), int_low=-5, int_high=5),), expects="sort",
                    tie_check=tie_check(-1, True)),
         ]
+    # a few rows of ONE_WARP_LANES..SINGLE_MAX: one-warp chunks and merge passes (bitonic.FEW_ROWS)
+    cases += [
+        Sample("stable-few-rows", lambda: (make((3, FEW_ROW_LENGTH)),), stable, expects="sort.stable"),
+        Sample("stable-descending-few-rows-ties", lambda: (make((FEW_ROW_LENGTH, 2), int_low=-5, int_high=5),),
+               {**stable, "dim": 0, "descending": True}, expects="sort.stable"),
+    ]
     cases += [
         Sample("stable-0d", lambda: (make(()),), stable, expects="sort.stable"),
         Sample("unstable-0d-dim0", lambda: (make(()), 0), expects="sort", tie_check=tie_check(0, True)),

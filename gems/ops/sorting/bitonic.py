@@ -22,7 +22,8 @@ warp: sort 0.046, top-64 0.025): tl.sort 0.092 and tl.topk 0.048 (4 warps); the 
 loop (small code) or with min/max exchanges, no faster than unrolled at the same warps; top-8 as 8 rounds
 of max 0.014 against this network's 0.067 at 2 warps, not needed (ATen takes 0.110).
 
-Long rows (more than SINGLE_MAX lanes) are sorted in chunks of CHUNK into int64 scratch (key, index),
+Long rows (more than SINGLE_MAX lanes; and rows of more than ONE_WARP_LANES when there are at most FEW_ROWS
+of them) are sorted in chunks of CHUNK (ONE_WARP_LANES) into int64 scratch (key, index),
 then merged pairwise, each element placed by a binary search of its rank in the other run, and the
 first n_out entries are written out. Values are always read back from the input at the sorted indices,
 so -0.0 and NaN payloads come out bit for bit.
@@ -54,6 +55,11 @@ MERGE_BLOCK = 1024
 # per thread, LANES_PER_WARP.
 ONE_WARP_LANES = 1024
 LANES_PER_WARP = 512
+# A row of 1025..SINGLE_MAX elements takes several warps in one program, whose exchanges across warps are slow
+# and whose work no other program shares: one row of 4096 took ~0.16 ms on an H200 (torch.unique of 4096
+# elements: 0.20 ms against ATen's 0.08). Up to FEW_ROWS such rows, when sorted whole, are sorted as long rows
+# are, in one-warp chunks of ONE_WARP_LANES (several programs per row) and merge passes.
+FEW_ROWS = 16
 WIDE_DTYPES = (torch.int64, torch.float64)
 # 16-bit keys pack with a 16-bit index into one int32 (rows up to SINGLE_MAX): half the registers and
 # shuffles of int64 keys. Chunks of long rows keep int64 keys (the merge's scratch format).
@@ -344,7 +350,8 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
     wide = x.dtype in WIDE_DTYPES
     rows = outer * inner
     strides = (*xv.stride(), *vv.stride(), *iv.stride())
-    if n <= SINGLE_MAX:
+    few_long_rows = n > ONE_WARP_LANES and rows <= FEW_ROWS and n_out == n  # top-k keeps its partial network
+    if n <= SINGLE_MAX and not few_long_rows:
         log_n = _log2(next_power_of_2(max(n, 2)))
         log_k = log_n if wide else max(1, _log2(next_power_of_2(n_out)))  # >= 1: a 1-lane result would be 0-d
         block_m = min(next_power_of_2(rows), max(1, TILE >> log_n))
@@ -353,22 +360,23 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
               x.dtype in NARROW_DTYPES, False, block_m, _log2(block_m), log_n, log_k, _register_bits(log_n, warps),
               num_warps=warps)
     else:
-        _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide)
+        chunk = CHUNK if n > SINGLE_MAX else ONE_WARP_LANES
+        _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide, chunk)
     for t, written in results:
         if written.data_ptr() != t.data_ptr():
             t.copy_(written.view(t.shape))
 
 
-def _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide):
-    chunks = cdiv(n, CHUNK)
-    n_pad = chunks * CHUNK
+def _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide, chunk):
+    chunks = cdiv(n, chunk)
+    n_pad = chunks * chunk
     keys = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(2)]
     order = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(2)]
-    log_n = _log2(CHUNK)
-    warps = _warps(CHUNK, wide)
+    log_n = _log2(chunk)
+    warps = _warps(chunk, wide)
     _tile((rows, chunks), xv, vv, iv, keys[0], order[0], rows, inner, n, n_pad, n_pad, *strides, descending,
           wide, False, True, 1, 0, log_n, log_n, _register_bits(log_n, warps), num_warps=warps)
-    run, src = CHUNK, 0
+    run, src = chunk, 0
     while run < n_pad:
         _merge_runs((rows, cdiv(n_pad, MERGE_BLOCK)), keys[src], order[src], keys[1 - src], order[1 - src], n_pad,
                     run, run.bit_length(), MERGE_BLOCK, num_warps=4)
