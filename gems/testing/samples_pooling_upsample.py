@@ -88,6 +88,8 @@ def upsample_samples(up):
             ]
             if not (quick and up.mode.startswith("aa-")):  # a whole-plane window: hundreds of interpreted taps
                 cases.append(case("output-1", lambda: make(shape), (1,) * sp))
+            if up.mode.startswith("aa-"):  # 20x narrower: more taps than antialias.MAX_UNROLLED_TAPS, a rolled loop
+                cases.append(case("downscale-wide", lambda: make((1, 2, 3, 40)), (3, 2)))
             if up.aligned:
                 cases += [case("align-corners", lambda: make(shape), rest=(True,)),
                           case("align-corners-downscale", lambda: make(shape), _DOWNSAMPLE_OUT[sp], (True,))]
