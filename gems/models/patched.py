@@ -1,7 +1,7 @@
 """``gems-perf --model NAME --patched``: the model under gems.patch (fused kernels with their backward) as a
 third side beside ATen and unpatched gems: its answers against the same reference, its speed in the same
-alternating rounds, and every side's peak memory (``torch.cuda.max_memory_allocated``, reset before each
-timed run; on a device without CUDA's allocator statistics, not measured).
+alternating rounds, and every side's peak memory (``torch.cuda.max_memory_allocated`` of one run per side with
+no other side's state alive, speed.peak_memory; on a device without CUDA's allocator statistics, not measured).
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ class Patching:
             "report": str(report) if report else "",
             "patched": [list(row) for row in report.patched] if report else [],
             "left": [list(row) for row in report.left] if report else [],
-            "memory": ("torch.cuda.max_memory_allocated per timed run (reset before each); step: its peak above the "
-                       "memory allocated when the run started") if memory_measured else
+            "memory": ("torch.cuda.max_memory_allocated of one run per side, after the timing rounds, each side "
+                       "alone (the model, the side's own state: optimizer moments, KV cache or captured graph, and "
+                       "the run; no other side's state); step: its peak above the memory allocated when the run "
+                       "started") if memory_measured else
                       "not measured (no speed runs on this device: peak memory is measured with them, on CUDA)",
         }

@@ -182,8 +182,9 @@ def _run_single(backend, spec, dtype, measures, kinds, out, rounds, say, started
                 sides = {"aten": aten, "gems": speed.gems_context}
                 if patching is not None:
                     sides["patched"] = patching.context(tested)
-                peaks, replays = ({} if patching is not None else None), {}
-                times = speed.time_workload(workload, backend.device, sides, rounds, peaks=peaks, replays=replays)
+                replays = {}
+                times = speed.time_workload(workload, backend.device, sides, rounds, replays=replays)
+                peaks = speed.peak_memory(workload, backend.device, sides) if patching is not None else None
             except Exception as exc:  # a failing workload is a result; the device may be unusable after it
                 row = {"workload": workload.name, "batch": workload.batch, "tokens": workload.tokens,
                        "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}

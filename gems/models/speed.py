@@ -10,6 +10,7 @@ drift hits both alike; the median of each side is reported.
 from __future__ import annotations
 
 import contextlib
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -194,12 +195,10 @@ def gems_calls_so_far() -> tuple[int, int]:
 
 
 def time_workload(workload: Workload, device: str, sides: dict, rounds: int, warmup: int = 2,
-                  peaks: dict | None = None, replays: dict | None = None) -> dict[str, list]:
+                  replays: dict | None = None) -> dict[str, list]:
     """{side: [seconds per run]}: each side prepares its own state under its own kernels, warms up, then the
-    sides alternate for ``rounds`` rounds. ``peaks`` (a dict, on CUDA): filled with {side: [(peak bytes, peak
-    bytes above the run's start)]} of each timed run (the allocator's peak is reset before each). ``replays``
-    (a dict): filled with {side: [gems calls, of them replayed natively]} over the timed runs, each side's."""
-    measure_memory = peaks is not None and torch.device(device).type == "cuda"
+    sides alternate for ``rounds`` rounds. ``replays`` (a dict): filled with {side: [gems calls, of them
+    replayed natively]} over the timed runs, each side's."""
     states = {}
     for side, context in sides.items():
         with context():
@@ -214,9 +213,6 @@ def time_workload(workload: Workload, device: str, sides: dict, rounds: int, war
                 if workload.fresh:
                     states[side] = workload.prepare()
                 synchronize(device)
-                if measure_memory:
-                    torch.cuda.reset_peak_memory_stats(device)
-                    resident = torch.cuda.memory_allocated(device)
                 calls_before = gems_calls_so_far() if replays is not None else None
                 started = time.perf_counter()
                 workload.run(states[side])
@@ -226,10 +222,34 @@ def time_workload(workload: Workload, device: str, sides: dict, rounds: int, war
                     served, replayed = (now - before for now, before in zip(gems_calls_so_far(), calls_before))
                     counted = replays.setdefault(side, [0, 0])
                     counted[0], counted[1] = counted[0] + served, counted[1] + replayed
-                if measure_memory:
-                    peak = torch.cuda.max_memory_allocated(device)
-                    peaks.setdefault(side, []).append((peak, peak - resident))
     return times
+
+
+def peak_memory(workload: Workload, device: str, sides: dict) -> dict[str, list]:
+    """{side: [(peak bytes, peak bytes above the run's start)]} of one run per side on CUDA, each side alone:
+    its state prepared under its own kernels after the timing rounds' states are gone, warmed by one run (AdamW
+    creates its moments at its first step), then the allocator's peak reset and one run measured. So a side's
+    peak holds the model, its own state (optimizer moments, KV cache, captured graph) and the run, and no other
+    side's state."""
+    if torch.device(device).type != "cuda":
+        return {}
+    peaks = {}
+    for side, context in sides.items():
+        gc.collect()
+        with context():
+            state = workload.prepare()
+            workload.run(state)
+            if workload.fresh:
+                state = workload.prepare()
+            synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            resident = torch.cuda.memory_allocated(device)
+            workload.run(state)
+            synchronize(device)
+            peak = torch.cuda.max_memory_allocated(device)
+        peaks[side] = [(peak, peak - resident)]
+        del state
+    return peaks
 
 
 def summarize(workload: Workload, times: dict[str, list], peaks: dict | None = None,
