@@ -203,15 +203,21 @@ def _resample_kernel(x_ptr, y_ptr, C, ID, IH, IW, OD, OH, OW, n_rows, n_cols, ti
 @triton.jit
 def _blocks_forward_kernel(x_ptr, y_ptr, C, ID, IH, IW, n_rows, n_cols, tiles_c, sx_n, sx_c, sx_d, sx_h, sx_w,
                            sy_n, sy_c, sy_d, sy_h, sy_w, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
-                           LOG_KW: tl.constexpr, CL: tl.constexpr, INT64: tl.constexpr, BLOCK_R: tl.constexpr,
-                           BLOCK_C: tl.constexpr):
+                           LOG_KW: tl.constexpr, LOAD_VEC: tl.constexpr, CL: tl.constexpr, INT64: tl.constexpr,
+                           BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     """y = x upsampled (nearest) by whole factors (KD, KH, KW = 2^LOG_KW), walked over x's tile: each tile loads
     once, in vectors, and is stored to the KD x KH x KW block of outputs that copy it. NCHW (CL false): the
     columns are w, each repeated KW times in registers (interleaved with itself) so that an output row's
     stores are consecutive, in vectors; their columns and mask come from aranges (Triton proves no contiguity
     through an interleave)."""
     n, c, d, h, w, mask = image_tile(C, ID, IH, IW, n_rows, n_cols, tiles_c, CL, INT64, BLOCK_R, BLOCK_C)
-    v = tl.load(x_ptr + n * sx_n + c * sx_c + d * sx_d + h * sx_h + w * sx_w, mask=mask)
+    # LOAD_VEC (NCHW, x's w contiguous): loads of 16 / KW bytes a lane, which the widening makes the stores'
+    # 16 bytes a lane in the same threads (else 16-byte loads widen to 32 bytes a lane, converted through
+    # shared memory into the stores' layout: sm_90, triton 3.6).
+    x_ptrs = x_ptr + n * sx_n + c * sx_c + d * sx_d + h * sx_h + w * sx_w
+    if not CL:
+        x_ptrs = tl.max_contiguous(x_ptrs, [1, LOAD_VEC])
+    v = tl.load(x_ptrs, mask=mask)
     y_base = y_ptr + n * sy_n + c * sy_c + d * (KD * sy_d) + h * (KH * sy_h)
     if CL:
         for e in tl.static_range(KW):
@@ -362,8 +368,10 @@ def _upsample_blocks(x, y, in_sizes, sx, sy, factors):
     cl, rows, cols = tile_walk(y, in_sizes)
     block_r, block_c, num_warps = blocks_config(rows, cols, y.element_size(), math.prod(factors))
     tiles_c = -(-cols // block_c)
+    load_vec = 1 if sx[4] != 1 else max(1, min(16 // y.element_size() // factors[2], block_c))
     _blocks_forward((tiles_c * -(-rows // block_r),), x, y, *in_sizes[1:], rows, cols, tiles_c, *sx, *sy, *factors,
-                    factors[2].bit_length() - 1, cl, needs_int64(x, y), block_r, block_c, num_warps=num_warps)
+                    factors[2].bit_length() - 1, load_vec, cl, needs_int64(x, y), block_r, block_c,
+                    num_warps=num_warps)
     return y
 
 
