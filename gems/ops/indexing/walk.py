@@ -109,10 +109,7 @@ def _indexed(i0_ptr, i1_ptr, i2_ptr, i3_ptr, c0, c1, c2, cols, si0, si1, si2, si
         more, good = _index(i3_ptr, c0, c1, c2, cols, si0, si1, si2, si3, row_mask, mask, lim3, step3, WRAP,
                             IDX_ROWS)
         off, ok = off + more, ok & good
-    if IDX_ROWS:  # one check a row, not one an element (the debug build compiles every check)
-        tl.device_assert(ok | (row_mask[:, None] == 0), "index out of bounds")
-    else:
-        tl.device_assert(ok | (mask == 0), "index out of bounds")
+    tl.device_assert(ok | (mask == 0), "index out of bounds")
     return off, ok & mask
 
 
