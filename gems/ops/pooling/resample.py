@@ -18,8 +18,9 @@ grad_input element sums the grad_output elements that read it. Along each dim th
 outputs, found by inverting the source formula and correcting the guess against the forward's own index math
 (floats), so the range is exact; inside it each output's weight is recomputed as the forward computes it.
 The loops run to the longest range of the tile. A nearest resampling by whole power-of-two factors (x2
-upsampling) copies each input to a whole block of outputs: its backward gathers that block instead, every load
-in flight at once (_blocks_backward_kernel).
+upsampling) copies each input to a whole block of outputs: its forward loads each input tile once and stores
+it to the block (_blocks_forward_kernel), its backward gathers that block, every load in flight at once
+(_blocks_backward_kernel).
 
 ATen's CUDA kernels copy when input and output have the same size (linear, bilinear, trilinear, bicubic,
 forward and backward): the launcher then asks for a nearest copy with scale 1.
