@@ -68,6 +68,11 @@ def upsample_samples(up):
             case("channels-last", lambda: make(shape, layout=LAYOUT[sp])) if sp > 1 else
             case("noncontiguous", lambda: noncontiguous(make, shape)),
         ]
+        if exact:  # whole power-of-two factors: the forward stores each input tile to its block of outputs
+            whole = [n * k for n, k in zip(shape[2:], _WHOLE_FACTORS[sp])]
+            core.append(case("whole-factors", lambda: make(shape), whole))
+            if sp > 1:
+                core.append(case("whole-factors-channels-last", lambda: make(shape, layout=LAYOUT[sp]), whole))
 
         def extra():
             scale = 1.7  # output sizes floor(in * 1.7): what F.interpolate(scale_factor=1.7) passes
