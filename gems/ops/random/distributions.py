@@ -3,8 +3,8 @@ exponential_, bernoulli_, bernoulli, random_, randint, rand, randn and their ``_
 
 Each lane makes one Philox call (philox.py): four 32-bit words, which become four values of an fp32
 computation (fp16, bf16, fp32 results; integers below 2^32) or two of an fp64 one (53-bit uniforms,
-64-bit integers). Value k of lane j goes to element 4j + k (2j + k): with one lane per thread
-(philox.lane_grid), a thread stores its lane's values with one vectorized store. fp32 normals come from
+64-bit integers). Value k of lane j goes to element 4j + k (2j + k): with whole lanes per thread
+(philox.lane_grid), a thread stores each lane's values with one vectorized store. fp32 normals come from
 polynomial forms of the logarithm, cosine and sine (philox.normal_pair), fp32 exponentials from the same
 logarithm (philox.log_unit).
 The values follow ATen's CUDA transformations:
