@@ -266,6 +266,25 @@ def test_fp32_normals_are_the_box_muller_values_of_their_words(monkeypatch):
     assert expected.abs().max() > 3.5  # the tails are in the sample
 
 
+@pytest.mark.parametrize("lanes_per_thread", [1, 4])
+def test_exponentials_are_the_guarded_logarithms_of_their_words_at_any_lanes_per_thread(monkeypatch,
+                                                                                       lanes_per_thread):
+    """-ln(1 - u) / lambda of each element's word, ln(1 - u) = -2^-24 for the two top-24-bit values nearest 1
+    (ATen's guard), whichever the Philox calls per thread: small programs (32-value blocks) make several of them
+    and a partial last one, so a lane placed in the wrong program or element would show."""
+    seed, offset, lambd, n = 0x5A5A_0F0F_1234_4321, 20, 2.5, 1203
+    _replace_key(monkeypatch, lambda device, generator: philox.PhiloxKey(seed, offset))
+    monkeypatch.setattr(philox, "pointwise_config", lambda numel, itemsize: (32, 1))
+    monkeypatch.setattr(distributions, "EXPONENTIAL_LANES_PER_THREAD", lanes_per_thread)
+    monkeypatch.setattr(distributions, "EXPONENTIAL_WIDE_FROM", 1)
+    assert philox.lane_grid(n, 4, 4, lanes_per_thread)[1] > 1
+    out = distributions.draw(torch.empty(n), distributions.EXPONENTIAL, None, lambd)
+    top = torch.tensor([word >> 8 for word in _lane_words(seed, offset, n)], dtype=torch.float64)
+    log_v = torch.where(top <= 1, -(2.0**-24), torch.log1p(-top * 2.0**-24))
+    expected = -log_v / lambd
+    assert (out.double() - expected).abs().max() <= 2e-7 * expected.clamp(min=1).max()
+
+
 def test_a_dropout_keeps_the_elements_whose_uniform_is_below_one_minus_p(monkeypatch):
     seed, offset, p = 0x7766_5544_3322_1100, 8, 0.3
     monkeypatch.setattr(native_dropout, "philox_key", lambda device, generator: philox.PhiloxKey(seed, offset))

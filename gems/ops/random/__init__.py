@@ -17,10 +17,11 @@ words per thread) and lane an element group of the call. One Philox call gives a
 hence four values (fp16, bf16, fp32 and 32-bit integer draws: uniforms of 24 bits, Box-Muller normals in
 pairs) or two (fp64 and 64-bit integers: 53-bit uniforms). In the element-wise kernels (distributions.py,
 dropout, rrelu) value k of lane j goes to element 4j + k (2j + k), whatever the block size: a key and an
-offset give the same numbers on every vendor. With one lane per GPU thread (philox.lane_grid), a thread
-loads and stores its lane's consecutive elements with one vectorized access, and no layout conversion
-through shared memory is needed. fp32 normals take polynomial forms of the logarithm, cosine and sine
-(philox.normal_pair): within 6e-7 of the float64 Box-Muller values of the same words (40,000 draws).
+offset give the same numbers on every vendor. With whole lanes per GPU thread (philox.lane_grid: one, or
+four for large exponential_ draws), a thread loads and stores a lane's consecutive elements with one
+vectorized access, and no layout conversion through shared memory is needed. fp32 normals take polynomial
+forms of the logarithm, cosine and sine (philox.normal_pair): within 6e-7 of the float64 Box-Muller values
+of the same words (40,000 draws).
 
 The generator's state (philox.philox_key). A call takes its key from the generator it is given, else the
 device's default one (torch.cuda.default_generators on CUDA; the simulated device has none and draws

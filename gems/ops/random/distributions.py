@@ -3,8 +3,8 @@ exponential_, bernoulli_, bernoulli, random_, randint, rand, randn and their ``_
 
 Each lane makes one Philox call (philox.py): four 32-bit words, which become four values of an fp32
 computation (fp16, bf16, fp32 results; integers below 2^32) or two of an fp64 one (53-bit uniforms,
-64-bit integers). Value k of lane j goes to element 4j + k (2j + k): with one lane per thread
-(philox.lane_grid), a thread stores its lane's values with one vectorized store. fp32 normals come from
+64-bit integers). Value k of lane j goes to element 4j + k (2j + k): with whole lanes per thread
+(philox.lane_grid), a thread stores each lane's values with one vectorized store. fp32 normals come from
 polynomial forms of the logarithm, cosine and sine (philox.normal_pair), fp32 exponentials from the same
 logarithm (philox.log_unit).
 The values follow ATen's CUDA transformations:
@@ -47,6 +47,13 @@ from gems.ops.random.philox import (
 from gems.runtime.launch import Launcher
 
 UNIFORM, NORMAL, EXPONENTIAL, BERNOULLI, INTEGERS = (tl.constexpr(i) for i in range(5))
+# Philox calls (lanes) per GPU thread in exponential_'s draws (philox.lane_grid). Compiled for sm_90 (fp16, 64M):
+# 232 instructions per lane at 1 lane a thread (the key schedule and counters, per thread since the key may come
+# from memory, and the launch arithmetic, all paid for 4 values), 184 at 2, 166 at 4; 0.85x ATen at 1, where the
+# kernel is bound by arithmetic, not by its 2-4 bytes stored a value. From EXPONENTIAL_WIDE_FROM values only, where
+# 4 lanes a thread still leave 1024 programs of 8 warps (a full H200 and more); smaller draws keep 1, for occupancy.
+EXPONENTIAL_LANES_PER_THREAD = 4
+EXPONENTIAL_WIDE_FROM = 1 << 22
 
 
 @triton.jit
@@ -181,7 +188,8 @@ def draw(out: torch.Tensor, dist, generator, a=0.0, b=0.0, a_tensor=None, b_tens
     else:
         per_lane = 2 if out.dtype == torch.float64 else 4
         itemsize = max(out.dtype.itemsize, 4)
-    lanes, programs, num_warps = lane_grid(numel, per_lane, itemsize)
+    wide = dist is EXPONENTIAL and numel >= EXPONENTIAL_WIDE_FROM
+    lanes, programs, num_warps = lane_grid(numel, per_lane, itemsize, EXPONENTIAL_LANES_PER_THREAD if wide else 1)
     key = philox_key(out.device, generator)
     f64 = out.dtype == torch.float64 and dist is not INTEGERS
     a, b = (float64_bits(float(a)), float64_bits(float(b))) if f64 else (float(a), float(b))

@@ -284,15 +284,16 @@ def _graph_state_module():  # unreached on the interpreter: CUDA graph capture
 # --------------------------------------------------------------------------- launch helpers
 
 
-def lane_grid(numel: int, values_per_lane: int, itemsize: int) -> tuple[int, int, int]:
+def lane_grid(numel: int, values_per_lane: int, itemsize: int, lanes_per_thread: int = 1) -> tuple[int, int, int]:
     """(lanes per program, programs, num_warps) covering ``numel`` values at ``values_per_lane`` per lane
     (:func:`side_by_side`), the values per program following the vendor's flat blocks (``itemsize``: bytes of
-    the computation per value). One lane per thread (32 per warp): a thread then owns its lane's consecutive
-    values, and a program's loads and stores need no layout conversion. The interpreter, whose blocks are
-    larger than a GPU program, ignores num_warps."""
+    the computation per value) times ``lanes_per_thread``. A thread owns ``lanes_per_thread`` lanes (one
+    Philox call each, independent: more work per thread to hide the multiplies' latency and spread the
+    program's fixed costs), each lane's values consecutive, so a program's loads and stores need no layout
+    conversion. The interpreter, whose blocks are larger than a GPU program, ignores num_warps."""
     block_values, _ = pointwise_config(numel, itemsize)
-    lanes = max(block_values // values_per_lane, 32)
-    return lanes, cdiv(numel, lanes * values_per_lane), min(lanes // 32, 32)
+    lanes = max(block_values * lanes_per_thread // values_per_lane, 32 * lanes_per_thread)
+    return lanes, cdiv(numel, lanes * values_per_lane), min(lanes // (32 * lanes_per_thread), 32)
 
 
 def dense_like(t: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -226,7 +226,7 @@ def _fmod(x, y):
 _LIBDEVICE = {
     "tanh": torch.tanh, "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv,
     "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log, "log2": torch.log2,
-    "log10": torch.log10, "log1p": torch.log1p, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+    "fast_logf": torch.log, "log10": torch.log10, "log1p": torch.log1p, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
     "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinpi": _libm_double(lambda x: np.sin(np.pi * x)),
     "cospi": _libm_double(lambda x: np.cos(np.pi * x)), "asin": torch.asin, "acos": torch.acos,
     "atan": torch.atan, "sinh": _libm_double(np.sinh), "cosh": _libm_double(np.cosh), "asinh": torch.asinh,
