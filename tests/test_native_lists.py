@@ -15,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import gems
 from gems import native
 from gems.native.record import NEW_SIGNATURE
+from gems.ops.optim.foreach_kernels import VALUES
 from gems.runtime import device_tables
 
 pytestmark = [pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
@@ -127,6 +128,70 @@ def test_a_scalar_list_of_one_value_reaches_the_kernel_as_an_argument_and_upload
         same(denoms, want)
     assert replays("_foreach_div_.ScalarList") == 4
     assert native.python_calls()["_foreach_div_.ScalarList"][NEW_SIGNATURE] == 2
+
+
+def test_scalar_lists_of_changing_values_reach_the_kernel_as_arguments_and_upload_no_new_table():
+    # Adam's bias corrections when the parameters have taken different numbers of steps: one value per row, new
+    # values every step. Carried as table words, each call made a new table to upload (on an H200 20-25 us through
+    # ATen's copy, where ATen's whole call takes 13-27 us); up to VALUES of them are kernel arguments, over a table
+    # of the rows' positions that stays the same. An empty tensor has no row: the positions still name the items.
+    shapes = SHAPES[:7] + [(0,)] + SHAPES[7:15]
+    assert len(shapes) == VALUES
+    params, exp_avgs, denoms = lists(3, 8, shapes)
+    denoms = [d.abs() + 0.5 for d in denoms]
+    counts = [1, 2, 5, 10, 100] * 4
+    found = []
+    for step in range(1, 6):
+        correction = [(1 - 0.999 ** (counts[i] + step)) ** 0.5 for i in range(len(denoms))]
+        step_size = [-1e-2 / (1 - 0.9 ** (counts[i] + step)) for i in range(len(params))]
+        want_denoms, want_params = [d.clone() for d in denoms], [p.clone() for p in params]
+        with python_path():
+            torch._foreach_div_(want_denoms, correction)
+            torch._foreach_addcdiv_(want_params, exp_avgs, want_denoms, step_size)
+            want_ratio = torch._foreach_div(want_params, correction)
+        native.extension().table_counts(True)
+        torch._foreach_div_(denoms, correction)
+        torch._foreach_addcdiv_(params, exp_avgs, denoms, step_size)
+        found.append(native.extension().table_counts(True))  # (found, uploaded) by the native layer's replays
+        ratio = torch._foreach_div(params, correction)  # a functional form: the same kernel arguments
+        same(denoms, want_denoms), same(params, want_params), same(ratio, want_ratio)
+    # recorded (the Python path's own cache), the first replays' tables uploaded into the native layer's cache, then
+    # found there: values as table words uploaded 2 tables every step
+    assert found == [(0, 0), (0, 2)] + [(2, 0)] * 3
+    assert (replays("_foreach_div_.ScalarList"), replays("_foreach_addcdiv_.ScalarList"),
+            replays("_foreach_div.ScalarList")) == (4, 4, 4)
+    assert native.python_calls()["_foreach_div_.ScalarList"][NEW_SIGNATURE] == 1
+
+
+def test_a_scalar_list_longer_than_the_kernel_arguments_keeps_its_values_in_the_table():
+    xs = lists(1, 9, SHAPES + SHAPES[:3])[0]
+    assert len(xs) > VALUES
+    native.extension().table_counts(True)
+    for step in range(3):
+        scalars = [1.0 + step / 4 + i / 16 for i in range(len(xs))]
+        want = [x.clone() for x in xs]
+        with python_path():
+            torch._foreach_mul_(want, scalars)
+        torch._foreach_mul_(xs, scalars)
+        same(xs, want)
+    assert replays("_foreach_mul_.ScalarList") == 2
+    assert native.extension().table_counts(True) == (0, 2)  # new values, a new table each call
+
+
+def test_the_float64_bits_of_scalars_are_64_bit_kernel_parameters():
+    # Triton types an unannotated integer argument by its value: 0 (0.0's bits) as int32. A list plan recorded with
+    # lr=0.0 (a warm-up's first step) filled that parameter with the low half of every later lr on the CUDA
+    # primitive; the recorder now refuses such a parameter, and the kernels declare them int64.
+    from triton.runtime.jit import JITFunction
+
+    from gems.ops.optim import foreach_kernels, fused_adam, fused_sgd
+
+    kernels = (foreach_kernels.foreach_kernel, foreach_kernels.values_kernel, fused_adam._adam_kernel,
+               fused_sgd._sgd_kernel)
+    for kernel in kernels:  # the interpreter's functions keep jit's arguments: the parameters a GPU compile sees
+        params = kernel.params if isinstance(kernel, JITFunction) else JITFunction(kernel.fn, **kernel.kwargs).params
+        words = [p for p in params if p.name.endswith("_bits") or p.name in {f"v{j}" for j in range(VALUES)}]
+        assert words and all(p.annotation_type == "i64" and p.do_not_specialize for p in words), kernel
 
 
 class _UploadsByOverload(TorchDispatchMode):

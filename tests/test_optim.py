@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import gems
-from gems.ops.optim import foreach, foreach_add, fused_adam
+from gems.ops.optim import foreach, foreach_add, foreach_kernels, fused_adam
 from gems.ops.optim import multi_tensor as mt
 from gems.runtime import device_tables
 from gems.testing import launch_memo
@@ -60,7 +60,7 @@ def test_tables_are_cached_by_their_contents(served):
 
 
 def test_the_launch_memo_never_keys_a_kernel_that_reads_a_table():
-    for kernel in (foreach._foreach_kernel, fused_adam._adam_kernel):
+    for kernel in (foreach_kernels.foreach_kernel, foreach_kernels.values_kernel, fused_adam._adam_kernel):
         assert getattr(kernel, mt.ADDRESS_TABLE)
         assert launch_memo._key(kernel, (1,), (torch.zeros(3, dtype=torch.int64), 1), {}) is None
 

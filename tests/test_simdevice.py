@@ -123,6 +123,40 @@ def test_gems_kernels_run_on_the_simulated_device():
     assert found["timer"] == "wall-clock" and found["sync_is_accelerator"]
 
 
+TABLE_UPLOAD_PROBE = r"""
+import json, torch, gems
+from gems import native
+from gems.runtime import device_tables
+gems.enable()
+torch.manual_seed(0)
+xs = [torch.randn(3, 4 + i % 3) for i in range(24)]  # more values than kernel arguments: they are table words
+on_sim = [x.to("sim") for x in xs]
+native.reset_counts(); gems.reset_counts(); device_tables.reset_counts()
+agree = True
+for step in range(4):  # new values each call: a new table each call, uploaded to the device
+    scalars = [1.0 + step / 4 + i / 32 for i in range(len(xs))]
+    torch._foreach_mul_(on_sim, scalars)
+    with gems.aten_only():  # ATen's answer, and the device's copy back (gems' _to_copy would refuse the transfer)
+        torch._foreach_mul_(xs, scalars)
+        agree = agree and all(torch.equal(a.cpu(), b) for a, b in zip(on_sim, xs))
+out = {"agree": agree, "replays": native.call_counts(), "python": native.python_calls(),
+       "fallbacks": [o for o, _ in gems.call_counts()["fallback"]], "uploads": device_tables.counts()["uploads"]}
+print(json.dumps(out))
+"""
+
+
+def test_list_plans_upload_their_tables_to_the_device_without_gems_copy_kernels():
+    # A table upload is a transfer, ATen's copy's work: through gems' _to_copy and copy_ (registered at the
+    # device's key) it took the Python path every time, to be refused there as a transfer (Fallback). On an H200
+    # that hop cost 30-50 us per upload (runs/lists_probe.py); the first call's Python path and the native replays
+    # now reach ATen's copy directly.
+    found = _python(TABLE_UPLOAD_PROBE, vendor="sim")
+    assert found["agree"]
+    assert found["replays"] == {"_foreach_mul_.ScalarList": 3} and found["uploads"] == 4
+    assert found["python"] == {"_foreach_mul_.ScalarList": {"the first call of its signature (recorded)": 1}}
+    assert found["fallbacks"] == []
+
+
 BUILD_FAILURE_PROBE = r"""
 import json, pathlib, sys
 from gems import simdevice

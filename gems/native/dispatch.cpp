@@ -111,6 +111,9 @@ c10::DeviceType g_device_type = c10::DeviceType::CPU;
 PyObject* g_replay = nullptr;  // Python primitive: replay(py_plan, inputs, outputs, temps, values)
 PyObject* g_why[kWhyCount] = {};  // the reasons as Python strings, made once
 std::atomic<int> g_aten_only{0};
+// This thread's own gems.aten_only(): set while a list plan uploads its table (list_plans.h device_table), so that the
+// transfer reaches ATen's copy without entering gems' copy kernels (whose Fallback for a transfer is the Python path).
+thread_local int t_aten_only = 0;
 std::atomic<uint64_t> g_generation{1};
 bool g_enabled = true;
 // Tensor keys of tracing and transforms (fake, functional, batched tensors): an autograd-level kernel hands
@@ -928,7 +931,7 @@ struct GemsKernel : public c10::OperatorKernel {
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     Slot& s = *slot;
-    if (g_aten_only.load(std::memory_order_relaxed)) {
+    if (g_aten_only.load(std::memory_order_relaxed) || t_aten_only != 0) {
       call_original(s, op, ks, stack);
       return;
     }

@@ -4,8 +4,9 @@
 // A list call is keyed by a summary of each tensor list (length, dtype, device, all 16-byte aligned, how many
 // empty tensors, whether its rows have the first list's sizes) instead of item by item, and only when each list
 // holds contiguous strided tensors of one dtype and device (else it takes the Python path every time); a
-// ScalarList by its length and whether its values are all one (its values reach the kernel through the table, or
-// the one value as a kernel argument, read per call); everything else as dispatch.cpp
+// ScalarList by its length and whether its values are all one (its values reach the kernel through the table, as
+// kernel arguments over a table of the rows' positions, or the one value as a kernel argument: read per call either
+// way); everything else as dispatch.cpp
 // keys it. The Python path's uniform table (gems/ops/optim/multi_tensor.py) tells the recorder
 // (gems/native/list_record.py) how the table was built; a replay builds the same table here (lists.cpp's
 // write_table), finds it in a device-table cache keyed by its bytes or uploads it, and launches the recorded
@@ -17,7 +18,16 @@ struct ListOperand {
   int16_t index;
 };
 
-enum ListWords : uint8_t { kNoWords = 0, kZeroWords, kScalarListWords, kAddressWords };
+// The per-row word after the operands' addresses: none, 0, a ScalarList's value, a tensor's address, the row's
+// position in its lists (0, 1, ...: its value is kernel argument i).
+enum ListWords : uint8_t { kNoWords = 0, kZeroWords, kScalarListWords, kAddressWords, kPositionWords };
+
+// A number read per call: Scalar argument `arg` (item -1; a ScalarList of one value: its value) or item `item` of
+// ScalarList argument `arg`.
+struct PerCallScalar {
+  int16_t arg;
+  int16_t item;
+};
 
 struct ListInfo {
   std::vector<ListOperand> operands;
@@ -29,7 +39,7 @@ struct ListInfo {
   int64_t n_rows = 0;            // as recorded: the key fixes them (kernel constexprs depend on them)
   bool aligned = false;
   std::vector<int16_t> results;  // per result list: the list argument it is allocated like (at::empty_like)
-  std::vector<int16_t> scalars;  // Scalar arguments passed per call as float64 bits: the plan's numbers 1, 2...
+  std::vector<PerCallScalar> scalars;  // passed per call as float64 bits: the plan's numbers 1, 2...
 };
 
 // Key words of one tensor list of a list call: its length, then one word of what the Python path's decision reads.
@@ -107,6 +117,14 @@ TableCache& table_cache() {
   return *cache;
 }
 
+// This thread's calls reach ATen's kernels while it lives (gems.aten_only() for one thread: t_aten_only).
+struct AtenOnlyHere {
+  AtenOnlyHere() { ++t_aten_only; }
+  ~AtenOnlyHere() { --t_aten_only; }
+  AtenOnlyHere(const AtenOnlyHere&) = delete;
+  AtenOnlyHere& operator=(const AtenOnlyHere&) = delete;
+};
+
 bool stream_capturing(c10::Device device) {
   if (g_primitive != kCuda || g_driver.is_capturing == nullptr) return false;
   const auto* guard = c10::impl::getDeviceGuardImpl(g_device_type);
@@ -146,7 +164,13 @@ at::Tensor device_table(const std::vector<int64_t>& words, c10::Device device) {
   auto options = at::TensorOptions().dtype(at::kLong);
   at::Tensor host = at::empty({n}, g_primitive == kCuda ? options.pinned_memory(true) : options);
   std::memcpy(host.data_ptr(), words.data(), words.size() * sizeof(int64_t));
-  at::Tensor on_device = device.is_cpu() ? host : host.to(device, /*non_blocking=*/g_primitive == kCuda);
+  at::Tensor on_device = host;
+  if (!device.is_cpu()) {
+    // A transfer is ATen's: through gems' own _to_copy and copy_ kernels (the device's key) it took the Python path
+    // every time, to be refused there as a transfer (Fallback) and served by ATen: ~20-50 us per upload.
+    AtenOnlyHere aten_only;
+    on_device = host.to(device, /*non_blocking=*/g_primitive == kCuda);
+  }
   if (capturing) {
     c.kept.push_back(on_device);
     c.kept.push_back(host);
@@ -183,7 +207,10 @@ Plan* build_list_plan(const py::object& spec) {
   info->n_rows = t[7].cast<int64_t>();
   info->aligned = t[8].cast<bool>();
   info->results = t[9].cast<std::vector<int16_t>>();
-  info->scalars = t[10].cast<std::vector<int16_t>>();
+  for (auto o : t[10].cast<py::list>()) {
+    auto item = o.cast<py::tuple>();
+    info->scalars.push_back({item[0].cast<int16_t>(), item[1].cast<int16_t>()});
+  }
   TORCH_CHECK(info->scalars.size() < size_t(kMaxValues), "gems native: too many per-call scalars");
   for (auto target : t[11].cast<py::list>()) {
     auto item = target.cast<py::tuple>();
@@ -237,6 +264,9 @@ bool replay_list(Slot& s, const Plan& plan, const Key& k, const c10::IValue* arg
     for (size_t i = 0; i < n; ++i) words[i] = int64_t(bits(scalar_value(scalars[i])));
   } else if (info.words == kAddressWords) {
     words.assign(n, int64_t(reinterpret_cast<uint64_t>(k.tensors[info.words_index]->unsafeGetTensorImpl()->data())));
+  } else if (info.words == kPositionWords) {
+    words.resize(n);
+    for (size_t i = 0; i < n; ++i) words[i] = int64_t(i);
   }
   std::vector<int64_t> table;
   int64_t n_rows = 0;
@@ -245,8 +275,15 @@ bool replay_list(Slot& s, const Plan& plan, const Key& k, const c10::IValue* arg
   values[0] = write_table(operands, tails, words.empty() ? nullptr : words.data(), info.chunk, info.flat_flag, table,
                           n_rows, aligned);
   for (size_t j = 0; j < info.scalars.size(); ++j) {
-    const c10::IValue& a = args[info.scalars[j]];  // a Scalar, or a ScalarList of one value (keyed so): that value
-    values[1 + j] = int64_t(bits(scalar_value(a.isList() ? a.toListRef()[0] : a)));
+    const PerCallScalar& p = info.scalars[j];
+    const c10::IValue& a = args[p.arg];  // a Scalar, or a ScalarList: its item, or its one value (keyed so)
+    if (!a.isList()) {
+      values[1 + j] = int64_t(bits(scalar_value(a)));
+      continue;
+    }
+    auto list = a.toListRef();  // of the recorded length (the key holds it)
+    if (list.empty() || size_t(std::max<int16_t>(p.item, 0)) >= list.size()) return false;
+    values[1 + j] = int64_t(bits(scalar_value(list[std::max<int16_t>(p.item, 0)])));
   }
   if (n_rows != info.n_rows || aligned != info.aligned) return false;
   const c10::Device device = operands[0][0]->device();

@@ -15,12 +15,15 @@ Scalars an overload declares read per call (its implementation's ``per_call_scal
 nothing but a kernel's float64 words, through ``multi_tensor.scalar_word``) are keyed by type, not value, and
 a replay passes their bits: an lr schedule does not make every step a new signature. A ScalarList of one value
 that its implementation passes as a kernel argument (gems/ops/optim/foreach.py ``apply``) is declared the same
-way; the key tells such lists apart (list_plans.h ``one_value``) and a replay passes the list's first value.
+way; the key tells such lists apart (list_plans.h ``one_value``) and a replay passes the list's first value. A
+ScalarList of a few values that its implementation passes as kernel arguments, one each (foreach_kernels.py
+``values_kernel``), over a table of the rows' positions, is read per call item by item: the key holds its
+length, and every item must reach an argument.
 
 Plan spec handed to C++: ``(plan spec, operands, tails, words kind, words index, flat flag, chunk, n_rows,
 aligned, results, per-call scalars, CUDA targets)``, the plan spec as :meth:`gems.native.record.Plan.spec` makes
 it with the table as temporary buffer 0, the grid's x as the call's number 0 (the table's programs) and the
-per-call scalars' words as numbers 1, 2...
+per-call scalars' words (each an argument's schema index and ScalarList item, -1 for none) as numbers 1, 2...
 """
 
 from __future__ import annotations
@@ -32,17 +35,19 @@ import torch
 from gems.native import record
 from gems.runtime import registration
 
-NO_WORDS, ZERO_WORDS, SCALAR_LIST_WORDS, ADDRESS_WORDS = 0, 1, 2, 3  # list_plans.h ListWords
+NO_WORDS, ZERO_WORDS, SCALAR_LIST_WORDS, ADDRESS_WORDS, POSITION_WORDS = 0, 1, 2, 3, 4  # list_plans.h ListWords
+POSITIONS = "the rows' positions"  # multi_tensor.uniform_table's words_from for words 0, 1, 2...
 K_PARAM = 3  # dispatch.cpp TargetKind: a kernel parameter
 per_call: dict = {}  # overload -> schema indices of the Scalars its implementation declares read per call
 
 
 class ScalarWord(int):
-    """A kernel argument that is a Scalar argument's float64 bits (``arg``: its schema position or name)."""
+    """A kernel argument that is a Scalar argument's float64 bits (``arg``: its schema position or name), or those
+    of item ``item`` of a ScalarList argument (-1: a Scalar, or the value of a ScalarList of one value)."""
 
-    def __new__(cls, bits: int, arg):
+    def __new__(cls, bits: int, arg, item: int = -1):
         word = super().__new__(cls, bits)
-        word.arg = arg
+        word.arg, word.item = arg, item
         return word
 
 
@@ -103,13 +108,17 @@ class ListRecording(record.Recording):
         targets = []
         if self.primitive == "cuda":  # unreached on the interpreter: the CUDA primitive
             fields = plan.cuda_fields(0)
+            if any(fields[p][0] != "param" or fields[p][2] != 8 for _, _, p in refs):
+                # Triton types an unannotated 0 (0.0's bits) as int32: a later value would lose its high half
+                raise record.NotRecordable("a Scalar read per call reached a kernel parameter of fewer than 64 bits")
             targets = [(K_PARAM, fields[p][2], 0, fields[p][1], v) for (_, _, p), v in refs.items()]
         return (spec, specs, tail_args, kind, index, flat_flag, chunk, n_rows, aligned, results, scalars,
                 targets)
 
     def _scalars(self, args, values) -> tuple:
-        """(the per-call Scalars' schema indices, {("arg", 0, kernel argument position): number}) of the launch;
-        every declared Scalar given as a number must reach the kernel that way."""
+        """(the per-call Scalars as (schema index, ScalarList item or -1), {("arg", 0, kernel argument position):
+        number}) of the launch; every declared Scalar given as a number must reach the kernel that way, and a
+        ScalarList whose items reach it must reach it whole."""
         names = self.schema_names
         scalars, refs = [], {}
         for p, a in enumerate(args):
@@ -117,15 +126,23 @@ class ListRecording(record.Recording):
                 i = a.arg if isinstance(a.arg, int) else names.index(a.arg)
                 if i not in self.per_call:
                     raise record.NotRecordable(f"argument {names[i]} reached a kernel as a word it does not declare")
-                if i not in scalars:
-                    scalars.append(i)
-                refs[("arg", 0, p)] = 1 + scalars.index(i)
+                if (i, a.item) not in scalars:
+                    scalars.append((i, a.item))
+                refs[("arg", 0, p)] = 1 + scalars.index((i, a.item))
         declared = {i for i in self.per_call if type(values[i]) in (float, int, bool)}
-        if declared - set(scalars):
+        if declared - {i for i, _ in scalars}:
             raise record.NotRecordable("a Scalar it declares read per call reached no kernel word")
+        for i in {i for i, item in scalars if item >= 0}:
+            items = sorted(item for j, item in scalars if j == i)
+            if not isinstance(values[i], (list, tuple)) or items != list(range(len(values[i]))):
+                raise record.NotRecordable(f"argument {names[i]} reached the kernel's arguments only in part")
         return scalars, refs
 
     def _words(self, words, words_from, argument) -> tuple:
+        if words_from is POSITIONS:
+            if words != list(range(len(words))):
+                raise record.NotRecordable("a table's row words are not the rows' positions")
+            return POSITION_WORDS, 0
         if words_from is None:
             if any(words):
                 raise record.NotRecordable("a table's row words come from no argument")
@@ -147,9 +164,10 @@ def _recording() -> ListRecording | None:
     return rec if isinstance(rec, ListRecording) else None
 
 
-def scalar_word(bits: int, arg) -> int:
-    """multi_tensor.scalar_word: ``bits`` marked as argument ``arg``'s while a list call is recorded."""
-    return bits if _recording() is None else ScalarWord(bits, arg)
+def scalar_word(bits: int, arg, item: int = -1) -> int:
+    """multi_tensor.scalar_word and list_words: ``bits`` marked as argument ``arg``'s (item ``item`` of a ScalarList)
+    while a list call is recorded."""
+    return bits if _recording() is None else ScalarWord(bits, arg, item)
 
 
 def table_written(operands, words, words_from, tails, flat_flag, chunk, answer) -> None:

@@ -56,11 +56,14 @@ def upload_cached(key, make_host, device: torch.device) -> torch.Tensor:
     host = make_host()
     if device.type == "cpu":
         on_device = host
-    elif device.type == "cuda":  # unreached on the interpreter: its tensors are on the CPU
-        host = host.pin_memory()  # unreached on the interpreter: CUDA
-        on_device = host.to(device, non_blocking=True)  # unreached on the interpreter: CUDA
     else:
-        on_device = host.to(device)  # unreached on the interpreter: its tensors are on the CPU
+        # A transfer is ATen's: through gems' own _to_copy and copy_ it would take the Python path's Fallback.
+        with registration.aten_only():
+            if device.type == "cuda":  # unreached on the interpreter: its tensors are on the CPU
+                host = host.pin_memory()  # unreached on the interpreter: CUDA
+                on_device = host.to(device, non_blocking=True)  # unreached on the interpreter: CUDA
+            else:
+                on_device = host.to(device)  # unreached on the interpreter: its tensors are on the CPU
     _tables[key] = on_device
     if capturing:  # unreached on the interpreter: CUDA graph capture
         _kept[key] = (on_device, host)

@@ -1,5 +1,5 @@
-"""What the elementwise ``_foreach_*`` operators share: one kernel, its launcher, ATen's dtype rules, and the
-overload tables each operator builds from a scalar body.
+"""What the elementwise ``_foreach_*`` operators share: the host side of their kernels (foreach_kernels.py), ATen's
+dtype rules, and the overload tables each operator builds from a scalar body.
 
 An operator file gives a Triton body ``body(x, y, z, s, alpha)``: x, y, z are the row's input tiles in
 the compute dtype (the first one, two or three tensor lists), s the scalar (a Scalar, the row's entry of
@@ -12,7 +12,9 @@ Dtypes follow ATen's per-tensor operators: a row's result is the promoted dtype 
 tensors do not promote dimensioned ones); fp16/bf16 compute in fp32 and round once, fp64 in fp64.
 Python floats reach the kernel as float64 bits, and are rounded to the compute dtype there, as ATen's
 ``opmath_t(scalar)``. Rows of other dtypes launch apart (one launch per dtype group, as ATen's per-device
-and dtype grouping).
+and dtype grouping). A ScalarList's values are table words, except a list of one value (a scalar argument) and,
+over uniform lists, a list of at most VALUES values (the arguments of foreach_kernels.py ``values_kernel``), which
+keep the table the same when the values change.
 
 Host work per call is what the lists need: a call whose lists hold one floating dtype on one device,
 contiguous tensors and equal shapes row by row (every optimizer step's) is checked, its functional results
@@ -27,99 +29,19 @@ import struct
 from itertools import chain
 
 import torch
-import triton
 import triton.language as tl
 
 from gems.codegen.pointwise import float64_bits
 from gems.ops.optim import multi_tensor as mt
-from gems.runtime.launch import Launcher
+from gems.ops.optim.foreach_kernels import VALUES
+from gems.ops.optim.foreach_kernels import launch as _launch
+from gems.ops.optim.foreach_kernels import launch_with_values as _launch_with_values
 from gems.runtime.registration import Fallback
 from gems.spec import lazy
 
 SCALAR_ARG, SCALAR_ROW, SCALAR_TENSOR = 0, 1, 2  # where a row's scalar comes from
 _DTYPE = operator.attrgetter("dtype")
 
-
-@triton.jit
-def store_cast(value, DTYPE: tl.constexpr):
-    """value rounded to DTYPE; float64 reaches fp16/bf16 through fp32, as c10's conversions do."""
-    if value.dtype == tl.float64 and DTYPE.primitive_bitwidth == 16:
-        value = value.to(tl.float32)
-    return value.to(DTYPE)
-
-
-@triton.jit
-def _tile(in0, in1, in2, out, off0, off1, off2, off_out, mask, s, alpha, BODY: tl.constexpr,
-          N_IN: tl.constexpr, COMPUTE: tl.constexpr, OUT: tl.constexpr, MASKED: tl.constexpr):
-    if MASKED:
-        x = tl.load(in0 + off0, mask=mask).to(COMPUTE) if N_IN > 0 else tl.full(off_out.shape, 0, COMPUTE)
-        y = tl.load(in1 + off1, mask=mask).to(COMPUTE) if N_IN > 1 else x
-        z = tl.load(in2 + off2, mask=mask).to(COMPUTE) if N_IN > 2 else y
-        tl.store(out + off_out, store_cast(BODY(x, y, z, s, alpha), OUT), mask=mask)
-    else:
-        x = tl.load(in0 + off0).to(COMPUTE) if N_IN > 0 else tl.full(off_out.shape, 0, COMPUTE)
-        y = tl.load(in1 + off1).to(COMPUTE) if N_IN > 1 else x
-        z = tl.load(in2 + off2).to(COMPUTE) if N_IN > 2 else y
-        tl.store(out + off_out, store_cast(BODY(x, y, z, s, alpha), OUT))
-
-
-@triton.jit
-def _strided_offsets(row_ptr, word: tl.constexpr, i0, i1, i2, i3):
-    return (i0 * tl.load(row_ptr + word) + i1 * tl.load(row_ptr + word + 1) + i2 * tl.load(row_ptr + word + 2)
-            + i3 * tl.load(row_ptr + word + 3))
-
-
-@triton.jit(do_not_specialize=["scalar_bits", "alpha_bits"])
-def _foreach_kernel(table_ptr, n_rows, scalar_bits, alpha_bits, BODY: tl.constexpr, N_IN: tl.constexpr,
-                    IN0: tl.constexpr, IN1: tl.constexpr, IN2: tl.constexpr, OUT: tl.constexpr,
-                    COMPUTE: tl.constexpr, SCALAR: tl.constexpr, SCALAR_DTYPE: tl.constexpr,
-                    HAS_STRIDED: tl.constexpr, ALIGNED: tl.constexpr, WIDTH: tl.constexpr, STEPS: tl.constexpr,
-                    CHUNK_SIZE: tl.constexpr, BLOCK_SIZE: tl.constexpr):
-    """Row words: numel, strided flag, the N_IN input addresses, the output address, the scalar word
-    (float64 bits or a 0-d tensor's address), then for strided rows 4 sizes and 4 strides per operand."""
-    row_ptr, start, numel = mt.program_row(table_ptr, n_rows, WIDTH, STEPS, CHUNK_SIZE)
-    end = tl.minimum(start + CHUNK_SIZE, numel)
-    in0 = mt.typed(row_ptr, 2, IN0, ALIGNED)
-    in1 = mt.typed(row_ptr, 2 + (N_IN > 1), IN1, ALIGNED)
-    in2 = mt.typed(row_ptr, 2 + 2 * (N_IN > 2), IN2, ALIGNED)
-    out = mt.typed(row_ptr, 2 + N_IN, OUT, ALIGNED)
-    if SCALAR == 1:
-        s = mt.float_word(row_ptr, 3 + N_IN).to(COMPUTE)
-    elif SCALAR == 2:
-        s = tl.load(mt.typed(row_ptr, 3 + N_IN, SCALAR_DTYPE, False)).to(COMPUTE)
-    else:
-        s = mt.f64_bits(scalar_bits).to(COMPUTE)
-    alpha = mt.f64_bits(alpha_bits).to(COMPUTE)
-    offs = tl.arange(0, BLOCK_SIZE)
-    strided = tl.load(row_ptr + 1) != 0 if HAS_STRIDED else False
-    if strided:
-        sizes = row_ptr + 4 + N_IN
-        s1, s2, s3 = tl.load(sizes + 1), tl.load(sizes + 2), tl.load(sizes + 3)
-        for base in range(start, end, BLOCK_SIZE):
-            idx = base + offs
-            i3 = idx % s3
-            rest = idx // s3
-            i2 = rest % s2
-            rest = rest // s2
-            i1 = rest % s1
-            i0 = rest // s1
-            o0 = _strided_offsets(row_ptr, 8 + N_IN, i0, i1, i2, i3)
-            o1 = _strided_offsets(row_ptr, 8 + N_IN + 4 * (N_IN > 1), i0, i1, i2, i3)
-            o2 = _strided_offsets(row_ptr, 8 + N_IN + 8 * (N_IN > 2), i0, i1, i2, i3)
-            oo = _strided_offsets(row_ptr, 8 + 5 * N_IN, i0, i1, i2, i3)
-            _tile(in0, in1, in2, out, o0, o1, o2, oo, idx < end, s, alpha, BODY, N_IN, COMPUTE, OUT, True)
-    else:
-        full_end = start + (end - start) // BLOCK_SIZE * BLOCK_SIZE
-        for base in range(start, full_end, BLOCK_SIZE):  # full tiles: no mask, 128-bit accesses
-            _tile(in0 + base, in1 + base, in2 + base, out + base, offs, offs, offs, offs, None, s, alpha, BODY,
-                  N_IN, COMPUTE, OUT, False)
-        if full_end < end:
-            idx = full_end + offs
-            _tile(in0, in1, in2, out, idx, idx, idx, idx, idx < end, s, alpha, BODY, N_IN, COMPUTE, OUT, True)
-
-
-mt.mark(_foreach_kernel)
-_launch = Launcher(_foreach_kernel)
 
 # --------------------------------------------------------------------------- host side
 
@@ -156,10 +78,15 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
     from ``scalars`` (one per row), else a 0-d ``scalar_tensor`` on the lists' device, else ``scalar``
     (``scalar_arg``: the schema position of the Scalar or ScalarList argument it is, for the native layer's list
     plans). A ScalarList argument of one value (Adam's bias corrections: every step count alike) is passed as
-    that scalar: its table then stays the same while the value changes every step, and is not uploaded again."""
+    that scalar, and one of at most VALUES values as kernel arguments (foreach_kernels.py): the table then
+    stays the same while the values change every step, and is not uploaded again."""
     if scalars is not None:  # the native layer keys one-value lists apart (list_plans.h one_value)
-        if scalar_arg is not None and len(set(float64_bits_list(scalars))) == 1:
+        bits = float64_bits_list(scalars)
+        if scalar_arg is not None and len(set(bits)) == 1:
             scalar, scalars = scalars[0], None
+        elif scalar_arg is not None and len(bits) <= VALUES and _apply_values(body, inputs, outs, bits, alpha,
+                                                                             scalar_arg):
+            return outs
         else:
             scalar_arg = None  # the values are table words; the scalar argument is unused
     scalar = float64_bits(float(scalar)) if scalar_arg is None else mt.scalar_word(scalar, scalar_arg)
@@ -190,6 +117,26 @@ def apply(body, inputs, outs, *, scalar=0.0, scalars=None, scalar_tensor=None, a
         _launch_rows(body, in_dtypes, out_dtype, compute, table, len(rows), programs, has_strided, aligned, width,
                      mode, scalar_dtype, scalar, alpha)
     return outs
+
+
+def _apply_values(body, inputs, outs, bits, alpha, scalar_arg) -> bool:
+    """``apply`` of a ScalarList of at most VALUES values (``bits``: their float64 bits) over uniform lists: a
+    table of the rows' positions and the values as kernel arguments. False (nothing launched) for other lists,
+    which the per-row path serves with the values in their rows."""
+    uniform = mt.uniform_table([*inputs, outs], range(len(bits)), words_from=mt.POSITIONS)
+    if uniform is None:
+        return False
+    content, programs, n_rows, aligned = uniform
+    if n_rows:
+        dtype = outs[0].dtype
+        compute = torch.float64 if dtype is torch.float64 else torch.float32
+        tl_in = [mt.TL_DTYPES[dtype]] * len(inputs) + [tl.float32] * (3 - len(inputs))
+        values = mt.list_words(bits, scalar_arg) + [0] * (VALUES - len(bits))
+        _launch_with_values((programs,), mt.upload_bytes(content, outs[0].device), n_rows,
+                            mt.scalar_word(alpha, "alpha"), *values, body, len(inputs), *tl_in, mt.TL_DTYPES[dtype],
+                            mt.TL_DTYPES[compute], aligned, len(inputs) + 4, mt.steps_for(n_rows), mt.CHUNK, mt.BLOCK,
+                            num_warps=mt.NUM_WARPS)
+    return True
 
 
 def _launch_rows(body, in_dtypes, out_dtype, compute, table, n_rows, programs, has_strided, aligned, width, mode,

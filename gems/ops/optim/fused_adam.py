@@ -91,9 +91,12 @@ def _adam_tile(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, offs, mask, gscale, b1, one
     tl.store(v_ptr + offs, v.to(DTYPE), mask=mask)
 
 
+# float64 bits as int64 parameters whatever their value (foreach_kernels.py foreach_kernel says why: lr=0.0 at a
+# warm-up's first step, recorded as int32, would have replayed every later lr's low half)
 @triton.jit(do_not_specialize=["lr_bits", "beta1_bits", "beta2_bits", "wd_bits", "eps_bits"])
-def _adam_kernel(table_ptr, lr_ptr, grad_scale_ptr, found_inf_ptr, n_rows, lr_bits, beta1_bits, beta2_bits, wd_bits,
-                 eps_bits, DTYPE: tl.constexpr, STEP_DTYPE: tl.constexpr, COMPUTE: tl.constexpr, ADAMW: tl.constexpr,
+def _adam_kernel(table_ptr, lr_ptr, grad_scale_ptr, found_inf_ptr, n_rows, lr_bits: tl.int64, beta1_bits: tl.int64,
+                 beta2_bits: tl.int64, wd_bits: tl.int64, eps_bits: tl.int64, DTYPE: tl.constexpr,
+                 STEP_DTYPE: tl.constexpr, COMPUTE: tl.constexpr, ADAMW: tl.constexpr,
                  AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, LR_TENSOR: tl.constexpr,
                  HAS_GRAD_SCALE: tl.constexpr, HAS_FOUND_INF: tl.constexpr, ALIGNED: tl.constexpr,
                  FAST: tl.constexpr, STEPS: tl.constexpr, CHUNK_SIZE: tl.constexpr, BLOCK_SIZE: tl.constexpr):

@@ -50,9 +50,11 @@ def _sgd_tile(p_ptr, g_ptr, buf_ptr, offs, mask, gscale, wd, momentum, one_minus
     tl.store(p_ptr + offs, (p - lr * g).to(DTYPE), mask=mask)
 
 
+# float64 bits as int64 parameters whatever their value (foreach_kernels.py foreach_kernel says why)
 @triton.jit(do_not_specialize=["lr_bits", "wd_bits", "momentum_bits", "dampening_bits"])
-def _sgd_kernel(table_ptr, lr_ptr, grad_scale_ptr, found_inf_ptr, n_rows, lr_bits, wd_bits, momentum_bits,
-                dampening_bits, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_MOMENTUM: tl.constexpr,
+def _sgd_kernel(table_ptr, lr_ptr, grad_scale_ptr, found_inf_ptr, n_rows, lr_bits: tl.int64, wd_bits: tl.int64,
+                momentum_bits: tl.int64, dampening_bits: tl.int64, DTYPE: tl.constexpr, COMPUTE: tl.constexpr,
+                HAS_MOMENTUM: tl.constexpr,
                 NESTEROV: tl.constexpr, FIRST_STEP: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr,
                 LR_TENSOR: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr, HAS_FOUND_INF: tl.constexpr,
                 ALIGNED: tl.constexpr, STEPS: tl.constexpr, CHUNK_SIZE: tl.constexpr, BLOCK_SIZE: tl.constexpr):

@@ -128,6 +128,12 @@ def scalar_word(value, arg) -> int:
     return list_record.scalar_word(float64_bits(float(value)), arg)
 
 
+def list_words(bits, arg) -> list:
+    """A ScalarList argument's values (``bits``: their float64 bits) as kernel arguments: while the native layer
+    records a list call, item j marked as argument ``arg``'s item j, which a replay reads per call."""
+    return [list_record.scalar_word(b, arg, j) for j, b in enumerate(bits)]
+
+
 def upload_bytes(words: bytes, device: torch.device) -> torch.Tensor:
     """``upload`` of int64 words given as their bytes (:func:`uniform_table`'s); reported to the native layer's
     list recording (gems/native/list_record.py) while a call is recorded."""
@@ -153,13 +159,18 @@ def empty_like_all(tensors) -> list:
     return out
 
 
+# ``uniform_table``'s words_from for words that are the rows' positions in their lists (0, 1, ...): a kernel that
+# finds a row's value among its arguments by position (gems/ops/optim/foreach_kernels.py values_kernel).
+POSITIONS = list_record.POSITIONS
+
+
 def uniform_table(operands, words=(), tails=(), flat_flag=True, words_from=None) -> tuple | None:
     """For :func:`uniform` lists ``operands``: (the table's int64 words as bytes, programs, rows, every operand
     address 16-byte aligned), or None for other lists or without the native layer. A row's words: numel, a 0 if
     ``flat_flag`` (the foreach kernel's flat walk), the operands' addresses, the row's entry of ``words`` if any,
     then the addresses of its tensors in ``tails`` (lists of any tensors: a fused optimizer's step counts).
-    ``words_from``: what non-zero ``words`` are made of (a ScalarList argument's values as float64 bits, or a
-    tensor argument's address in every row), which the native layer's list plans read per call."""
+    ``words_from``: what non-zero ``words`` are made of (a ScalarList argument's values as float64 bits, a tensor
+    argument's address in every row, which the native layer's list plans read per call, or :data:`POSITIONS`)."""
     ext = native.extension()
     if ext is None:
         return None
