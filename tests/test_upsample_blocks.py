@@ -1,5 +1,5 @@
 """Nearest upsampling by whole power-of-two factors (interpreter vendor): the forward loads each input tile once
-and stores it to its block of outputs (resample._blocks_forward_kernel), in both memory formats and for both
+and stores it to its block of outputs (resample_blocks._blocks_forward_kernel), in both memory formats and for both
 nearest modes; other factors take the general kernel. Values and strides are ATen's."""
 
 import pytest

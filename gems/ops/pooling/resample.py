@@ -18,9 +18,8 @@ grad_input element sums the grad_output elements that read it. Along each dim th
 outputs, found by inverting the source formula and correcting the guess against the forward's own index math
 (floats), so the range is exact; inside it each output's weight is recomputed as the forward computes it.
 The loops run to the longest range of the tile. A nearest resampling by whole power-of-two factors (x2
-upsampling) copies each input to a whole block of outputs: its forward loads each input tile once and stores
-it to the block (_blocks_forward_kernel), its backward gathers that block, every load in flight at once
-(_blocks_backward_kernel).
+upsampling) copies each input to a whole block of outputs: resample_blocks.py's kernels serve it, forward and
+backward.
 
 ATen's CUDA kernels copy when input and output have the same size (linear, bilinear, trilinear, bicubic,
 forward and backward): the launcher then asks for a nearest copy with scale 1.
@@ -28,16 +27,16 @@ forward and backward): the launcher then asks for a nearest copy with scale 1.
 
 from __future__ import annotations
 
-import math
 import struct
 
 import torch
 import triton
 import triton.language as tl
 
+from gems.ops.pooling.resample_blocks import upsample_blocks, upsample_blocks_backward, whole_factors
 from gems.ops.pooling.shared import ACC, five_d, image_tile, needs_int64, negative_zeros, tile_config, tile_walk
 from gems.ops.reduction.planning import reduce_max
-from gems.runtime.launch import Launcher, next_power_of_2
+from gems.runtime.launch import Launcher
 
 NEAREST, NEAREST_EXACT, LINEAR, CUBIC = range(4)
 _NEAREST, _NEAREST_EXACT, _LINEAR, _CUBIC = (tl.constexpr(m) for m in range(4))
@@ -45,10 +44,6 @@ TAPS = {NEAREST: 1, NEAREST_EXACT: 1, LINEAR: 2, CUBIC: 4}
 # The inverse scale of an axis whose scale is 0 (align_corners with one output): every output reads input 0,
 # and guesses of y / scale must still be finite.
 _NO_INVERSE = float(2**40)
-_UNROLLED_BLOCK = 64  # a nearest resampling by whole factors copies (gathers) blocks up to this many elements
-# A nearest forward by whole factors (_blocks_forward_kernel): bytes written per program, warps at most.
-BLOCKS_OUT_BYTES = 16384
-BLOCKS_WARPS = 4
 
 
 @triton.jit
@@ -202,44 +197,6 @@ def _resample_kernel(x_ptr, y_ptr, C, ID, IH, IW, OD, OH, OW, n_rows, n_cols, ti
 
 
 @triton.jit
-def _blocks_forward_kernel(x_ptr, y_ptr, C, ID, IH, IW, n_rows, n_cols, tiles_c, sx_n, sx_c, sx_d, sx_h, sx_w,
-                           sy_n, sy_c, sy_d, sy_h, sy_w, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
-                           LOG_KW: tl.constexpr, LOAD_VEC: tl.constexpr, CL: tl.constexpr, INT64: tl.constexpr,
-                           BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """y = x upsampled (nearest) by whole factors (KD, KH, KW = 2^LOG_KW), walked over x's tile: each tile loads
-    once, in vectors, and is stored to the KD x KH x KW block of outputs that copy it. NCHW (CL false): the
-    columns are w, each repeated KW times in registers (interleaved with itself) so that an output row's
-    stores are consecutive, in vectors; their columns and mask come from aranges (Triton proves no contiguity
-    through an interleave)."""
-    n, c, d, h, w, mask = image_tile(C, ID, IH, IW, n_rows, n_cols, tiles_c, CL, INT64, BLOCK_R, BLOCK_C)
-    # LOAD_VEC (NCHW, x's w contiguous): loads of 16 / KW bytes a lane, which the widening makes the stores'
-    # 16 bytes a lane in the same threads (else 16-byte loads widen to 32 bytes a lane, converted through
-    # shared memory into the stores' layout: sm_90, triton 3.6).
-    x_ptrs = x_ptr + n * sx_n + c * sx_c + d * sx_d + h * sx_h + w * sx_w
-    if not CL:
-        x_ptrs = tl.max_contiguous(x_ptrs, [1, LOAD_VEC])
-    v = tl.load(x_ptrs, mask=mask)
-    y_base = y_ptr + n * sy_n + c * sy_c + d * (KD * sy_d) + h * (KH * sy_h)
-    if CL:
-        for e in tl.static_range(KW):
-            for a in tl.static_range(KD):
-                for b in tl.static_range(KH):
-                    tl.store(y_base + a * sy_d + b * sy_h + (w * KW + e) * sy_w, v, mask=mask)
-    else:
-        pid = tl.program_id(0)
-        if INT64:
-            pid = pid.to(tl.int64)
-        rows = (pid // tiles_c) * BLOCK_R + tl.arange(0, BLOCK_R)
-        ow = (pid % tiles_c) * (BLOCK_C * KW) + tl.arange(0, BLOCK_C * KW)
-        wide_mask = (rows < n_rows)[:, None] & (ow < n_cols * KW)[None, :]
-        for _ in tl.static_range(LOG_KW):
-            v = tl.interleave(v, v)
-        for a in tl.static_range(KD):
-            for b in tl.static_range(KH):
-                tl.store(y_base + a * sy_d + b * sy_h + ow[None, :] * sy_w, v, mask=wide_mask)
-
-
-@triton.jit
 def _resample_backward_kernel(go_ptr, gi_ptr, C, ID, IH, IW, OD, OH, OW, n_rows, n_cols, tiles_c,
                               s_go_n, s_go_c, s_go_d, s_go_h, s_go_w, s_gi_n, s_gi_c, s_gi_d, s_gi_h, s_gi_w,
                               scale_d, scale_h, scale_w, inverse_d, inverse_h, inverse_w,
@@ -278,29 +235,8 @@ def _resample_backward_kernel(go_ptr, gi_ptr, C, ID, IH, IW, OD, OH, OW, n_rows,
     tl.store(gi, acc.to(gi_ptr.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def _blocks_backward_kernel(go_ptr, gi_ptr, C, ID, IH, IW, n_rows, n_cols, tiles_c, s_go_n, s_go_c, s_go_d, s_go_h,
-                            s_go_w, s_gi_n, s_gi_c, s_gi_d, s_gi_h, s_gi_w, KD: tl.constexpr, KH: tl.constexpr,
-                            KW: tl.constexpr, ACC_T: tl.constexpr, CL: tl.constexpr, INT64: tl.constexpr,
-                            BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """grad_input (N, C, ID, IH, IW) of a nearest resampling by whole factors (KD, KH, KW): each element sums
-    the KD x KH x KW block of grad_output that copied it, a gather of loads all in flight at once (in ACC_T,
-    from +0.0, in the order of the general kernel's loops)."""
-    n, c, d, h, w, mask = image_tile(C, ID, IH, IW, n_rows, n_cols, tiles_c, CL, INT64, BLOCK_R, BLOCK_C)
-    go = go_ptr + n * s_go_n + c * s_go_c + d * (KD * s_go_d) + h * (KH * s_go_h) + w * (KW * s_go_w)
-    acc = tl.zeros([BLOCK_R, BLOCK_C], ACC_T)
-    for a in tl.static_range(KD):
-        for b in tl.static_range(KH):
-            for e in tl.static_range(KW):
-                acc += tl.load(go + a * s_go_d + b * s_go_h + e * s_go_w, mask=mask, other=0).to(ACC_T)
-    gi = gi_ptr + n * s_gi_n + c * s_gi_c + d * s_gi_d + h * s_gi_h + w * s_gi_w
-    tl.store(gi, acc.to(gi_ptr.dtype.element_ty), mask=mask)
-
-
 _resample = Launcher(_resample_kernel)
 _resample_backward = Launcher(_resample_backward_kernel)
-_blocks_backward = Launcher(_blocks_backward_kernel)
-_blocks_forward = Launcher(_blocks_forward_kernel)
 
 
 def float_bits(value: float) -> int:
@@ -343,51 +279,15 @@ def resample(x: torch.Tensor, y: torch.Tensor, spatial: int, mode: int, align: b
     y_sizes, sy = five_d(y, spatial)
     scales = (None,) * (3 - spatial) + tuple(scales)
     mode, axis_scales, taps = _plan([n, c, *in_sizes], y_sizes, mode, align, scales, x.dtype, spatial)
-    factors = _whole_factors(mode, in_sizes, y_sizes[2:], axis_scales)
+    factors = whole_factors(mode in (NEAREST, NEAREST_EXACT), in_sizes, y_sizes[2:], axis_scales)
     if factors is not None:
-        return _upsample_blocks(x, y, [n, c, *in_sizes], sx, sy, factors)
+        return upsample_blocks(x, y, [n, c, *in_sizes], sx, sy, factors)
     cl, rows, cols = tile_walk(y, y_sizes)
     block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, y.element_size(), cl)
     _resample((tiles_c * -(-rows // block_r),), x, y, c, *in_sizes, *y_sizes[2:], rows, cols, tiles_c, *sx, *sy,
               *(float_bits(s) for s in axis_scales), mode, align, *taps, ACC.get(x.dtype, tl.float32), cl,
               needs_int64(x, y), block_r, block_c, num_warps=num_warps)
     return y
-
-
-def blocks_config(rows: int, cols: int, itemsize: int, block: int) -> tuple[int, int, int]:
-    """(BLOCK_R, BLOCK_C, num_warps) of _blocks_forward_kernel's input tile, ``block`` outputs per input:
-    BLOCKS_OUT_BYTES written per program, up to BLOCKS_WARPS warps with a 16-byte load each or more."""
-    elems = max(1, BLOCKS_OUT_BYTES // (itemsize * block))
-    block_c = min(next_power_of_2(cols), elems)
-    block_r = max(1, min(elems // block_c, next_power_of_2(rows)))
-    return block_r, block_c, max(1, min(BLOCKS_WARPS, block_r * block_c * itemsize // 512))
-
-
-def _upsample_blocks(x, y, in_sizes, sx, sy, factors):
-    """y = x upsampled by whole factors (see _whole_factors): _blocks_forward_kernel, walked over x's tile in
-    y's layout."""
-    cl, rows, cols = tile_walk(y, in_sizes)
-    block_r, block_c, num_warps = blocks_config(rows, cols, y.element_size(), math.prod(factors))
-    tiles_c = -(-cols // block_c)
-    load_vec = 1 if sx[4] != 1 else max(1, min(16 // y.element_size() // factors[2], block_c))
-    _blocks_forward((tiles_c * -(-rows // block_r),), x, y, *in_sizes[1:], rows, cols, tiles_c, *sx, *sy, *factors,
-                    factors[2].bit_length() - 1, load_vec, cl, needs_int64(x, y), block_r, block_c,
-                    num_warps=num_warps)
-    return y
-
-
-def _whole_factors(mode: int, in_sizes, out_sizes, axis_scales):
-    """The factor per axis (d, h, w) of a nearest resampling that copies each input to a whole block of outputs,
-    or None: factors that are powers of two whose scale is exactly their inverse (then floor(o * scale), and
-    floor((o + 0.5) * scale) for nearest-exact, are o // factor while o is exact in fp32), few enough taps to
-    unroll."""
-    if mode not in (NEAREST, NEAREST_EXACT) or max(out_sizes) > 2**24:
-        return None
-    factors = [o // i for i, o in zip(in_sizes, out_sizes)]
-    for i, o, k, s in zip(in_sizes, out_sizes, factors, axis_scales):
-        if o != k * i or k & (k - 1) or s != 1.0 / k:
-            return None
-    return factors if factors[0] * factors[1] * factors[2] <= _UNROLLED_BLOCK else None
 
 
 def resample_backward(grad_output: torch.Tensor, grad_input: torch.Tensor, spatial: int, mode: int, align: bool,
@@ -401,12 +301,9 @@ def resample_backward(grad_output: torch.Tensor, grad_input: torch.Tensor, spati
     mode, axis_scales, taps = _plan(gi_sizes, go_sizes, mode, align, scales, grad_input.dtype, spatial)
     cl, rows, cols = tile_walk(grad_input, gi_sizes)
     block_r, block_c, tiles_c, num_warps = tile_config(rows, cols, grad_input.element_size(), cl)
-    factors = _whole_factors(mode, gi_sizes[2:], go_sizes[2:], axis_scales)
+    factors = whole_factors(mode in (NEAREST, NEAREST_EXACT), gi_sizes[2:], go_sizes[2:], axis_scales)
     if factors is not None:
-        _blocks_backward((tiles_c * -(-rows // block_r),), grad_output, grad_input, gi_sizes[1], *gi_sizes[2:], rows,
-                         cols, tiles_c, *s_go, *s_gi, *factors, ACC[grad_input.dtype], cl,
-                         needs_int64(grad_output, grad_input), block_r, block_c, num_warps=num_warps)
-        return grad_input
+        return upsample_blocks_backward(grad_output, grad_input, gi_sizes, s_go, s_gi, factors)
     inverses = [1.0 / s if s > 0 else _NO_INVERSE for s in axis_scales]
     _resample_backward((tiles_c * -(-rows // block_r),), grad_output, grad_input, gi_sizes[1], *gi_sizes[2:],
                        *go_sizes[2:], rows, cols, tiles_c, *s_go, *s_gi, *(float_bits(s) for s in axis_scales),
