@@ -48,6 +48,13 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def packed(t: torch.Tensor | None) -> torch.Tensor | None:
+    """``t`` as a kernel that indexes it by element position reads it: itself when contiguous (or None), else a
+    contiguous copy. For the small operands whose kernels take no strides (norms' weights and biases, a loss's
+    class weights, group offsets): a strided or expanded view read as contiguous gave wrong values."""
+    return t if t is None or t.is_contiguous() else t.contiguous()
+
+
 def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 

@@ -99,6 +99,10 @@ def nll_loss_samples(spatial: bool):
         cases += [
             case("ignore-index-class", lambda: (make(shape), targets(), weight()),
                  call=_Loss(F.nll_loss, ignore_index=1)),
+            case("weights-strided", lambda: (make(shape), targets(), weight(2 * n_classes)[::2]),
+                 call=_Loss(F.nll_loss)),
+            case("grad-weights-strided", lambda: (make(shape).requires_grad_(), targets(), weight(2 * n_classes)[::2]),
+                 expects=both, call=_Loss(F.nll_loss), grad=True),
             case("all-ignored-mean", lambda: (make(shape), targets(ignore_fraction=1.0)), 1),
             case("special-values", lambda: (_special_inputs(shape, dtype, device), targets()), 1,
                  call=_Loss(F.nll_loss, "none")),

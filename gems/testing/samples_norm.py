@@ -136,9 +136,14 @@ def _layer_norm_samples(dtype, device, quick):
         return dy, x, [cols], mean, rstd
 
     w, b = lambda: make((cols,)), lambda: make((cols,))
+    strided = lambda: make((2 * cols,))[::2]  # a parameter read through its stride (a view: weight[::2], tied)
     return _row_norm_common(dtype, device, quick, rms=False) + [
         case("bias-only", lambda: (make(shape), (cols,), None, make((cols,))), cols,
              expects="native_layer_norm"),
+        case("weight-bias-strided", lambda: (make(shape), (cols,), strided(), strided()), cols,
+             expects="native_layer_norm"),
+        case("backward-weight-strided", lambda: (*backward_args(make(shape), make(shape)), strided(), b(),
+                                                 [True, True, True]), rows, call=backward),
         case("backward-mask-dx-db", lambda: (*backward_args(make(shape), make(shape)), w(), b(),
                                              [True, False, True]), rows, call=backward),
         case("backward-mask-dw", lambda: (*backward_args(make(shape), make(shape)), w(), b(),
@@ -160,6 +165,8 @@ def _rms_norm_samples(dtype, device, quick):
     return _row_norm_common(dtype, device, quick, rms=True) + [
         case("eps-default-small-values", lambda: (tiny(), (cols,), make((cols,))), cols),
         case("eps-none", lambda: (make(shape), (cols,), make((cols,))), cols, {"eps": None}),
+        case("weight-strided", lambda: (make(shape), (cols,), make((2 * cols,))[::2]), cols),
+        case("weight-expanded", lambda: (make(shape), (cols,), make((1,)).expand(cols)), cols),
     ]
 
 
@@ -316,6 +323,13 @@ def _batch_norm_samples(dtype, device, quick):
         case("train-1xN", lambda: train(make((1, c, hw))), hw, call=torch_call),
         case("train-Nx1", lambda: train(make((13, 1)), ch=1), 13, call=torch_call),
         case("train-noncontiguous", lambda: train(make((n, hw, c)).transpose(1, 2)), n * hw, call=torch_call),
+        # weight, bias and running statistics read (and the statistics updated in place) through their strides
+        case("train-strided-params", lambda: (make((n, c, hw)), make((2 * c,))[::2], ones(2 * c)[::2],
+                                              make((2 * c,))[::2], make((2 * c,))[::2], True), n * hw,
+             call=torch_call),
+        case("eval-strided-params", lambda: (make((n, c, hw)), make((2 * c,))[::2], ones(2 * c)[::2],
+                                             make((2 * c,))[::2], make((2 * c,))[::2], False), n * hw,
+             call=torch_call),
         case("train-special-values", lambda: train(norm_special_rows(dtype, device).view(2, 4, 6)), 12,
              call=torch_call),
         # Constant channels (N=12, C=8): the mean exact, variance 0, although sum(x) / n rounds off it.

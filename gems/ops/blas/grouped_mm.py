@@ -20,7 +20,7 @@ import triton.language as tl
 from gems.ops.blas.gemm import dot_precision, gemm
 from gems.ops.blas.tuning import Tuned, fitting_configs
 from gems.runtime import selection
-from gems.runtime.launch import cdiv
+from gems.runtime.launch import cdiv, packed
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec
 
@@ -119,6 +119,7 @@ def _check(a, b, offs, bias, out_dtype):
 
 def grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
     _check(self, mat2, offs, bias, out_dtype)
+    offs = packed(offs)
     if offs is None:
         out = torch.empty((self.shape[0], self.shape[1], mat2.shape[2]), dtype=self.dtype, device=self.device)
         return gemm(self, mat2, out)
@@ -151,6 +152,9 @@ def _samples(dtype, device, quick):
     gm = torch._grouped_mm
     cases = [
         Sample("m-groups", lambda: (mk(40, 24), mk(3, 24, 16), ends(8, 8, 40)), reduction_size=24),
+        # offsets read through their stride (a view of a longer tensor)
+        Sample("m-groups-strided-offs", lambda: (mk(40, 24), mk(3, 24, 16), ends(8, 0, 8, 0, 40, 0)[::2]),
+               reduction_size=24),
         Sample("m-groups-transposed", lambda: (mk(24, 40).t(), mk(3, 16, 24).transpose(1, 2), ends(13, 30, 40)),
                reduction_size=24),
         # Group extents along the contiguous M dim in multiples of 16 bytes, as ATen's CUDA kernel requires.

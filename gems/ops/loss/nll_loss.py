@@ -38,7 +38,7 @@ from gems.ops.reduction.planning import (
     reduce_max,
     reduce_sum,
 )
-from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.launch import Launcher, cdiv, next_power_of_2, packed
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy
 
@@ -209,6 +209,7 @@ def nll_forward(x, target, weight, reduction, ignore_index, view, store_each, ou
     """(output, total_weight). view: (N, C, S, x strides (n, c, s), target strides (n, s)); store_each:
     the per-item losses are the output (of out_shape); otherwise the reduced loss is."""
     _check_target_dtype(target)
+    weight = packed(weight)
     n, n_classes, n_spatial, x_strides, t_strides = view
     n_items = n * n_spatial
     acc_dtype = accumulation_dtype(x.dtype)
@@ -238,6 +239,7 @@ def nll_backward(grad_output, x, target, weight, reduction, ignore_index, total_
     """dx (x's shape, contiguous). view as for nll_forward; g_strides: grad_output's (n, s) strides when it
     holds one gradient per item, else None (one scalar)."""
     _check_target_dtype(target)
+    weight = packed(weight)
     if total_weight.numel() != 1:
         raise RuntimeError(f"expected total_weight to be a  single element tensor, got: {list(total_weight.shape)} "
                            f"({total_weight.numel()} elements)")

@@ -37,7 +37,7 @@ from gems.dtypes import FLOATS
 from gems.ops.normalization.rows import compute_dtype, needs_int64
 from gems.ops.normalization.statistics import div_n, moments, rsqrt_rn
 from gems.ops.reduction.planning import reduce_sum
-from gems.runtime.launch import Launcher, next_power_of_2
+from gems.runtime.launch import Launcher, next_power_of_2, packed
 from gems.runtime.registration import Fallback
 from gems.spec import OpSpec, lazy
 
@@ -243,12 +243,18 @@ def _forward_impl(x, weight, bias, running_mean, running_var, training, momentum
     if n * hw == 0:
         raise Fallback("training statistics of an empty batch")
     block_n, block_hw, warps = _tiles(n, hw)
+    weight, bias = packed(weight), packed(bias)
+    # running statistics are read and, in training, updated in place: strided ones through packed copies
+    stats = [packed(running_mean), packed(running_var)]
     _forward((c,), x3, x if weight is None else weight, x if bias is None else bias, y,
-             x if running_mean is None else running_mean, x if running_var is None else running_var,
+             x if stats[0] is None else stats[0], x if stats[1] is None else stats[1],
              y if size == 0 else save_mean, y if size == 0 else save_invstd,
              n, c, hw, x3.stride(0), x3.stride(1), x3.stride(2), momentum, eps,
              bool(training), weight is not None, bias is not None, running_mean is not None, store_save,
              compute_dtype(x.dtype), needs_int64(x), block_n, block_hw, num_warps=warps)
+    for given, used in zip((running_mean, running_var), stats):
+        if training and used is not given:
+            given.copy_(used)
     return y.view(x.shape), save_mean, save_invstd
 
 
@@ -271,6 +277,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
         raise Fallback("statistics of an unexpected dtype")
     x3, dy3 = _as_nch(input), _as_nch(grad_out)
     n, c, hw = x3.shape
+    weight, mean, inv = packed(weight), packed(mean), packed(inv)
     param_dtype = weight.dtype if weight is not None else input.dtype
     dx = torch.empty((n, c, hw), dtype=input.dtype, device=input.device) if output_mask[0] else None
     dw = torch.zeros(c, dtype=param_dtype, device=input.device) if output_mask[1] else None

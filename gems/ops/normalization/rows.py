@@ -26,7 +26,7 @@ import triton.language as tl
 
 from gems.ops.normalization.statistics import div_n, moments, rsqrt_rn
 from gems.ops.reduction.planning import INT32_SAFE, reduce_sum, tile_k
-from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.launch import Launcher, cdiv, next_power_of_2, packed
 
 # GPU: a row up to GPU_ONE_PASS stays in registers (32 fp32 values per thread at 16 warps); longer rows
 # loop over blocks of GPU_LOOP_BLOCK, whose re-reads mostly hit L2. Short rows share a program up to
@@ -226,6 +226,7 @@ def row_forward(x2, eps, *, rms, weight=None, bias=None, residual=None, stats_dt
     is None. groups: (n_groups, group_cols) for group norm's per-channel weight and bias; w_offset: the
     weight scales by w + w_offset."""
     n_rows, n_cols = x2.shape
+    weight, bias = packed(weight), packed(bias)
     y = torch.empty((n_rows, n_cols), dtype=x2.dtype, device=x2.device)
     s = torch.empty_like(y) if residual is not None else None
     mean, rstd = [torch.empty(n_rows, dtype=stats_dtype, device=x2.device) if stats_dtype else None for _ in "mr"]

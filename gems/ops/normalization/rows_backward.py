@@ -22,7 +22,7 @@ from gems.ops.normalization.rows import as_rows, compute_dtype, needs_int64, off
 from gems.ops.normalization.statistics import div_n
 from gems.ops.reduction.planning import reduce_sum, tile_k
 from gems.runtime import operators
-from gems.runtime.launch import Launcher, cdiv, next_power_of_2
+from gems.runtime.launch import Launcher, cdiv, next_power_of_2, packed
 
 
 @functools.lru_cache(maxsize=16)
@@ -183,6 +183,7 @@ def row_backward(dy2, x2, mean, rstd, weight, *, rms, mask, dx_dtype, w_offset=0
     """(dx (n_rows, n_cols) contiguous or None, dw or None, db or None) as ``mask`` (dx, dw, db) asks.
     w_offset: the forward scaled by weight + w_offset; ds2: a gradient added to dx (a residual sum's)."""
     n_rows, n_cols = x2.shape
+    weight = packed(weight)
     want_dx, want_dw, want_db = mask
     if not any(mask):
         return None, None, None
