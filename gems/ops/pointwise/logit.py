@@ -3,8 +3,8 @@ formula: a correctly rounded division, libdevice's log; NaN x stays NaN; fp16/bf
 approximate fp32 division, shared.div_for_storage, and libdevice's fast_logf, the hardware's lg2 times ln 2:
 logf (tl.log compiles to it too), some 34 instructions an element against 2, made the 2-byte forms compute
 bound, 0.92-0.97x ATen at 64M on an H200; fast_logf's error, near 2^-22 absolute or relative, is far below a
-16-bit ulp, and like logf under Triton's flush-to-zero libdevice it takes an fp32 subnormal ratio (a bf16
-subnormal x) as 0). Without eps, 0 and 1 give -inf
+16-bit ulp). The hardware's lg2 flushes an fp32 subnormal to 0, giving -inf for a bf16 subnormal x (an H200
+run): z below 2^-100 is scaled by 2^64 before the division and its log shifted back. Without eps, 0 and 1 give -inf
 and inf and values outside [0, 1] NaN. Integers and bool give the default float dtype; fp16/bf16 are
 computed in fp32, and eps is converted to fp32 for them (to fp64 for fp64). Its backward is logit_backward.
 """
@@ -23,17 +23,22 @@ DOMAIN = dict(low=0.0, high=1.0, int_low=0, int_high=1)  # random inputs where l
 # An eps whose 1 - eps is exact in fp32 (the compute type of every dtype but fp64), so that the clamped ends
 # agree with the float64 oracle's; 1 - 1e-6 rounds in fp32, 1% away in 1 - x.
 EDGE_EPS = 2.0**-20
+# Below TINY, z (and so z / (1 - z)) may be an fp32 subnormal, which lg2 flushes: such z are scaled by 2^64.
+TINY = tl.constexpr(2.0**-100)
+SCALE = tl.constexpr(2.0**64)
+LOG_SCALE = tl.constexpr(64 * 0.6931471805599453)
 
 
 @triton.jit
 def _logit(x, eps, COMMON: tl.constexpr):
     clamped = tl.where(x < eps, eps, tl.where(x > 1.0 - eps, 1.0 - eps, x))
     z = tl.where(eps < 0, x, clamped)
-    ratio = div_for_storage(z, 1.0 - z, COMMON)
     if (COMMON == tl.float16) or (COMMON == tl.bfloat16):
-        r = libdevice.fast_logf(ratio)  # see the module docstring
+        tiny = z < TINY  # negative z too: their ratio stays negative, a NaN log
+        ratio = div_for_storage(tl.where(tiny, z * SCALE, z), 1.0 - z, COMMON)
+        r = libdevice.fast_logf(ratio) - tl.where(tiny, LOG_SCALE, 0.0)  # see the module docstring
     else:
-        r = libdevice.log(ratio)
+        r = libdevice.log(div_for_storage(z, 1.0 - z, COMMON))
     return r
 
 
