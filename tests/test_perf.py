@@ -671,6 +671,19 @@ def test_precompile_workers_and_device_shards_leave_every_row_as_one_process_mak
         assert [(r["op"], r["dtype"], r["shape"], r["status"]) for r in csv.DictReader(handle)] == _outcomes(alone)
 
 
+@pytest.mark.skipif(os.environ.get("GEMS_VENDOR", "interpreter") != "interpreter",
+                    reason="treats the CPU as two devices; on a GPU machine runs/perf_fast.sh runs the real thing")
+def test_device_shards_keep_to_the_size_class(tmp_path, monkeypatch):
+    """--size with --devices: each shard's process cuts its shapes as the parent did (it reloads the shapes file;
+    it once timed the other size class too)."""
+    options = {"ops": "add,neg", "dtypes": "float32", "quick": True, "progress": False, "size": "small", "jobs": 1}
+    alone = perf_run.run_perf(out=tmp_path / "alone", **options)
+    monkeypatch.setattr(parallel, "device_count", lambda device: 2)
+    run = perf_run.run_perf(out=tmp_path / "parallel", devices="0,1", **options)
+    assert alone.rows and {r["size_class"] for r in alone.rows} == {"small"}
+    assert _outcomes(run) == _outcomes(alone)
+
+
 def test_a_shard_that_fails_leaves_its_cases_as_errors_in_case_order(tmp_path, fake_kernels):
     specs = [_fake(name, op, fn, PerfSpec(inputs=_inputs, shapes="tiny")) for name, op, fn in (
         ("fexp", "exp", torch.exp), ("fneg", "neg", torch.neg), ("fsin", "sin", torch.sin), ("nope", "cos", torch.cos))]

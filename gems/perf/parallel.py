@@ -46,15 +46,17 @@ class Job:
     """What a child process needs to list the parent's cases: the vendor, operator and dtype names, suite and
     shapes file (names, not declarations, which cannot be pickled)."""
 
-    def __init__(self, backend, specs, dtypes, suite: str, book: shapes.ShapeBook):
-        self.vendor, self.suite, self.shapes_file = backend.name, suite, str(book.path)
+    def __init__(self, backend, specs, dtypes, suite: str, book: shapes.ShapeBook, size: str | None = None):
+        self.vendor, self.suite, self.shapes_file, self.size = backend.name, suite, str(book.path), size
         self.ops = tuple(s.name for s in specs)
         self.dtypes = tuple(dtype_name(d) for d in dtypes) if dtypes else None
 
     def load(self):
-        """(backend, specs, book, dtypes) in this process, the vendor selected first (it defines the kernels)."""
+        """(backend, specs, book, dtypes) in this process, the vendor selected first (it defines the kernels); the
+        book cut to the run's size class (--size) as the parent's is."""
         backend = selection.select(self.vendor, why="the gems-perf process that started this one")
-        return (backend, runner.select_specs(self.ops), shapes.load(self.shapes_file),
+        book = shapes.load(self.shapes_file)
+        return (backend, runner.select_specs(self.ops), book.of_size(self.size) if self.size else book,
                 runner.parse_dtypes(self.dtypes))
 
 

@@ -87,7 +87,7 @@ def run_perf(ops=None, dtypes=None, suite: str | None = None, quick: bool = Fals
     limit = f"the time limit (--time-limit {time_limit:g} s)" if time_limit else ""
     deadline = started + time_limit if time_limit else None
     stop = parallel.stopper(deadline, limit)
-    job = parallel.Job(backend, specs, dtypes, suite, book)
+    job = parallel.Job(backend, specs, dtypes, suite, book, size)
     notes = [f"Only the {size} shapes of the suite (--size {size}), and the operators that have such shapes."
              ] if size else []
     if jobs > 1:

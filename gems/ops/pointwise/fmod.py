@@ -1,8 +1,8 @@
 """fmod (Tensor and Scalar, in-place, out=): C's fmod, x - trunc(x / y) * y computed exactly, with the
 sign of x. Floats are computed in fp32 (fp16 and bf16 too) or fp64 by libdevice's fmod, which is exact, save
 that Triton links libdevice with FTZ on NVIDIA GPUs: fp32 subnormal operands and results are flushed to zero.
-Where an operand is below 2^-103 (only then can either be subnormal), those elements are computed on operands
-scaled by 2^64 (_fmod_f32); fp16 values never are. Triton's float ``%`` is no alternative: it lowers to
+Where an operand is below 2^-103 (only then can either be subnormal), the block redoes those elements in fp64;
+fp16 values never are. Triton's float ``%`` is no alternative: it lowers to
 x - trunc(x / y) * y with a rounded quotient, wrong once |x / y| passes 2^24. Integer division by zero raises
 RuntimeError("ZeroDivisionError") on CPU, as ATen's CPU kernel does, and is left undefined elsewhere, as
 CUDA's is. remainder.py builds on this kernel."""
@@ -27,35 +27,22 @@ PERF_DIVISOR = {"low": 0.5, "high": 4.0, "int_low": 1, "int_high": 9}
 # divisor) give a subnormal result: libdevice's FTZ would flush either.
 TINY = tl.constexpr(9.860761315262648e-32)
 INF = tl.constexpr(float("inf"))
-# Tiny operands are scaled by 2^64, which keeps them normal and, below 2^64, finite.
-SCALE = tl.constexpr(2.0**64)
-UNSCALE = tl.constexpr(2.0**-64)
-
-
 @triton.jit
 def _fmod_f32(x, y, STORED: tl.constexpr):
-    """libdevice's fmod, with elements that have an operand below 2^-103 (zeros aside; "tiny") computed on
-    operands scaled by 2^64, where FTZ cannot touch them: fmod(x 2^64, y 2^64) = fmod(x, y) 2^64 exactly, and
-    the unscaling multiply keeps a subnormal result. A tiny x below |y| is its own remainder; an x of 2^64 or
-    more (so y is the tiny one) is first reduced modulo y 2^64, a multiple of y, and the second fmod finishes
-    in scaled form; with a NaN operand the unscaled fmod gives NaN. Per element, with selects: the second fmod gets (0, 1), an immediate return, where it is
-    not needed. fp16 operands never are tiny (their smallest, 2^-24, is an fp32 normal) and skip all this. The
-    test it replaces, a block-wide max choosing an fp64 redo, cost bf16 about 30 us of 152 at 64M on an H200
-    (ATen 99.9)."""
-    if STORED == tl.float16:
-        r = libdevice.fmod(x, y)
-    else:
+    """libdevice's fmod; a block with an operand below 2^-103 (zeros aside) redoes those elements in fp64, where
+    every fp32 value is normal: the remainder is exact there, and a multiple of y's ulp, so fp32 holds it (a
+    subnormal result too). fp16 operands never are tiny (their smallest, 2^-24, is an fp32 normal), so they
+    skip the test. H200, 64M elements, us, ATen 99.9 (bf16) / 191.3 (fp32): libdevice's fmod alone 99-100 /
+    191, this kernel 152 / 190 (the block's test alone costs bf16 about 30 us), the scaled fp32 path it
+    replaces (2^64 scalings and two more fmods inline) 197 / 210."""
+    r = libdevice.fmod(x, y)
+    if STORED != tl.float16:
         ax = tl.abs(x)
         ay = tl.abs(y)
         smallest = tl.minimum(tl.where(ax > 0, ax, INF), tl.where(ay > 0, ay, INF))  # NaN: INF, never tiny
         tiny = smallest < TINY
-        below = tiny & (ax < ay)
-        scaled = tiny & (ax >= ay)  # a NaN operand is neither: the unscaled fmod gives NaN
-        huge_x = scaled & (tl.maximum(ax, ay) >= SCALE)  # max: ax there; a block where x is a scalar
-        first = libdevice.fmod(tl.where(scaled & ~huge_x, x * SCALE, x), tl.where(scaled, y * SCALE, y))
-        second = libdevice.fmod(tl.where(huge_x, first * SCALE, 0.0), tl.where(huge_x, y * SCALE, 1.0))
-        r = tl.where(huge_x, second, first)
-        r = tl.where(scaled, r * UNSCALE, tl.where(below, x, r))
+        if tl.max(tl.where(tiny, 1, 0)) > 0:
+            r = tl.where(tiny, libdevice.fmod(x.to(tl.float64), y.to(tl.float64)).to(tl.float32), r)
     return r
 
 
