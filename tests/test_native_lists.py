@@ -1,7 +1,8 @@
 """List plans of the native layer (gems/native/list_plans.h, list_record.py): calls over tensor lists
 (``_foreach_*``, ``_fused_adam(w)_``, torch.optim's foreach and fused steps) replay from C++ after their first
 call, with the same bits as the Python path; lists the key does not cover stay on the Python path, which
-raises ATen's errors. Interpreter vendor (its launch primitive is Python; keying, tables and allocation are C++)."""
+raises ATen's errors. On the interpreter vendor the launch primitive is Python (keying, tables and allocation are
+C++); on the nvidia vendor the same tests run the CUDA primitive, its table uploads and kernel arguments."""
 
 import contextlib
 import copy
@@ -20,9 +21,11 @@ from gems.runtime import device_tables
 
 pytestmark = [pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None,
                                  reason="no C++ compiler: the native layer cannot be built here"),
-              pytest.mark.skipif(gems.vendor().name != "interpreter", reason="CPU tensors: the interpreter vendor"),
+              pytest.mark.skipif(gems.vendor().device not in ("cpu", "cuda"),
+                                 reason="compares with ATen's kernels on the vendor's device (no simulated one)"),
               pytest.mark.usefixtures("gems_enabled")]
 
+DEVICE = gems.vendor().device
 SHAPES = [(i % 5 + 1, 3 + i % 4) for i in range(19)] + [(0,)]  # 20 tensors of mixed sizes, one empty
 
 
@@ -38,7 +41,7 @@ def python_path():
 
 def lists(n, seed, shapes=SHAPES):
     g = torch.Generator().manual_seed(seed)
-    return [[torch.randn(s, generator=g) for s in shapes] for _ in range(n)]
+    return [[torch.randn(s, generator=g).to(DEVICE) for s in shapes] for _ in range(n)]
 
 
 def same(got, want):
@@ -211,7 +214,7 @@ class _UploadsByOverload(TorchDispatchMode):
 
 def test_a_steady_torch_adamw_foreach_step_replays_every_call_and_uploads_only_tables_of_fresh_tensors():
     torch.manual_seed(0)
-    params = [torch.randn(s) for s in [(5, 3), (7,), (2, 2, 2), (6,)] * 10]
+    params = [torch.randn(s).to(DEVICE) for s in [(5, 3), (7,), (2, 2, 2), (6,)] * 10]
     for p in params:
         p.grad = torch.randn_like(p)  # kept: a new gradient tensor has a new address, hence a new table
     opt = torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True)
@@ -238,7 +241,7 @@ def test_a_steady_torch_adamw_foreach_step_replays_every_call_and_uploads_only_t
 def test_a_scalar_tensor_operand_is_read_at_its_address():
     xs = lists(1, 1)[0]
     for value in (2.0, -3.0):  # the same signature: the kernel reads the new value
-        s = torch.tensor(value)
+        s = torch.tensor(value, device=DEVICE)
         with python_path():
             want = torch._foreach_add(xs, s, alpha=0.5)
         same(torch._foreach_add(xs, s, alpha=0.5), want)
@@ -251,7 +254,7 @@ def test_torch_adamw_steps_replay_natively_and_match_atens(kind):
     model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 12),
                                 torch.nn.LayerNorm(12), torch.nn.Linear(12, 8), torch.nn.LayerNorm(8))
     assert len(list(model.parameters())) == 12
-    ref, mine = copy.deepcopy(model), copy.deepcopy(model)
+    ref, mine = copy.deepcopy(model).to(DEVICE), copy.deepcopy(model).to(DEVICE)
     options = {"lr": 1e-2, "weight_decay": 0.1, "amsgrad": kind == "fused", kind: True}
     opt_ref, opt = torch.optim.AdamW(ref.parameters(), **options), torch.optim.AdamW(mine.parameters(), **options)
     # an lr schedule: the lr (a Scalar of _foreach_mul_'s weight decay, the fused step's float lr) changes every step
@@ -279,7 +282,7 @@ def test_torch_adamw_steps_replay_natively_and_match_atens(kind):
 def test_torch_fused_sgd_steps_replay_natively_and_match_atens(momentum):
     torch.manual_seed(1)
     model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 8))
-    ref, mine = copy.deepcopy(model), copy.deepcopy(model)
+    ref, mine = copy.deepcopy(model).to(DEVICE), copy.deepcopy(model).to(DEVICE)
     options = {"lr": 0.1, "momentum": momentum, "nesterov": momentum > 0, "weight_decay": 0.01, "fused": True}
     opt_ref, opt = torch.optim.SGD(ref.parameters(), **options), torch.optim.SGD(mine.parameters(), **options)
     schedules = [torch.optim.lr_scheduler.LambdaLR(o, lambda step: 1 / (1 + step)) for o in (opt_ref, opt)]
@@ -303,13 +306,14 @@ def test_torch_fused_sgd_steps_replay_natively_and_match_atens(momentum):
 
 def test_fused_adam_reads_lr_grad_scale_and_found_inf_per_call():
     params, grads, m, v = lists(4, 2, [(5, 3), (7,), (2, 2, 2)])
-    steps = [torch.tensor(1.0) for _ in params]
+    steps = [torch.tensor(1.0, device=DEVICE) for _ in params]
     state = [params, grads, m, [x.abs() for x in v]]
     for lr, scale, inf in ((0.1, 2.0, 0.0), (0.3, 4.0, 0.0), (0.3, 4.0, 1.0)):
         args = [[t.clone() for t in ts] for ts in state]
         want = [[t.clone() for t in ts] for ts in state]
-        options = dict(lr=torch.tensor(lr), beta1=0.9, beta2=0.99, weight_decay=0.01, eps=1e-8, amsgrad=False,
-                       maximize=False, grad_scale=torch.tensor(scale), found_inf=torch.tensor(inf))
+        options = dict(lr=torch.tensor(lr, device=DEVICE), beta1=0.9, beta2=0.99, weight_decay=0.01, eps=1e-8,
+                       amsgrad=False, maximize=False, grad_scale=torch.tensor(scale, device=DEVICE),
+                       found_inf=torch.tensor(inf, device=DEVICE))
         with python_path():
             torch._fused_adam_(*want, [], steps, **options)
         torch._fused_adam_(*args, [], steps, **options)
@@ -324,7 +328,7 @@ def test_lists_the_key_does_not_cover_stay_in_python_and_work(change):
     if change == "dtype":
         xs[4] = xs[4].double()
     else:
-        xs[4] = torch.randn(3, 5).t()  # SHAPES[4] transposed
+        xs[4] = torch.randn(3, 5, device=DEVICE).t()  # SHAPES[4] transposed
     for _ in range(2):
         with gems.aten_only():
             want = torch._foreach_mul(xs, ys)
