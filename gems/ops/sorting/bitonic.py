@@ -24,8 +24,8 @@ of max 0.014 against this network's 0.067 at 2 warps, not needed (ATen takes 0.1
 
 Long rows (more than SINGLE_MAX lanes; and rows of more than ONE_WARP_LANES when there are at most FEW_ROWS
 of them) are sorted in chunks of CHUNK (ONE_WARP_LANES) into int64 scratch (key, index),
-then merged pairwise, each element placed by a binary search of its rank in the other run, and the
-first n_out entries are written out. Values are always read back from the input at the sorted indices,
+then merged pairwise, each element placed by a binary search of its rank in the other run; the last pass
+writes the entries placed in the first n_out. Values are always read back from the input at the sorted indices,
 so -0.0 and NaN payloads come out bit for bit.
 """
 
@@ -239,14 +239,10 @@ def _sort_tile_kernel(
 
 
 @triton.jit
-def _merge_runs_kernel(src_keys_ptr, src_order_ptr, dst_keys_ptr, dst_order_ptr, n_pad, run, search_steps,
-                       BLOCK: tl.constexpr):
-    """One merge pass over scratch rows of n_pad: runs of ``run`` sorted entries (largest first) are
-    merged pairwise; an entry's place is its place in its run plus the count of entries of the other
-    run that come before it (found by binary search; pairs are unique, so no ties)."""
-    row = tl.program_id(0).to(tl.int64) * n_pad
-    p = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = p < n_pad
+def _merge_place(src_keys_ptr, src_order_ptr, row, p, mask, n_pad, run, search_steps):
+    """(key, index, destination) of the scratch entries at p of one merge pass: runs of ``run`` sorted entries
+    (largest first) are merged pairwise; an entry's place is its place in its run plus the count of entries of
+    the other run that come before it (found by binary search; pairs are unique, so no ties)."""
     k = tl.load(src_keys_ptr + row + p, mask=mask)
     i = tl.load(src_order_ptr + row + p, mask=mask)
     run_id = p // run
@@ -263,29 +259,41 @@ def _merge_runs_kernel(src_keys_ptr, src_order_ptr, dst_keys_ptr, dst_order_ptr,
         before = (ok > k) | ((ok == k) & (oi < i))
         lo = tl.where(probe & before, mid + 1, lo)
         hi = tl.where(probe, tl.where(before, hi, mid), hi)
-    dest = first + (p - run_id * run) + lo
+    return k, i, first + (p - run_id * run) + lo
+
+
+@triton.jit
+def _merge_runs_kernel(src_keys_ptr, src_order_ptr, dst_keys_ptr, dst_order_ptr, n_pad, run, search_steps,
+                       BLOCK: tl.constexpr):
+    """One merge pass over scratch rows of n_pad (_merge_place), into scratch."""
+    row = tl.program_id(0).to(tl.int64) * n_pad
+    p = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n_pad
+    k, i, dest = _merge_place(src_keys_ptr, src_order_ptr, row, p, mask, n_pad, run, search_steps)
     tl.store(dst_keys_ptr + row + dest, k, mask=mask)
     tl.store(dst_order_ptr + row + dest, i, mask=mask)
 
 
 @triton.jit
-def _gather_out_kernel(x_ptr, order_ptr, values_ptr, indices_ptr, n_inner, n_out, n_pad,
-                       stride_xo, stride_xn, stride_xi, stride_vo, stride_vn, stride_vi,
-                       stride_io, stride_in, stride_ii, BLOCK: tl.constexpr):
-    """values/indices of one row from its merged scratch order: the first n_out entries."""
+def _merge_out_kernel(src_keys_ptr, src_order_ptr, x_ptr, values_ptr, indices_ptr, n_inner, n_out, n_pad, run,
+                      search_steps, stride_xo, stride_xn, stride_xi, stride_vo, stride_vn, stride_vi,
+                      stride_io, stride_in, stride_ii, BLOCK: tl.constexpr):
+    """The last merge pass (_merge_place), straight into values/indices: the entries placed in the first n_out
+    of a row, their values read back from the input (one launch, and a write and a read of the scratch, fewer
+    than a last pass into scratch and a gather from it)."""
     r = tl.program_id(0).to(tl.int64)
     p = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = p < n_out
-    i = tl.load(order_ptr + r * n_pad + p, mask=mask)
+    _, i, dest = _merge_place(src_keys_ptr, src_order_ptr, r * n_pad, p, p < n_pad, n_pad, run, search_steps)
+    out = (p < n_pad) & (dest < n_out)
     outer, inner = r // n_inner, r % n_inner
-    v = tl.load(x_ptr + outer * stride_xo + inner * stride_xi + i * stride_xn, mask=mask)
-    tl.store(values_ptr + outer * stride_vo + inner * stride_vi + p * stride_vn, v, mask=mask)
-    tl.store(indices_ptr + outer * stride_io + inner * stride_ii + p * stride_in, i, mask=mask)
+    v = tl.load(x_ptr + outer * stride_xo + inner * stride_xi + i * stride_xn, mask=out)
+    tl.store(values_ptr + outer * stride_vo + inner * stride_vi + dest * stride_vn, v, mask=out)
+    tl.store(indices_ptr + outer * stride_io + inner * stride_ii + dest * stride_in, i, mask=out)
 
 
 _tile = Launcher(_sort_tile_kernel)
 _merge_runs = Launcher(_merge_runs_kernel)
-_gather_out = Launcher(_gather_out_kernel)
+_merge_out = Launcher(_merge_out_kernel)
 
 # --------------------------------------------------------------------------- launchers
 
@@ -368,18 +376,22 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
 
 
 def _sort_long(xv, vv, iv, rows, inner, n, n_out, strides, descending, wide, chunk):
+    """Rows of at least two chunks: chunks sorted into scratch, merge passes between the two scratch pairs (the
+    second only where there are more than two chunks), the last pass into values/indices."""
     chunks = cdiv(n, chunk)
+    assert chunks >= 2, "rows of one chunk are sorted whole"
     n_pad = chunks * chunk
-    keys = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(2)]
-    order = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(2)]
+    pairs = 2 if chunks > 2 else 1
+    keys = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(pairs)]
+    order = [torch.empty((rows, n_pad), dtype=torch.int64, device=xv.device) for _ in range(pairs)]
     log_n = _log2(chunk)
     warps = _warps(chunk, wide)
     _tile((rows, chunks), xv, vv, iv, keys[0], order[0], rows, inner, n, n_pad, n_pad, *strides, descending,
           wide, False, True, 1, 0, log_n, log_n, _register_bits(log_n, warps), num_warps=warps)
     run, src = chunk, 0
-    while run < n_pad:
+    while run * 2 < n_pad:
         _merge_runs((rows, cdiv(n_pad, MERGE_BLOCK)), keys[src], order[src], keys[1 - src], order[1 - src], n_pad,
                     run, run.bit_length(), MERGE_BLOCK, num_warps=4)
         run, src = run * 2, 1 - src
-    _gather_out((rows, cdiv(n_out, MERGE_BLOCK)), xv, order[src], vv, iv, inner, n_out, n_pad, *strides,
-                MERGE_BLOCK, num_warps=4)
+    _merge_out((rows, cdiv(n_pad, MERGE_BLOCK)), keys[src], order[src], xv, vv, iv, inner, n_out, n_pad, run,
+               run.bit_length(), *strides, MERGE_BLOCK, num_warps=4)
