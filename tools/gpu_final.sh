@@ -6,6 +6,7 @@
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh shard I K     # operators I, I+K, I+2K... (I from 0);
 #                                                                     # WORKERS pytest workers (16), SHARD_S limit (540)
 #   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh perf [ops]    # gems-perf core with tools/gpu_final.yaml
+#   GEMS_SOURCE_COMMIT=<commit> bash tools/gpu_final.sh small [ops]   # its small cases, on every GPU at once
 # On 4 H200s the whole suite fits one command: WORKERS=54 SHARD_S=420 ... shard 0 1 (301 s at 8203530, its cells
 # ordered by reports/nvidia/durations.json).
 set -uo pipefail
@@ -39,5 +40,12 @@ $(tail -1 "$OUT/$name.log")"
     timeout 560 python -m gems.perf --vendor nvidia --suite core --no-progress --shapes tools/gpu_final.yaml \
         ${2:+--ops "$2"} --out runs/nvidia-perf 2>&1 | tail -4
     tar czf "$OUT/runs-perf.tgz" runs/nvidia-perf ;;
-  *) echo "usage: bash tools/gpu_final.sh shard I K | perf [ops]" >&2; exit 2 ;;
+  small)
+    # Per-call time of every operator's small cases (#28's target), on all of the machine's GPUs at once: about
+    # 300 s on nvidia-h200-x2 for the whole suite (550 s on one H200)
+    devices=$(python -c "import torch; print(','.join(map(str, range(torch.cuda.device_count()))))")
+    timeout 570 python -m gems.perf --vendor nvidia --suite core --size small --no-progress --shapes tools/gpu_final.yaml \
+        --devices "$devices" --time-limit 540 ${2:+--ops "$2"} --out runs/nvidia-small 2>&1 | tail -4
+    tar czf "$OUT/runs-small.tgz" runs/nvidia-small ;;
+  *) echo "usage: bash tools/gpu_final.sh shard I K | perf [ops] | small [ops]" >&2; exit 2 ;;
 esac
