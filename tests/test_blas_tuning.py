@@ -214,6 +214,16 @@ def test_addmv_leaves_a_dtype_mix_to_aten_on_the_devices_whose_aten_computes_it(
     assert [why for (op, why) in registration.fallback_calls if op == "addmv"] == [addmv._MIXED_REASON]
 
 
+def test_addmv_refuses_a_written_to_tensor_whose_elements_share_memory_before_any_launch():
+    mat, vec = torch.randn(4, 3), torch.randn(3)
+    for call, name in ((lambda y: y.addmv_(mat, vec), "self"), (lambda y: torch.addmv(torch.zeros(4), mat, vec, out=y),
+                                                                "out")):
+        y = torch.ones(1).expand(4)
+        with pytest.raises(RuntimeError, match=f"addmv: the written-to tensor \\({name}, strides \\(0,\\)\\).*clone"):
+            call(y)
+        assert y.tolist() == [1.0] * 4
+
+
 def test_fp32_precision_follows_the_tf32_flag_on_cuda_only():
     cuda, cpu = torch.device("cuda"), torch.device("cpu")
     flags = torch.backends.cuda.matmul

@@ -1,5 +1,7 @@
 """addmv: beta * self + alpha * (mat @ vec) (``addmv``, ``addmv.out``, ``addmv_``) on the shared GEMV
-kernel (gemm.py); self broadcast to the result, beta == 0 ignores it."""
+kernel (gemm.py); self broadcast to the result, beta == 0 ignores it. An in-place self or an out= whose
+elements share memory (an expanded view) is refused before any launch: which of its aliased results would
+remain is undefined (ATen's CPU kernel writes them one after another)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,10 @@ def _addmv(self, mat, vec, beta, alpha, out=None, inplace=False):
                            f"the in-place result")
     bias = expand_bias(self.reshape(-1) if self.dim() else self, shape, "addmv")
     result = self if inplace else prepare_out(out, shape, mat)
+    if torch._debug_has_internal_overlap(result) == 1:  # an expanded self or out (1: overlapping for sure)
+        raise RuntimeError(f"addmv: the written-to tensor ({'self' if inplace else 'out'}, strides "
+                           f"{tuple(result.stride())}) has elements that refer to a single memory location; "
+                           f"clone() it before the operation")
     apart = overlaps(result, mat, vec) or (not inplace and out is not None and overlaps(result, self))
     target = torch.empty(shape, dtype=mat.dtype, device=mat.device) if apart else result
     gemv(mat, vec, target, bias, alpha, beta)
