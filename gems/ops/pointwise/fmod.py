@@ -1,8 +1,8 @@
 """fmod (Tensor and Scalar, in-place, out=): C's fmod, x - trunc(x / y) * y computed exactly, with the
-sign of x. Floats are computed in fp32 (fp16 and bf16 too) or fp64 by libdevice's fmod, which is exact, save
-that Triton links libdevice with FTZ on NVIDIA GPUs: fp32 subnormal operands and results are flushed to zero.
-Where an operand is below 2^-103 (only then can either be subnormal), the block redoes those elements in fp64;
-fp16 values never are. Triton's float ``%`` is no alternative: it lowers to
+sign of x. fp32 and fp64 are computed by libdevice's fmod, which is exact, save that Triton links libdevice with
+FTZ on NVIDIA GPUs: fp32 subnormal operands and results are flushed to zero. Where an operand is below 2^-103
+(only then can either be subnormal), the block redoes those elements in fp64. fp16 and bf16 (computed in fp32)
+take a short exact path, _fmod_narrow. Triton's float ``%`` is no alternative: it lowers to
 x - trunc(x / y) * y with a rounded quotient, wrong once |x / y| passes 2^24. Integer division by zero raises
 RuntimeError("ZeroDivisionError") on CPU, as ATen's CPU kernel does, and is left undefined elsewhere, as
 CUDA's is. remainder.py builds on this kernel."""
@@ -27,22 +27,51 @@ PERF_DIVISOR = {"low": 0.5, "high": 4.0, "int_low": 1, "int_high": 9}
 # divisor) give a subnormal result: libdevice's FTZ would flush either.
 TINY = tl.constexpr(9.860761315262648e-32)
 INF = tl.constexpr(float("inf"))
+# _fmod_narrow's quotient bound: below 2^20 an fp32 quotient, even approximate (2 ulp), truncates to within
+# one of the exact quotient's truncation. Its divisor bounds keep the quotient and the correction normal (and
+# the approximate division in its range: it returns 0 for divisors past 2^126).
+NARROW_QUOTIENT = tl.constexpr(1048576.0)
+NARROW_Y_LOW = tl.constexpr(7.888609052210118e-31)  # 2^-100
+NARROW_Y_HIGH = tl.constexpr(1.2676506002282294e30)  # 2^100
+
+
 @triton.jit
-def _fmod_f32(x, y, STORED: tl.constexpr):
-    """libdevice's fmod; a block with an operand below 2^-103 (zeros aside) redoes those elements in fp64, where
-    every fp32 value is normal: the remainder is exact there, and a multiple of y's ulp, so fp32 holds it (a
-    subnormal result too). fp16 operands never are tiny (their smallest, 2^-24, is an fp32 normal), so they
-    skip the test. H200, 64M elements, us, ATen 99.9 (bf16) / 191.3 (fp32): libdevice's fmod alone 99-100 /
-    191, this kernel 152 / 190 (the block's test alone costs bf16 about 30 us), the scaled fp32 path it
-    replaces (2^64 scalings and two more fmods inline) 197 / 210."""
+def _fmod_f32(x, y):
+    """libdevice's fmod of fp32 values; a block with an operand below 2^-103 (zeros aside) redoes those elements
+    in fp64, where every fp32 value is normal: the remainder is exact there, and a multiple of y's ulp, so fp32
+    holds it (a subnormal result too). H200, 64M fp32 elements: ATen 191.3 us, libdevice's fmod alone 191, this
+    kernel 190; the scaled path it replaces (2^64 scalings and two more fmods inline) 210."""
     r = libdevice.fmod(x, y)
-    if STORED != tl.float16:
-        ax = tl.abs(x)
-        ay = tl.abs(y)
-        smallest = tl.minimum(tl.where(ax > 0, ax, INF), tl.where(ay > 0, ay, INF))  # NaN: INF, never tiny
-        tiny = smallest < TINY
-        if tl.max(tl.where(tiny, 1, 0)) > 0:
-            r = tl.where(tiny, libdevice.fmod(x.to(tl.float64), y.to(tl.float64)).to(tl.float32), r)
+    ax = tl.abs(x)
+    ay = tl.abs(y)
+    smallest = tl.minimum(tl.where(ax > 0, ax, INF), tl.where(ay > 0, ay, INF))  # NaN: INF, never tiny
+    tiny = smallest < TINY
+    if tl.max(tl.where(tiny, 1, 0)) > 0:
+        r = tl.where(tiny, libdevice.fmod(x.to(tl.float64), y.to(tl.float64)).to(tl.float32), r)
+    return r
+
+
+@triton.jit
+def _fmod_narrow(x, y):
+    """fmod of fp16 or bf16 values (x, y: fp32): q = trunc(x / y), at most one off the exact quotient's; then
+    x - q * y by one fma is exact, because it is representable: a multiple of the smaller operand's ulp below
+    2 |y|, which takes at most 13 bits for 11-bit mantissas; a q one off is corrected by |y| (exact as well).
+    About 20 instructions an element where libdevice's fmod loops (bf16 at 64M elements on an H200: 0.65x ATen
+    with libdevice and the FTZ test of _fmod_f32). A block with an element outside the bounds (|x / y| >= 2^20,
+    y zero, tiny, huge, infinite or NaN, x infinite or NaN) computes those elements by libdevice's fmod in fp64:
+    exact, and every fp32 value is an fp64 normal."""
+    ay = tl.abs(y)
+    # the hardware's approximate quotient (2 ulp; a flushed subnormal x gives q = 0, and r = x all the same)
+    q = libdevice.trunc(libdevice.fast_dividef(x, y))
+    # the divisor's bounds as the quotient's (y may be a scalar, whose & with a block the interpreter refuses)
+    fast = tl.abs(q) < tl.where((ay > NARROW_Y_LOW) & (ay < NARROW_Y_HIGH), NARROW_QUOTIENT, 0.0)
+    r = tl.fma(0 - q, y, x)
+    toward_x = tl.where(x < 0, 0 - ay, ay)  # |y| with x's sign
+    r = tl.where((r != 0) & ((r < 0) != (x < 0)), r + toward_x, r)  # q was one too large
+    r = tl.where(tl.abs(r) >= ay, r - toward_x, r)  # q was one too small
+    r = tl.where(r == 0, x * 0.0, r)  # a zero remainder has x's sign
+    if tl.min(tl.where(fast, 1, 0)) == 0:
+        r = tl.where(fast, r, libdevice.fmod(x.to(tl.float64), y.to(tl.float64)).to(tl.float32))
     return r
 
 
@@ -50,8 +79,10 @@ def _fmod_f32(x, y, STORED: tl.constexpr):
 def c_fmod(x, y, STORED: tl.constexpr):
     """x fmod y with the sign of x (Triton's integer ``%`` truncates, like C); STORED: the operator's common
     dtype (PointwiseOp(common_arg=True))."""
-    if x.dtype == tl.float32:
-        r = _fmod_f32(x, y, STORED)
+    if x.dtype == tl.float32 and (STORED == tl.float16 or STORED == tl.bfloat16):
+        r = _fmod_narrow(x, y)
+    elif x.dtype == tl.float32:
+        r = _fmod_f32(x, y)
     elif x.dtype.is_floating():
         r = libdevice.fmod(x, y)
     else:

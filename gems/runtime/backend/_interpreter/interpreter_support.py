@@ -236,7 +236,7 @@ _LIBDEVICE = {
     "copysign": torch.copysign, "fmin": torch.fmin, "fmax": torch.fmax, "lgamma": torch.lgamma,
     "isinf": torch.isinf, "isnan": torch.isnan, "signbit": torch.signbit,
     "cbrt": lambda x: x.sign() * x.abs() ** (1 / 3),
-    "div_rn": torch.div, "fma": lambda a, b, c: a * b + c,
+    "div_rn": torch.div, "fast_dividef": torch.div, "fma": lambda a, b, c: a * b + c,
 }
 
 
