@@ -32,14 +32,17 @@ class TimingPlan:
     warmup_ms: float = 10.0  # do_bench warm-up per round
     rep_ms: float = 50.0  # do_bench measuring time per round
     wall_reps: int = 3  # wall-clock timer: calls timed one by one per round
-    percall_rounds: int = 5  # alternating rounds of back-to-back timing
-    percall_target_ms: float = 20.0  # length of one back-to-back batch
+    percall_rounds: int = 15  # alternating rounds of back-to-back timing
+    percall_target_ms: float = 7.0  # length of one back-to-back batch
     percall_min_calls: int = 20
     percall_max_calls: int = 5000
     copy_bytes: int = 256 << 20  # buffer copied to measure the copy bandwidth
 
 
-# A GPU: a 4K-element op costs ~10 us per call, so 20 ms batches hold ~2000 calls.
+# A GPU: a 4K-element op costs ~10 us per call, so 7 ms batches hold ~700 calls. Host time drifts by tens of
+# percent within seconds on a shared host (one case's ATen and gems per-call times moved together by 0.7-1.4x
+# between two runs on one H200, and a single side by 1.4x in one run at 5 rounds of 20 ms): 15 short
+# alternating rounds give the median more samples to stand on for the same ~0.2 s per case.
 DEVICE_PLAN = TimingPlan()
 # The interpreter: ~5-20 ms per call; the numbers only show that the pipeline works, so one round (A then B) of
 # each timer: CI's quick run of every operator took 261 s at two rounds (2026-11-26, this repository's CI machine).
