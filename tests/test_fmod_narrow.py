@@ -1,5 +1,5 @@
-"""fmod of fp16 and bf16 (fmod.py's _fmod_narrow: a truncated fp32 quotient and one fma, with a
-fallback to fp64 for blocks holding an element outside its bounds), bit for bit against float64's exact fmod
+"""fmod of bf16 (fmod.py's _fmod_narrow: a truncated fp32 quotient and one fma, with a fallback to fp64 for blocks
+holding an element outside its bounds) and fp16 (libdevice's fmod), bit for bit against float64's exact fmod
 rounded to the dtype: ordinary values whose blocks all take the short path (quotients up to 2^20 and exact
 multiples, whose zero remainders carry x's sign), and random bit patterns (every exponent, subnormals, zeros,
 infinities and NaN) whose blocks mix both paths. remainder builds on it (its conformance covers it)."""

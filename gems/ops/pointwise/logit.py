@@ -4,10 +4,10 @@ approximate fp32 division, shared.div_for_storage, and libdevice's fast_logf, th
 logf (tl.log compiles to it too), some 34 instructions an element against 2, made the 2-byte forms compute
 bound, 0.92-0.97x ATen at 64M on an H200; fast_logf's error, near 2^-22 absolute or relative, is far below a
 16-bit ulp). The hardware's lg2 flushes an fp32 subnormal to 0, giving -inf for a bf16 subnormal x (an H200
-run): z below 2^-100 is scaled by 2^64 before the division and its log shifted back, in bf16 blocks that hold
-such a z (scaling every block's elements: 1.32x ATen and 78% of the copy bandwidth at 64M on an H200, against
-1.58x and 94% unscaled), and in fp16 only under an eps that small (fp16 values are fp32 normals). Without eps,
-0 and 1 give -inf and inf and values outside [0, 1] NaN. Integers and bool give the default float dtype; fp16/bf16 are
+run): z below 2^-100 is scaled by 2^64 before the division and its log shifted back, for bf16 (1.32x ATen and 78%
+of the copy bandwidth at 64M on an H200, against 1.58x and 94% unscaled) and for fp16 only under an eps that
+small (fp16 values are fp32 normals). Without eps, 0 and 1 give -inf
+and inf and values outside [0, 1] NaN. Integers and bool give the default float dtype; fp16/bf16 are
 computed in fp32, and eps is converted to fp32 for them (to fp64 for fp64). Its backward is logit_backward.
 """
 
@@ -49,11 +49,7 @@ def _logit(x, eps, COMMON: tl.constexpr):
     clamped = tl.where(x < eps, eps, tl.where(x > 1.0 - eps, 1.0 - eps, x))
     z = tl.where(eps < 0, x, clamped)
     if COMMON == tl.bfloat16:
-        # a uniform branch: only a block holding a z below TINY pays for the scaling (NaN is not below)
-        if tl.max(tl.where(z < TINY, 1, 0)) > 0:
-            r = _fast_logit_scaled(z, COMMON)
-        else:
-            r = _fast_logit(z, COMMON)
+        r = _fast_logit_scaled(z, COMMON)
     elif COMMON == tl.float16:
         # fp16 values are fp32 normals (the smallest, 2^-24, too): only an eps below TINY makes a tiny z
         if (eps >= 0) & (eps < TINY):
