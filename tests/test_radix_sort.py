@@ -115,3 +115,12 @@ def test_64_bit_keys_keep_the_merge_path(launches):
     torch.manual_seed(4)
     _check_sort(_row(torch.int64, (2, N)), 1, False)
     assert not launches
+
+
+def test_radix_sort_replayed_and_at_other_sizes(launches):
+    """Later calls of one signature replay the recorded launches (gems/native), other sizes make a plan of their
+    own or a size-generic one: every result right, with two or three tiles, the last one partial or full."""
+    torch.manual_seed(5)
+    for n in (N, N, 2600, 3072, 2048):
+        _check_sort(_row(torch.float32, (2, n)), 1, False)
+    assert launches["_scatter"] > 0
