@@ -1,7 +1,7 @@
 """randperm (randperm, .generator, .out, .generator_out): a random permutation of 0..n-1.
 
 Each index draws a 32-bit random key (the distribution kernel's integers, distributions.py) and gems'
-sort (sorting/bitonic.py: stable, long rows merged) orders the keys; the indices in key order are the
+sort (sorting/bitonic.py: stable; long rows radix sorted, radix.py) orders the keys; the indices in key order are the
 permutation, stored in the result dtype (through the pointwise generator when it is not a contiguous
 int64 tensor). As in ATen's CUDA randperm (random keys and a sort), indices whose keys tie keep their
 order; with 32-bit keys that touches about n^2 / 2^33 pairs (under 0.5 for n = 2^16).

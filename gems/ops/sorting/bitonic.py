@@ -22,7 +22,8 @@ warp: sort 0.046, top-64 0.025): tl.sort 0.092 and tl.topk 0.048 (4 warps); the 
 loop (small code) or with min/max exchanges, no faster than unrolled at the same warps; top-8 as 8 rounds
 of max 0.014 against this network's 0.067 at 2 warps, not needed (ATen takes 0.110).
 
-Long rows (more than SINGLE_MAX lanes; and rows of more than ONE_WARP_LANES when there are at most FEW_ROWS
+Rows of at least radix.RADIX_MIN elements with keys of at most 32 bits are radix sorted (radix.py). Other long
+rows (more than SINGLE_MAX lanes; and rows of more than ONE_WARP_LANES when there are at most FEW_ROWS
 of them) are sorted in chunks of CHUNK (ONE_WARP_LANES) into int64 scratch (key, index),
 then merged pairwise, each element placed by a binary search of its rank in the other run; the last pass
 writes the entries placed in the first n_out. Values are always read back from the input at the sorted indices,
@@ -35,6 +36,8 @@ import torch
 import triton
 import triton.language as tl
 
+from gems.ops.sorting import radix
+from gems.ops.sorting.keys import order_keys
 from gems.runtime.launch import Launcher, cdiv, next_power_of_2
 from gems.runtime.registration import Fallback
 
@@ -128,44 +131,6 @@ def bitonic_top(k, i, N_DIMS: tl.constexpr, LOG_N: tl.constexpr, LOG_K: tl.const
 
 
 @triton.jit
-def _keys(x, valid, DESCENDING: tl.constexpr, WIDE: tl.constexpr, NARROW: tl.constexpr):
-    """Order-preserving signed integer keys of a tile (see the module docstring), lowest for invalid
-    lanes: int64 (WIDE), within int16's range (NARROW: 16-bit dtypes), else int32."""
-    if WIDE:
-        if x.dtype.is_floating():
-            x = tl.where(x == 0, 0.0, x).to(tl.float64)
-            bits = x.to(tl.int64, bitcast=True)
-            bits = tl.where(x != x, 0x7FF8000000000000, bits)
-            key = bits ^ ((bits >> 63) & 0x7FFFFFFFFFFFFFFF)
-        else:
-            key = x.to(tl.int64)
-        if not DESCENDING:
-            key = ~key
-        return tl.where(valid, key, -9223372036854775807 - 1)
-    else:
-        if NARROW and x.dtype == tl.float16:
-            bits = x.to(tl.int16, bitcast=True).to(tl.int32)  # sign-extended
-            bits = tl.where(x == 0, 0, tl.where(x != x, 0x7E00, bits))
-            key = bits ^ ((bits >> 15) & 0x7FFF)
-        elif x.dtype.is_floating():
-            x = x.to(tl.float32)
-            x = tl.where(x == 0, 0.0, x)
-            bits = x.to(tl.int32, bitcast=True)
-            bits = tl.where(x != x, 0x7FC00000, bits)
-            key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
-            if NARROW:  # bf16: the low 16 bits of its fp32 key are all equal (0 or all ones)
-                key = key >> 16
-        else:
-            key = x.to(tl.int32)
-        if not DESCENDING:
-            key = ~key
-        if NARROW:
-            return tl.where(valid, key, -32768)
-        else:
-            return tl.where(valid, key, -2147483648)
-
-
-@triton.jit
 def _cube(t, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, REG_BITS: tl.constexpr, N_DIMS: tl.constexpr):
     """The [BLOCK_M, BLOCK_N] tile as a hypercube whose innermost dims are the row's top REG_BITS index
     bits, then the others. Where lanes they go does not matter for the result (the index rides in the
@@ -203,7 +168,7 @@ def _sort_tile_kernel(
     offs_n = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     valid = mask_m[:, None] & (offs_n[None, :] < n)
     x = tl.load(x_ptr + x_rows[:, None] + offs_n[None, :] * stride_xn, mask=valid, other=0)
-    key = _keys(x, valid, DESCENDING, WIDE, NARROW)
+    key = order_keys(x, valid, DESCENDING, WIDE, NARROW)
     index = tl.broadcast_to(offs_n[None, :], [BLOCK_M, BLOCK_N])
     if WIDE:
         k = _cube(key, BLOCK_M, BLOCK_N, REG_BITS, N_DIMS)
@@ -336,7 +301,8 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
              indices: torch.Tensor) -> None:
     """Write the first ``n_out`` of every row of ``x`` along ``dim`` (wrapped, valid), in sorted order
     (largest first when ``descending``; ties in input order), into ``values`` and ``indices`` (their
-    size along dim is n_out). Rows longer than SINGLE_MAX, and top-k of 64-bit keys, sort whole rows."""
+    size along dim is n_out). Rows of at least radix.RADIX_MIN are radix sorted (radix.py) where their keys have at most
+    32 bits; other rows longer than SINGLE_MAX, and top-k of 64-bit keys, sort whole rows."""
     if x.dtype not in SORTABLE:
         raise Fallback(f"sorting {x.dtype} is not handled by gems")
     outer, n, inner = _three_d(x, dim)
@@ -359,7 +325,9 @@ def run_sort(x: torch.Tensor, dim: int, descending: bool, n_out: int, values: to
     rows = outer * inner
     strides = (*xv.stride(), *vv.stride(), *iv.stride())
     few_long_rows = n > ONE_WARP_LANES and rows <= FEW_ROWS and n_out == n  # top-k keeps its partial network
-    if n <= SINGLE_MAX and not few_long_rows:
+    if n >= radix.RADIX_MIN and x.dtype in radix.KEY_BITS:
+        radix.radix_sort(xv, vv, iv, rows, inner, n, n_out, strides, descending, x.dtype)
+    elif n <= SINGLE_MAX and not few_long_rows:
         log_n = _log2(next_power_of_2(max(n, 2)))
         log_k = log_n if wide else max(1, _log2(next_power_of_2(n_out)))  # >= 1: a 1-lane result would be 0-d
         block_m = min(next_power_of_2(rows), max(1, TILE >> log_n))
