@@ -34,3 +34,30 @@ def test_a_strided_input_and_other_factors():
     x = torch.randn(2, 3, 3, 5, 14)[..., ::2]  # read through its strides
     assert _kernels("nearest", x, [6, 10, 14]) == {"_blocks_forward_kernel": 1}
     assert _kernels("nearest", x, [6, 15, 14]) == {"_resample_kernel": 1}  # H by 3: floor(o * scale)
+
+
+@pytest.mark.parametrize("unrolled", [True, False], ids=["unrolled", "one-reader-a-step"])
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_backward_readers_in_unrolled_chunks_and_one_at_a_time(mode, unrolled, monkeypatch):
+    """resample's backward visits an input's readers UNROLL at a time on small grids, one at a time on large
+    ones: both agree with ATen's backward, also where more outputs read an input than one chunk holds (x5 and
+    x1.5 along different axes, scales given that differ from the sizes' ratio, align_corners)."""
+    from gems.ops.pooling import resample, upsample_bicubic2d, upsample_trilinear3d
+
+    monkeypatch.setattr(resample, "UNROLL_MAX_NUMEL", 1 << 20 if unrolled else 0)
+    if mode == "linear":
+        up, aten = upsample_trilinear3d.UPSAMPLING, torch.ops.aten.upsample_trilinear3d_backward.default
+        cases = [((2, 3, 3, 4, 5), (6, 20, 8), (False, None, None, None)),
+                 ((1, 2, 4, 3, 6), (9, 15, 7), (True, None, None, None)),
+                 ((1, 2, 3, 4, 5), (7, 9, 11), (False, 2.5, 2.0, 2.5))]
+    else:
+        up, aten = upsample_bicubic2d.UPSAMPLING, torch.ops.aten.upsample_bicubic2d_backward.default
+        cases = [((2, 3, 4, 5), (20, 8), (False, None, None)), ((1, 2, 3, 6), (14, 9), (True, None, None)),
+                 ((1, 2, 4, 5), (9, 11), (False, 2.5, 2.0))]
+    torch.manual_seed(3)
+    for input_size, output_size, rest in cases:
+        grad = torch.randn(*input_size[:2], *output_size, dtype=torch.float64)
+        with proof.recording() as record:
+            got = upsampling.upsample_backward(up, grad, output_size, input_size, rest)
+        assert dict(record.kernels) == {"_resample_backward_kernel": 1}
+        torch.testing.assert_close(got, aten(grad, output_size, input_size, *rest), rtol=1e-12, atol=1e-12)
