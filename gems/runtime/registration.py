@@ -154,8 +154,10 @@ def _dispatch_key(vendor_key: str, autograd: Autograd) -> str:
     return f"Autograd{vendor_key}" if autograd is Autograd.enable else vendor_key
 
 
+@functools.cache
 def _original_kernel(overload: str, dispatch_key: str):
-    """ATen's kernel for this overload and key, callable after gems overrides it."""
+    """ATen's kernel for this overload and key, callable after gems overrides it. Looked up once: gems_off
+    (gems-perf) re-registers every overload twice per timed round of ATen, ~30 ms a round without the cache."""
     get_kernel = getattr(torch.library, "get_kernel", None)
     if get_kernel is None:  # torch < 2.9
         return _ReregisteringKernel(overload)
@@ -301,16 +303,20 @@ def _unwatched(original, keyset, args, kwargs):
 _registered_key = None
 
 
+@functools.cache
+def _composite_implicit(overload: str) -> bool:
+    """ATen decomposes ``overload`` above the backend key (CompositeImplicitAutograd, no autograd kernel)."""
+    name, _, variant = overload.partition(".")
+    qualified = f"aten::{name}" + (f".{variant}" if variant else "")
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    return has(qualified, "CompositeImplicitAutograd") and not has(qualified, "Autograd")
+
+
 def check_autograd_placement(overload: str, autograd: Autograd) -> None:
     """A CompositeImplicitAutograd overload has no autograd kernel of its own: ATen decomposes it above the
     backend key. A kernel registered under the backend key then runs with autograd cut off (PyTorch warns
     "an autograd kernel was not registered" at backward), so such an overload takes Autograd.enable."""
-    if autograd is Autograd.enable:
-        return
-    name, _, variant = overload.partition(".")
-    qualified = f"aten::{name}" + (f".{variant}" if variant else "")
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
-    if has(qualified, "CompositeImplicitAutograd") and not has(qualified, "Autograd"):
+    if autograd is not Autograd.enable and _composite_implicit(overload):
         raise ValueError(f"{overload} is CompositeImplicitAutograd in ATen: registered under the backend key it would "
                          "cut autograd off. Register it with Autograd.enable (a function that brings its own "
                          "backward, or returns no differentiable output), or leave it to ATen's decomposition")
