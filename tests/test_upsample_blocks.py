@@ -61,3 +61,23 @@ def test_backward_readers_in_unrolled_chunks_and_one_at_a_time(mode, unrolled, m
             got = upsampling.upsample_backward(up, grad, output_size, input_size, rest)
         assert dict(record.kernels) == {"_resample_backward_kernel": 1}
         torch.testing.assert_close(got, aten(grad, output_size, input_size, *rest), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("small_grid", [True, False], ids=["two-rows-a-step", "one-row-a-step"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_rows_two_or_one_a_step(mode, small_grid, monkeypatch):
+    """The antialiased forward takes its rows of taps two at a time on small grids, one at a time on large ones:
+    both agree with ATen, with odd and even numbers of rows (halving: 9 rows of bicubic taps, 5 of bilinear;
+    a third: 13 and 7)."""
+    from gems.ops.pooling import antialias
+
+    monkeypatch.setattr(antialias, "SMALL_GRID", 1 << 20 if small_grid else 0)
+    torch.manual_seed(5)
+    x = torch.randn(1, 3, 24, 30, dtype=torch.float64)
+    for size in ([12, 15], [8, 10], [9, 14]):
+        with proof.recording() as record:
+            got = antialias.antialias(x, torch.empty(1, 3, *size, dtype=x.dtype), mode == "bicubic", False,
+                                      (None, None))
+        assert dict(record.kernels) == {"_aa_kernel": 1}
+        want = torch.nn.functional.interpolate(x, size=size, mode=mode, antialias=True, align_corners=False)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
