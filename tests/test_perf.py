@@ -42,7 +42,7 @@ EXPECTED_COLUMNS = [
     "vendor", "device", "driver", "torch", "triton", "date", "timer", "flush", "op", "family", "dtype", "shape",
     "size_class", "status", "reason", "aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms",
     "gems_p80_ms", "speedup", "gbps", "tflops", "pct_copy_bw", "aten_percall_us", "gems_percall_us",
-    "percall_ratio", "first_call_ms", "suite", "commit",
+    "percall_ratio", "first_call_ms", "suite", "commit", "native_pct",
 ]
 STATUSES = {"ok", "mismatch", "fallback", "unsupported", "no-perf", "oom", "error"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -117,6 +117,14 @@ def test_csv_has_the_fixed_columns_and_sane_rows(quick_run):
         else:
             assert row["size_class"] == "large" and row["percall_ratio"] == ""
     assert {r["size_class"] for r in rows if r["status"] == "ok"} == {"small", "large"}
+    # The share of timed gems calls the native layer replayed: a warm pointwise call always; scatter_add never
+    # under the interpreter (its indices are checked on the host, which a replay would skip).
+    replayed = {(r["op"], r["shape"]): float(r["native_pct"]) for r in rows if r["status"] == "ok"}
+    assert all(0.0 <= pct <= 100.0 for pct in replayed.values())
+    assert {pct for (op, _), pct in replayed.items() if op == "add"} == {100.0}
+    assert {pct for (op, _), pct in replayed.items() if op == "scatter_add"} == {0.0}
+    summary = (quick_run.out / "perf_summary.md").read_text()
+    assert "## Native replay" in summary and "| scatter_add | float32 |" in summary
 
 
 def test_summary_geomean_matches_the_csv(quick_run):

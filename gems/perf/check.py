@@ -111,3 +111,22 @@ def _oracle_outputs(spec, sample) -> list:
     kwargs = map_tensors(sample.kwargs, lambda t: copy_tensor(t, oracle_dtype(t.dtype), "cpu"))
     call = spec.reference if spec.reference is not None else sample.call or spec.call
     return tensors_of(call(*args, **kwargs))
+
+
+def replays(spec) -> dict | None:
+    """The native layer's replayed calls of ``spec``'s overloads so far (None when the layer is off)."""
+    from gems import native
+
+    if not native.status()["active"]:
+        return None
+    return {overload: native.calls_of(overload) for overload in spec.overloads}
+
+
+def native_pct(spec, gems_before: dict, replays_before: dict | None) -> float | None:
+    """The share (%) of gems' calls of ``spec`` since ``gems_before`` that the native layer replayed: below 100,
+    some timed calls took the Python path (gems.native.python_reasons() says why)."""
+    if replays_before is None:
+        return None
+    calls = sum(registration.gems_calls[o] - gems_before.get(o, 0) for o in spec.overloads)
+    replayed = sum(n - replays_before[o] for o, n in replays(spec).items())
+    return 100.0 * replayed / calls if calls else None

@@ -16,10 +16,10 @@ COLUMNS = (
     "op", "family", "dtype", "shape", "size_class", "status", "reason",
     "aten_ms", "gems_ms", "aten_p20_ms", "aten_p80_ms", "gems_p20_ms", "gems_p80_ms",
     "speedup", "gbps", "tflops", "pct_copy_bw",
-    "aten_percall_us", "gems_percall_us", "percall_ratio", "first_call_ms", "suite", "commit",
+    "aten_percall_us", "gems_percall_us", "percall_ratio", "first_call_ms", "suite", "commit", "native_pct",
 )
 # Columns a perf.csv written before they existed lacks; readers (the gate) must not require them.
-OPTIONAL_COLUMNS = ("suite", "commit")
+OPTIONAL_COLUMNS = ("suite", "commit", "native_pct")
 STATUSES = ("ok", "mismatch", "fallback", "unsupported", "no-perf", "oom", "error")
 
 

@@ -176,6 +176,7 @@ def _empty_row(case: PerfCase) -> dict:
         "aten_ms": None, "gems_ms": None, "aten_p20_ms": None, "aten_p80_ms": None, "gems_p20_ms": None,
         "gems_p80_ms": None, "speedup": None, "gbps": None, "tflops": None, "pct_copy_bw": None,
         "aten_percall_us": None, "gems_percall_us": None, "percall_ratio": None, "first_call_ms": None,
+        "native_pct": None,
     }
 
 
@@ -299,7 +300,7 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
 
     providers = [timing.Provider("aten", aten_fn, lambda: gems_off(backend.dispatch_key))] if aten_here else []
     providers.append(timing.Provider("gems", fn))
-    before = _counts(spec)
+    before, replayed = _counts(spec), check.replays(spec)
     kernel = timing.kernel_times(timer, providers)
     percall = timing.per_call_times(device, timer.plan, providers) if case.shape.size_class == "small" else None
     why = _not_run(spec, sample, before)
@@ -308,7 +309,8 @@ def _measure(case: PerfCase, backend, timer, overrides: dict, row: dict) -> None
         return
 
     mine = kernel["gems"]
-    row.update(gems_ms=mine.median, gems_p20_ms=mine.p20, gems_p80_ms=mine.p80)
+    row.update(gems_ms=mine.median, gems_p20_ms=mine.p20, gems_p80_ms=mine.p80,
+               native_pct=check.native_pct(spec, before[0], replayed))
     if aten_here:
         aten = kernel["aten"]
         row.update(aten_ms=aten.median, aten_p20_ms=aten.p20, aten_p80_ms=aten.p80, speedup=aten.median / mine.median)
